@@ -1,0 +1,451 @@
+//! `njx-compile-summary`: where XLA compilation time goes, per compilation or in total.
+//!
+//! The input goes through the `--xla-compile` preparation of [`crate::ranges`] (a no-op
+//! on input that already had it), then each XlaCompile tree's wall time is divided among
+//! range names by self time. Parallel compilation is handled as nsys-jax's
+//! `generate_compilation_statistics` does: a compiling-thread range that launched worker
+//! threads keeps its own self time, and the span its workers covered (from the first
+//! worker range's start to the last one's end, less what the compiling thread itself did
+//! then) is shared among the worker ranges in proportion to their self times. Each
+//! compilation therefore adds up to exactly its wall time, never more.
+
+use crate::cli::{Format, IoArgs};
+use crate::error::{Error, Result};
+use crate::export::for_each_range;
+use crate::output::{RecordWriter, open_output, write_table};
+use crate::ranges::{Filters, TreeBuilder, XLA_COMPILE_PREFIX, union_ns};
+use crate::record::Range;
+use clap::{Parser, ValueEnum};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Arc;
+
+/// How range names are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Group {
+    /// The range name up to `:#` (`XlaEmitLlvmIr`, `XlaPass`, …).
+    Category,
+    /// The range name without its domain and without the module, program_id and
+    /// autotuned-op attributes (`XlaPass:#name=algsimp#`).
+    Name,
+}
+
+/// XLA compilation time breakdown, parallel-compilation aware.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-compile-summary",
+    version,
+    after_help = "Default: one block per XlaCompile range, as XLA's NVTX compilation-profiling \
+guide prints it:
+  Compilation: <XlaCompile range name>: <seconds>
+   <category> <percent>% <seconds>
+largest first; XlaPass and XlaPassPipeline ranges count as one category, XlaPasses, unless \
+--passes is given. --total aggregates over every compilation in the input instead (self time \
+per range name, as nsys-jax's generate_compilation_statistics).
+
+Input is range records or anything njx-export reads; the --xla-compile preparation of \
+njx-ranges is applied when the input has not had it.
+
+Examples:
+  njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
+  njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-compile-summary --total --by category --passes --format json rank0.zip"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Statistics over all compilations instead of one block per compilation.
+    #[arg(long)]
+    pub total: bool,
+
+    /// Keep every XlaPass and XlaPassPipeline name instead of one XlaPasses line.
+    #[arg(long)]
+    pub passes: bool,
+
+    /// Group by category or by name [default: category per compilation, name with --total].
+    #[arg(long, value_enum)]
+    pub by: Option<Group>,
+
+    /// Show at most N lines (per compilation without --total).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+
+    /// Stop once the lines shown cover PERCENT of the time.
+    #[arg(long, value_name = "PERCENT")]
+    pub threshold: Option<f64>,
+}
+
+/// The time of one compilation, divided among names.
+#[derive(Debug, Clone)]
+pub struct Compilation {
+    /// Profile the compilation was recorded in.
+    pub profile: Arc<str>,
+    /// Range id of the XlaCompile range.
+    pub id: u64,
+    /// Full name of the XlaCompile range.
+    pub name: String,
+    /// Start time, nanoseconds.
+    pub start_ns: i64,
+    /// Wall time, nanoseconds.
+    pub wall_ns: i64,
+    /// Nanoseconds per key, largest first.
+    pub parts: Vec<(String, f64)>,
+}
+
+/// Turns a range name into the key it is counted under.
+pub fn key(name: &str, by: Group, passes: bool) -> String {
+    let name = name.strip_prefix("TSL:").unwrap_or(name);
+    let (category, attrs) = match name.split_once(":#") {
+        Some((c, a)) => (c, a.strip_suffix('#').unwrap_or(a)),
+        None => (name, ""),
+    };
+    if !passes && (category == "XlaPass" || category == "XlaPassPipeline") {
+        return "XlaPasses".to_string();
+    }
+    match by {
+        Group::Category => category.to_string(),
+        Group::Name => {
+            // module and program_id repeat what the compilation says; the autotuned op
+            // (hlo_op) would split XlaAutotunerMeasurement into one line per fusion.
+            let kept: Vec<&str> = attrs
+                .split(',')
+                .filter(|a| {
+                    !a.is_empty()
+                        && !a.starts_with("module=")
+                        && !a.starts_with("program_id=")
+                        && !a.starts_with("hlo_op=")
+                })
+                .collect();
+            if kept.is_empty() {
+                category.to_string()
+            } else {
+                format!("{category}:#{}#", kept.join(","))
+            }
+        }
+    }
+}
+
+/// Divides the wall time of each XlaCompile tree in `forest` (pre-order, as
+/// [`TreeBuilder`] hands it out) among the keys of its ranges.
+pub fn attribute(forest: &[Range], key_of: &dyn Fn(&str) -> String) -> Vec<Compilation> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < forest.len() {
+        let end = forest[at + 1..]
+            .iter()
+            .position(|r| r.parent.is_none())
+            .map_or(forest.len(), |p| at + 1 + p);
+        let tree = &forest[at..end];
+        if tree[0].name.starts_with(XLA_COMPILE_PREFIX) {
+            out.push(attribute_tree(tree, key_of));
+        }
+        at = end;
+    }
+    out
+}
+
+fn attribute_tree(tree: &[Range], key_of: &dyn Fn(&str) -> String) -> Compilation {
+    let root = &tree[0];
+    let is_main = |r: &Range| r.pid == root.pid && r.tid == root.tid;
+    let pos: HashMap<u64, usize> = tree.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    let parent = |i: usize| tree[i].parent.and_then(|p| pos.get(&p).copied());
+    // Nearest compiling-thread ancestor (or self) of every range: the launcher of a
+    // worker range.
+    let mut launcher = vec![0usize; tree.len()];
+    let mut main_kids: Vec<Vec<(i64, i64)>> = vec![Vec::new(); tree.len()];
+    let mut worker_self = vec![0i64; tree.len()];
+    let mut worker_count = vec![0usize; tree.len()];
+    for (i, r) in tree.iter().enumerate() {
+        let p = parent(i);
+        launcher[i] = if is_main(r) {
+            i
+        } else {
+            p.map_or(0, |p| launcher[p])
+        };
+        if let (Some(p), true) = (p, is_main(r)) {
+            main_kids[p].push((r.start_ns, r.end_ns));
+        }
+        if !is_main(r) {
+            worker_self[launcher[i]] += r.self_ns;
+            worker_count[launcher[i]] += 1;
+        }
+    }
+    let mut acc: HashMap<String, f64> = HashMap::new();
+    for (i, r) in tree.iter().enumerate() {
+        let share = if is_main(r) {
+            r.self_ns as f64
+        } else {
+            let l = launcher[i];
+            let lr = &tree[l];
+            let parallel =
+                lr.child_ns - union_ns(&mut main_kids[l].clone(), lr.start_ns, lr.end_ns);
+            if worker_self[l] > 0 {
+                parallel as f64 * r.self_ns as f64 / worker_self[l] as f64
+            } else {
+                parallel as f64 / worker_count[l] as f64
+            }
+        };
+        *acc.entry(key_of(&r.name)).or_default() += share;
+    }
+    Compilation {
+        profile: root.profile.clone(),
+        id: root.id,
+        name: root.name.clone(),
+        start_ns: root.start_ns,
+        wall_ns: root.dur_ns,
+        parts: sorted(acc),
+    }
+}
+
+fn sorted(acc: HashMap<String, f64>) -> Vec<(String, f64)> {
+    let mut parts: Vec<(String, f64)> = acc.into_iter().collect();
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    parts
+}
+
+/// Reads every input and returns its compilations, in profile and start order.
+pub fn collect(args: &Args) -> Result<Vec<Compilation>> {
+    let by = args.by.unwrap_or(if args.total {
+        Group::Name
+    } else {
+        Group::Category
+    });
+    let passes = args.passes;
+    let key_of = move |name: &str| key(name, by, passes);
+    let mut filters = Filters::default();
+    filters.add_xla_compile();
+    let mut builder = TreeBuilder::new(filters);
+    let mut compilations = Vec::new();
+    let mut sink = |forest: Vec<Range>| -> Result<()> {
+        compilations.extend(attribute(&forest, &key_of));
+        Ok(())
+    };
+    for path in args.io.inputs_or_stdin() {
+        for_each_range(&path, &mut |r| builder.push(r, &mut sink))?;
+    }
+    builder.finish(&mut sink)?;
+    compilations
+        .sort_by(|a, b| (&a.profile, a.start_ns, a.id).cmp(&(&b.profile, b.start_ns, b.id)));
+    Ok(compilations)
+}
+
+/// The rows to show of a sorted breakdown: `--top` and `--threshold` applied.
+fn shown<'a>(parts: &'a [(String, f64)], total: f64, args: &Args) -> &'a [(String, f64)] {
+    let mut n = parts.len().min(args.top.unwrap_or(usize::MAX));
+    if let Some(limit) = args.threshold {
+        let mut cumulative = 0.0;
+        for (i, (_, v)) in parts.iter().enumerate().take(n) {
+            cumulative += 100.0 * v / total;
+            if cumulative >= limit {
+                n = i + 1;
+                break;
+            }
+        }
+    }
+    &parts[..n]
+}
+
+#[derive(Serialize)]
+struct BlockRow<'a> {
+    profile: &'a str,
+    compilation: &'a str,
+    compilation_id: u64,
+    start_ns: i64,
+    wall_ns: i64,
+    name: &'a str,
+    self_ns: i64,
+    percent: f64,
+}
+
+#[derive(Serialize)]
+struct TotalRow<'a> {
+    name: &'a str,
+    self_ns: i64,
+    percent: f64,
+    cumulative_percent: f64,
+    compilations: usize,
+    wall_ns: i64,
+}
+
+fn secs(ns: f64) -> String {
+    format!("{:.6}", ns / 1e9)
+}
+
+/// Runs `njx-compile-summary`.
+pub fn run(args: &Args) -> Result<()> {
+    if args.threshold.is_some_and(|t| !(0.0..=100.0).contains(&t)) {
+        return Err(Error::Usage(
+            "--threshold is a percentage between 0 and 100".into(),
+        ));
+    }
+    let compilations = collect(args)?;
+    let format = args.io.format.unwrap_or(Format::Table);
+    let mut out = open_output(args.io.output.as_deref())?;
+    if compilations.is_empty() {
+        if format == Format::Table {
+            writeln!(out, "No XlaCompile ranges in the input.").map_err(Error::Output)?;
+        }
+        return out.flush().map_err(Error::Output);
+    }
+    if args.total {
+        write_total(args, &compilations, format, out)
+    } else {
+        write_blocks(args, &compilations, format, out)
+    }
+}
+
+fn write_blocks(
+    args: &Args,
+    compilations: &[Compilation],
+    format: Format,
+    mut out: Box<dyn Write>,
+) -> Result<()> {
+    let profiles = {
+        let mut p: Vec<&str> = compilations.iter().map(|c| &*c.profile).collect();
+        p.dedup();
+        p.len()
+    };
+    if format == Format::Table {
+        let mut last_profile: Option<&str> = None;
+        for c in compilations {
+            if profiles > 1 && last_profile != Some(&c.profile) {
+                writeln!(out, "Profile: {}", c.profile).map_err(Error::Output)?;
+                last_profile = Some(&c.profile);
+            }
+            let wall = c.wall_ns as f64;
+            writeln!(out, "Compilation: {}: {}", c.name, secs(wall)).map_err(Error::Output)?;
+            let rows: Vec<Vec<String>> = shown(&c.parts, wall, args)
+                .iter()
+                .map(|(k, v)| {
+                    vec![
+                        String::new(),
+                        k.clone(),
+                        format!("{:.1}%", 100.0 * v / wall),
+                        secs(*v),
+                    ]
+                })
+                .collect();
+            // A leading empty cell indents every line by one space, as the guide does.
+            write_table_rows(&mut out, &rows)?;
+        }
+        return out.flush().map_err(Error::Output);
+    }
+    let mut w = RecordWriter::new(out, format)?;
+    for c in compilations {
+        let wall = c.wall_ns as f64;
+        for (k, v) in shown(&c.parts, wall, args) {
+            w.write(&BlockRow {
+                profile: &c.profile,
+                compilation: &c.name,
+                compilation_id: c.id,
+                start_ns: c.start_ns,
+                wall_ns: c.wall_ns,
+                name: k,
+                self_ns: v.round() as i64,
+                percent: 100.0 * v / wall,
+            })?;
+        }
+    }
+    w.finish()
+}
+
+fn write_table_rows(out: &mut Box<dyn Write>, rows: &[Vec<String>]) -> Result<()> {
+    let mut buf = Vec::new();
+    write_table(&mut buf, rows, &[2, 3])?;
+    // write_table separates columns by two spaces; the guide's lines use one.
+    for line in String::from_utf8_lossy(&buf).lines() {
+        writeln!(out, "{}", &line[1..]).map_err(Error::Output)?;
+    }
+    Ok(())
+}
+
+fn write_total(
+    args: &Args,
+    compilations: &[Compilation],
+    format: Format,
+    out: Box<dyn Write>,
+) -> Result<()> {
+    let mut acc: HashMap<String, f64> = HashMap::new();
+    for c in compilations {
+        for (k, v) in &c.parts {
+            *acc.entry(k.clone()).or_default() += v;
+        }
+    }
+    let wall: i64 = compilations.iter().map(|c| c.wall_ns).sum();
+    let parts = sorted(acc);
+    let rows = shown(&parts, wall as f64, args);
+    let mut cumulative = 0.0;
+    if format == Format::Table {
+        let mut out = out;
+        let profiles = {
+            let mut p: Vec<&str> = compilations.iter().map(|c| &*c.profile).collect();
+            p.sort();
+            p.dedup();
+            p.len()
+        };
+        writeln!(
+            out,
+            "Compilation time: {} s in {} compilations ({} profile{})",
+            secs(wall as f64),
+            compilations.len(),
+            profiles,
+            if profiles == 1 { "" } else { "s" }
+        )
+        .map_err(Error::Output)?;
+        let mut table = vec![vec![
+            "name".to_string(),
+            "seconds".into(),
+            "percent".into(),
+            "cumulative".into(),
+        ]];
+        for (k, v) in rows {
+            let pct = 100.0 * v / wall as f64;
+            cumulative += pct;
+            table.push(vec![
+                k.clone(),
+                secs(*v),
+                format!("{pct:.2}%"),
+                format!("{cumulative:.2}%"),
+            ]);
+        }
+        write_table(&mut out, &table, &[1, 2, 3])?;
+        return out.flush().map_err(Error::Output);
+    }
+    let mut w = RecordWriter::new(out, format)?;
+    for (k, v) in rows {
+        let pct = 100.0 * v / wall as f64;
+        cumulative += pct;
+        w.write(&TotalRow {
+            name: k,
+            self_ns: v.round() as i64,
+            percent: pct,
+            cumulative_percent: cumulative,
+            compilations: compilations.len(),
+            wall_ns: wall,
+        })?;
+    }
+    w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Group, key};
+
+    #[test]
+    fn keys_drop_domain_module_and_program() {
+        let n = "TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#";
+        assert_eq!(key(n, Group::Name, true), "XlaPass:#name=algsimp#");
+        assert_eq!(key(n, Group::Category, true), "XlaPass");
+        assert_eq!(key(n, Group::Name, false), "XlaPasses");
+        let c = "TSL:XlaCompile:#module=jit_f,program_id=3#";
+        assert_eq!(key(c, Group::Name, false), "XlaCompile");
+        let m = "TSL:XlaAutotunerMeasurement:#hlo_op=gemm_fusion_dot.1#";
+        assert_eq!(key(m, Group::Name, false), "XlaAutotunerMeasurement");
+        assert_eq!(
+            key("TSL:XlaAutotunerCompilation", Group::Category, false),
+            "XlaAutotunerCompilation"
+        );
+    }
+}

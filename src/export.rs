@@ -1,0 +1,136 @@
+//! `njx-export`: any supported input → records. This issue's table is `ranges`, the
+//! CPU-side NVTX push/pop ranges; the reading is shared with the tools that take range
+//! records, so they also accept reports and archives directly.
+
+use crate::cli::{Format, IoArgs};
+use crate::error::{Error, Result};
+use crate::input::records::{self, TextKind};
+use crate::input::{self, Opened, archive::ParquetMember, pushpop};
+use crate::output::{RecordWriter, open_output};
+use crate::record::Range;
+use clap::{Parser, ValueEnum};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Member names of the push/pop table in nsys-jax archives, newest form first.
+const PUSHPOP_MEMBERS: &[&str] = &[
+    "report_nvtx_pushpop_trace.parquet",
+    "report_nvtx_pushpop_trace.csv.xz",
+    "report_nvtx_pushpop_trace.csv.gz",
+    "report_nvtx_pushpop_trace.csv",
+];
+
+/// Which records to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Table {
+    /// CPU-side NVTX push/pop ranges (`nvtx_pushpop_trace` semantics).
+    Ranges,
+}
+
+/// Turn Nsight Systems reports and nsys-jax archives into JSON Lines (or CSV) records.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-export",
+    version,
+    after_help = "Inputs: `nsys stats --report nvtx_pushpop_trace` CSV (plain, .gz, .xz or on \
+stdin); nsys-jax archives (.zip) and their extracted directories; nsys-jax-combine archives \
+(one profile per `path/<profile>` member). Records from each input carry its profile name.
+
+Examples:
+  njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
+  njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-export --format csv rank0.zip > ranges.csv"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Which records to write.
+    #[arg(long, value_enum, default_value = "ranges")]
+    pub table: Table,
+}
+
+/// Runs `njx-export`.
+pub fn run(args: &Args) -> Result<()> {
+    let format = args.io.format.unwrap_or(Format::Json);
+    let mut writer = RecordWriter::new(open_output(args.io.output.as_deref())?, format)?;
+    for path in args.io.inputs_or_stdin() {
+        match args.table {
+            Table::Ranges => for_each_range(&path, &mut |r| writer.write(&r))?,
+        };
+    }
+    writer.finish()
+}
+
+/// Reads range records from any input a range tool accepts — a push/pop CSV or Parquet
+/// table, an nsys-jax archive (every profile in it), or range records as JSON Lines or
+/// CSV — handing each to `emit`. Returns how many were read.
+pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) -> Result<u64> {
+    let profile_of_path: Arc<str> = input::profile_name(path).into();
+    match input::open(path)? {
+        Opened::Stream(mut stream) => {
+            let place = stream.place.clone();
+            match records::sniff(&place, &mut stream.reader)? {
+                TextKind::PushPopCsv => {
+                    pushpop::read_csv(&place, &profile_of_path, stream.reader, emit)
+                }
+                TextKind::JsonLines => records::read_json_lines(&place, stream.reader, emit),
+                TextKind::RecordCsv => {
+                    if path.extension().is_some_and(|e| e == "nsys-rep") {
+                        return Err(Error::data(
+                            place,
+                            "reading .nsys-rep reports is not supported yet; run \
+                             `nsys stats --report nvtx_pushpop_trace --format csv` on it and \
+                             pass the CSV",
+                        ));
+                    }
+                    records::read_record_csv(&place, stream.reader, emit)
+                }
+                TextKind::Empty => Err(Error::data(place, "empty input: no header line")),
+            }
+        }
+        Opened::Parquet { place, file } => {
+            pushpop::read_parquet(&place, &profile_of_path, file, emit)
+        }
+        Opened::Sqlite { place } => Err(Error::data(
+            place,
+            "nsys SQLite exports are not read yet; run `nsys stats --report nvtx_pushpop_trace \
+             --format csv` on the report and pass the CSV",
+        )),
+        Opened::Archive(mut archive) => {
+            let Some(members) = PUSHPOP_MEMBERS
+                .iter()
+                .map(|m| archive.find(m))
+                .find(|found| !found.is_empty())
+            else {
+                return Err(Error::data(
+                    archive.place(),
+                    format!(
+                        "archive has no NVTX push/pop table (looked for {})",
+                        PUSHPOP_MEMBERS.join(", ")
+                    ),
+                ));
+            };
+            let mut total = 0;
+            for member in members {
+                let place = archive.member_place(&member.path);
+                let profile: Arc<str> = member.profile.as_str().into();
+                total += if member.path.contains(".parquet") {
+                    match archive.open_parquet(&member.path)? {
+                        ParquetMember::File(f) => pushpop::read_parquet(&place, &profile, f, emit)?,
+                        ParquetMember::Slice(s) => {
+                            pushpop::read_parquet(&place, &profile, s, emit)?
+                        }
+                        ParquetMember::Bytes(b) => {
+                            pushpop::read_parquet(&place, &profile, b, emit)?
+                        }
+                    }
+                } else {
+                    let reader = archive.open_member(&member.path)?;
+                    pushpop::read_csv(&place, &profile, reader, emit)?
+                };
+            }
+            Ok(total)
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! nsys-jax archives: the `.zip` that `nsys-jax` writes, the same tree extracted into a
+//! directory, and `nsys-jax-combine` archives. A combine archive holds several profiles;
+//! a file whose content differs between them is stored once per profile as
+//! `path/<profile>` (for example `report_nvtx_pushpop_trace.csv.xz/rank3`), a file they
+//! share is stored once as `path`.
+
+use super::{decompress, place_of, profile_name, walk_dir};
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use zip::ZipArchive;
+
+trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+enum Backend {
+    Zip {
+        /// The file on disk, for random access to stored (uncompressed) members.
+        path: Option<PathBuf>,
+        zip: ZipArchive<Box<dyn ReadSeek>>,
+    },
+    Dir(PathBuf),
+}
+
+/// An open archive.
+pub struct Archive {
+    place: String,
+    stem: String,
+    backend: Backend,
+    members: Vec<String>,
+}
+
+/// A table found in an archive: which profile it belongs to and where it is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Profile name: the archive's stem, or the per-profile suffix in a combine archive.
+    pub profile: String,
+    /// Path of the member inside the archive.
+    pub path: String,
+}
+
+/// A Parquet member opened for random access.
+pub enum ParquetMember {
+    /// A file of an extracted archive.
+    File(File),
+    /// A member stored without compression in a zip file: read in place.
+    Slice(FileSlice),
+    /// A compressed zip member (or an archive read from stdin), held in memory.
+    Bytes(bytes::Bytes),
+}
+
+impl Archive {
+    /// Opens a zip archive from a file already checked to start with the zip signature.
+    pub fn open_zip(path: &Path, file: File) -> Result<Archive> {
+        let reader: Box<dyn ReadSeek> = Box::new(BufReader::new(file));
+        Self::from_zip(
+            place_of(path),
+            profile_name(path),
+            Some(path.into()),
+            reader,
+        )
+    }
+
+    /// Opens a zip archive held in memory (read from stdin).
+    pub fn from_bytes(place: String, stem: &str, bytes: Vec<u8>) -> Result<Archive> {
+        Self::from_zip(place, stem.to_string(), None, Box::new(Cursor::new(bytes)))
+    }
+
+    fn from_zip(
+        place: String,
+        stem: String,
+        path: Option<PathBuf>,
+        reader: Box<dyn ReadSeek>,
+    ) -> Result<Archive> {
+        let zip = ZipArchive::new(reader)
+            .map_err(|e| Error::data(&place, format!("not a readable zip archive: {e}")))?;
+        let mut members = Vec::with_capacity(zip.len());
+        for name in zip.file_names() {
+            let name = name.map_err(|e| Error::data(&place, format!("bad member name: {e}")))?;
+            if !name.ends_with('/') {
+                members.push(name.into_owned());
+            }
+        }
+        members.sort();
+        Ok(Archive {
+            place,
+            stem,
+            backend: Backend::Zip { path, zip },
+            members,
+        })
+    }
+
+    /// Opens an extracted archive.
+    pub fn open_dir(path: &Path) -> Result<Archive> {
+        let stem = path
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| profile_name(path));
+        Ok(Archive {
+            place: place_of(path),
+            stem,
+            members: walk_dir(path)?,
+            backend: Backend::Dir(path.to_path_buf()),
+        })
+    }
+
+    /// The archive's name for messages.
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// Name for messages about one member: `archive.zip!member`.
+    pub fn member_place(&self, member: &str) -> String {
+        format!("{}!{}", self.place, member)
+    }
+
+    /// All regular files in the archive, sorted.
+    pub fn members(&self) -> &[String] {
+        &self.members
+    }
+
+    /// Where the file `path` is for each profile: `path` itself for a single-profile
+    /// archive, or every `path/<profile>` of a combine archive, in profile order.
+    pub fn find(&self, path: &str) -> Vec<Member> {
+        if self.members.iter().any(|m| m == path) {
+            return vec![Member {
+                profile: self.stem.clone(),
+                path: path.to_string(),
+            }];
+        }
+        let prefix = format!("{path}/");
+        self.members
+            .iter()
+            .filter_map(|m| {
+                let profile = m.strip_prefix(&prefix)?;
+                (!profile.contains('/')).then(|| Member {
+                    profile: profile.to_string(),
+                    path: m.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Opens a member as a stream, decompressing gzip or xz content.
+    pub fn open_member(&mut self, member: &str) -> Result<Box<dyn BufRead + '_>> {
+        let place = self.member_place(member);
+        match &mut self.backend {
+            Backend::Dir(dir) => {
+                let file = File::open(dir.join(member)).map_err(|e| Error::io(&place, e))?;
+                decompress(&place, BufReader::with_capacity(1 << 16, file))
+            }
+            Backend::Zip { zip, .. } => {
+                let entry = zip
+                    .by_name(member)
+                    .map_err(|e| Error::data(&place, format!("cannot read member: {e}")))?;
+                let reader = BufReader::with_capacity(1 << 16, entry);
+                decompress(&place, reader)
+            }
+        }
+    }
+
+    /// Opens a Parquet member for random access.
+    pub fn open_parquet(&mut self, member: &str) -> Result<ParquetMember> {
+        let place = self.member_place(member);
+        match &mut self.backend {
+            Backend::Dir(dir) => {
+                let file = File::open(dir.join(member)).map_err(|e| Error::io(&place, e))?;
+                Ok(ParquetMember::File(file))
+            }
+            Backend::Zip { zip, path } => {
+                let mut entry = zip
+                    .by_name(member)
+                    .map_err(|e| Error::data(&place, format!("cannot read member: {e}")))?;
+                if let (zip::CompressionMethod::Stored, Some(start), Some(path)) =
+                    (entry.compression(), entry.data_start(), path.as_ref())
+                {
+                    let file = File::open(path).map_err(|e| Error::io(&place, e))?;
+                    return Ok(ParquetMember::Slice(FileSlice {
+                        file,
+                        start,
+                        len: entry.size(),
+                    }));
+                }
+                let mut bytes = Vec::with_capacity(entry.size() as usize);
+                entry
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io(&place, e))?;
+                Ok(ParquetMember::Bytes(bytes.into()))
+            }
+        }
+    }
+}
+
+/// A byte range of a file, read in place: how Parquet tables stored uncompressed in a
+/// zip archive are read without copying them into memory.
+pub struct FileSlice {
+    file: File,
+    start: u64,
+    len: u64,
+}
+
+impl parquet::file::reader::Length for FileSlice {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl parquet::file::reader::ChunkReader for FileSlice {
+    type T = std::io::Take<BufReader<File>>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(self.start + start))?;
+        Ok(BufReader::new(file).take(self.len.saturating_sub(start)))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        let mut buf = vec![0; length];
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(self.start + start))?;
+        file.read_exact(&mut buf)?;
+        Ok(buf.into())
+    }
+}

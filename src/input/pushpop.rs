@@ -1,0 +1,376 @@
+//! The `nvtx_pushpop_trace` table, the report `nsys stats --report nvtx_pushpop_trace`
+//! writes, as CSV (plain or compressed, standalone or `report_nvtx_pushpop_trace.csv.xz`
+//! in an nsys-jax archive) or as the Parquet file newer nsys-jax versions store instead
+//! (`report_nvtx_pushpop_trace.parquet`: the CSV without `PID`, `Lvl` and `NameTree`,
+//! written by pandas with `RangeId` as its index).
+//!
+//! Rows are turned into [`Range`] records one at a time, so memory does not depend on the
+//! number of rows.
+
+use crate::error::{Error, Result};
+use crate::record::Range;
+use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
+use parquet::record::Field;
+use std::io::BufRead;
+use std::sync::Arc;
+
+/// The columns used, by their header names in the report.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Col {
+    Start,
+    End,
+    Dur,
+    DurChild,
+    DurNonChild,
+    Name,
+    Pid,
+    Tid,
+    Lvl,
+    NumChild,
+    RangeId,
+    ParentId,
+    RangeStack,
+}
+
+const COLUMNS: &[(Col, &str, bool)] = &[
+    // (column, header, required)
+    (Col::Start, "Start (ns)", true),
+    (Col::End, "End (ns)", true),
+    (Col::Dur, "Duration (ns)", false),
+    (Col::DurChild, "DurChild (ns)", true),
+    (Col::DurNonChild, "DurNonChild (ns)", false),
+    (Col::Name, "Name", true),
+    (Col::Pid, "PID", false),
+    (Col::Tid, "TID", true),
+    (Col::Lvl, "Lvl", false),
+    (Col::NumChild, "NumChild", true),
+    (Col::RangeId, "RangeId", true),
+    (Col::ParentId, "ParentId", true),
+    (Col::RangeStack, "RangeStack", false),
+];
+
+/// Positions of the columns in one table.
+struct Layout {
+    pos: [Option<usize>; COLUMNS.len()],
+}
+
+impl Layout {
+    fn new<'a>(place: &str, headers: impl Iterator<Item = &'a str>) -> Result<Layout> {
+        let headers: Vec<&str> = headers
+            .map(|h| h.trim_start_matches('\u{feff}').trim())
+            .collect();
+        let mut pos = [None; COLUMNS.len()];
+        for (i, (_, name, _)) in COLUMNS.iter().enumerate() {
+            pos[i] = headers.iter().position(|h| h == name);
+        }
+        let missing: Vec<&str> = COLUMNS
+            .iter()
+            .zip(pos.iter())
+            .filter(|((_, _, required), p)| *required && p.is_none())
+            .map(|((_, name, _), _)| *name)
+            .collect();
+        let layout = Layout { pos };
+        if !missing.is_empty() {
+            return Err(Error::data(
+                place,
+                format!(
+                    "not an nvtx_pushpop_trace table: missing column{} {} (found: {})",
+                    if missing.len() > 1 { "s" } else { "" },
+                    missing.join(", "),
+                    headers.join(", ")
+                ),
+            ));
+        }
+        if layout.get(Col::Lvl).is_none() && layout.get(Col::RangeStack).is_none() {
+            return Err(Error::data(
+                place,
+                "not an nvtx_pushpop_trace table: needs a Lvl or a RangeStack column for the depth",
+            ));
+        }
+        Ok(layout)
+    }
+
+    fn get(&self, col: Col) -> Option<usize> {
+        let i = COLUMNS.iter().position(|(c, _, _)| *c == col)?;
+        self.pos[i]
+    }
+}
+
+fn header_of(col: Col) -> &'static str {
+    COLUMNS
+        .iter()
+        .find(|(c, _, _)| *c == col)
+        .map_or("?", |c| c.1)
+}
+
+/// One cell, whatever the table's storage.
+enum Cell<'a> {
+    Null,
+    Int(i64),
+    Float(f64),
+    Text(&'a [u8]),
+}
+
+/// Builds a range from the cells of one row; `cell(col)` fetches a cell.
+fn build_range<'a>(
+    profile: &Arc<str>,
+    layout: &Layout,
+    place: &dyn Fn() -> String,
+    cell: impl Fn(usize) -> Cell<'a>,
+) -> Result<Range> {
+    let int = |col: Col| -> Result<Option<i64>> {
+        let Some(i) = layout.get(col) else {
+            return Ok(None);
+        };
+        match cell(i) {
+            Cell::Null => Ok(None),
+            Cell::Int(v) => Ok(Some(v)),
+            Cell::Float(v) if v.is_nan() => Ok(None),
+            Cell::Float(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
+            Cell::Float(v) => Err(Error::data(
+                place(),
+                format!("column `{}`: {v} is not an integer", header_of(col)),
+            )),
+            // CSV cells are text; an empty one is a null.
+            Cell::Text(t) => parse_int(t).map_err(|()| {
+                Error::data(
+                    place(),
+                    format!(
+                        "column `{}`: `{}` is not an integer",
+                        header_of(col),
+                        String::from_utf8_lossy(t)
+                    ),
+                )
+            }),
+        }
+    };
+    let need = |col: Col| -> Result<i64> {
+        int(col)?
+            .ok_or_else(|| Error::data(place(), format!("column `{}` is empty", header_of(col))))
+    };
+    let unsigned = |col: Col, v: i64| -> Result<u64> {
+        u64::try_from(v).map_err(|_| {
+            Error::data(
+                place(),
+                format!("column `{}`: {v} is negative", header_of(col)),
+            )
+        })
+    };
+    let start_ns = need(Col::Start)?;
+    let end_ns = need(Col::End)?;
+    let dur_ns = end_ns - start_ns;
+    if dur_ns < 0 {
+        return Err(Error::data(
+            place(),
+            format!("range ends ({end_ns}) before it starts ({start_ns})"),
+        ));
+    }
+    if let Some(d) = int(Col::Dur)?.filter(|&d| d != dur_ns) {
+        return Err(Error::data(
+            place(),
+            format!("Duration {d} is not End - Start = {dur_ns}"),
+        ));
+    }
+    let child_ns = need(Col::DurChild)?;
+    let self_ns = dur_ns - child_ns;
+    if let Some(s) = int(Col::DurNonChild)?.filter(|&s| s != self_ns) {
+        return Err(Error::data(
+            place(),
+            format!("DurNonChild {s} is not Duration - DurChild = {self_ns}"),
+        ));
+    }
+    let depth = match int(Col::Lvl)? {
+        Some(l) => unsigned(Col::Lvl, l)?,
+        None => {
+            let stack = layout.get(Col::RangeStack).map(&cell);
+            match stack {
+                Some(Cell::Text(t)) if t.first() == Some(&b':') => {
+                    (t.iter().filter(|&&b| b == b':').count() - 1) as u64
+                }
+                _ => {
+                    return Err(Error::data(
+                        place(),
+                        "no Lvl, and RangeStack is not `:id:…:id`",
+                    ));
+                }
+            }
+        }
+    };
+    let name = match layout.get(Col::Name).map(&cell) {
+        Some(Cell::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+        Some(Cell::Null) | None => String::new(),
+        Some(Cell::Int(v)) => v.to_string(),
+        Some(Cell::Float(v)) => v.to_string(),
+    };
+    let pid = match int(Col::Pid)? {
+        Some(p) => Some(unsigned(Col::Pid, p)?),
+        None => None,
+    };
+    let parent = match int(Col::ParentId)? {
+        Some(p) => Some(unsigned(Col::ParentId, p)?),
+        None => None,
+    };
+    Ok(Range {
+        profile: profile.clone(),
+        pid,
+        tid: unsigned(Col::Tid, need(Col::Tid)?)?,
+        id: unsigned(Col::RangeId, need(Col::RangeId)?)?,
+        parent,
+        depth: depth as u32,
+        start_ns,
+        end_ns,
+        dur_ns,
+        child_ns,
+        self_ns,
+        children: unsigned(Col::NumChild, need(Col::NumChild)?)? as u32,
+        name,
+    })
+}
+
+/// Parses a decimal integer; `12.0` (pandas' rendering of an integer column with
+/// missing values) is accepted, `12.5` is not. Empty means null.
+fn parse_int(t: &[u8]) -> std::result::Result<Option<i64>, ()> {
+    let t = t.trim_ascii();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let (neg, digits) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    let (int_part, frac) = match digits.iter().position(|&b| b == b'.') {
+        Some(p) => (&digits[..p], &digits[p + 1..]),
+        None => (digits, &b""[..]),
+    };
+    if int_part.is_empty() || !frac.iter().all(|&b| b == b'0') {
+        return Err(());
+    }
+    let mut v: i64 = 0;
+    for &b in int_part {
+        if !b.is_ascii_digit() {
+            return Err(());
+        }
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i64::from(b - b'0')))
+            .ok_or(())?;
+    }
+    Ok(Some(if neg { -v } else { v }))
+}
+
+/// Reads an `nvtx_pushpop_trace` CSV, handing each row to `emit` as a range record.
+/// `place` names the stream in messages; each message also names the line.
+pub fn read_csv<R: BufRead>(
+    place: &str,
+    profile: &Arc<str>,
+    reader: R,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+) -> Result<u64> {
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .buffer_capacity(1 << 16)
+        .from_reader(reader);
+    let csv_err = |e: csv::Error| -> Error {
+        let line = e.position().map(|p| p.line());
+        let at = match line {
+            Some(l) => format!("{place}:{l}"),
+            None => place.to_string(),
+        };
+        match e.into_kind() {
+            csv::ErrorKind::Io(io) => Error::io(at, io),
+            csv::ErrorKind::UnequalLengths {
+                expected_len, len, ..
+            } => Error::data(
+                at,
+                format!("row has {len} fields, the header has {expected_len}"),
+            ),
+            csv::ErrorKind::Utf8 { err, .. } => Error::data(at, format!("invalid UTF-8: {err}")),
+            other => Error::data(at, format!("{other:?}")),
+        }
+    };
+    let headers = csv.byte_headers().map_err(csv_err)?.clone();
+    if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
+        return Err(Error::data(
+            place,
+            "empty input: no nvtx_pushpop_trace header line",
+        ));
+    }
+    let header_strs: Vec<String> = headers
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).into_owned())
+        .collect();
+    let layout = Layout::new(
+        &format!("{place}:1"),
+        header_strs.iter().map(String::as_str),
+    )?;
+    let mut record = csv::ByteRecord::new();
+    let mut rows = 0u64;
+    while csv.read_byte_record(&mut record).map_err(csv_err)? {
+        let line = record.position().map_or(0, |p| p.line());
+        let place_fn = || format!("{place}:{line}");
+        let range = build_range(profile, &layout, &place_fn, |i| Cell::Text(&record[i]))?;
+        emit(range)?;
+        rows += 1;
+    }
+    Ok(rows)
+}
+
+/// Reads the Parquet form of the table.
+pub fn read_parquet<R: ChunkReader + 'static>(
+    place: &str,
+    profile: &Arc<str>,
+    source: R,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+) -> Result<u64> {
+    let perr =
+        |e: parquet::errors::ParquetError| Error::data(place, format!("bad Parquet file: {e}"));
+    let reader = SerializedFileReader::new(source).map_err(perr)?;
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let names: Vec<String> = schema
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    let layout = Layout::new(place, names.iter().map(String::as_str))?;
+    let mut rows = 0u64;
+    for row in reader.get_row_iter(None).map_err(perr)? {
+        let row = row.map_err(perr)?;
+        rows += 1;
+        let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
+        let place_fn = || format!("{place}: row {rows}");
+        let range = build_range(profile, &layout, &place_fn, |i| match fields[i] {
+            Field::Null => Cell::Null,
+            Field::Byte(v) => Cell::Int(i64::from(*v)),
+            Field::Short(v) => Cell::Int(i64::from(*v)),
+            Field::Int(v) => Cell::Int(i64::from(*v)),
+            Field::Long(v) => Cell::Int(*v),
+            Field::UByte(v) => Cell::Int(i64::from(*v)),
+            Field::UShort(v) => Cell::Int(i64::from(*v)),
+            Field::UInt(v) => Cell::Int(i64::from(*v)),
+            Field::ULong(v) => Cell::Int(*v as i64),
+            Field::Float(v) => Cell::Float(f64::from(*v)),
+            Field::Double(v) => Cell::Float(*v),
+            Field::Str(s) => Cell::Text(s.as_bytes()),
+            Field::Bytes(b) => Cell::Text(b.data()),
+            _ => Cell::Null,
+        })?;
+        emit(range)?;
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_int;
+
+    #[test]
+    fn integers_parse_strictly() {
+        assert_eq!(parse_int(b"123"), Ok(Some(123)));
+        assert_eq!(parse_int(b"-5"), Ok(Some(-5)));
+        assert_eq!(parse_int(b"25205.0"), Ok(Some(25205)));
+        assert_eq!(parse_int(b""), Ok(None));
+        assert_eq!(parse_int(b"12.5"), Err(()));
+        assert_eq!(parse_int(b"abc"), Err(()));
+        assert_eq!(parse_int(b"99999999999999999999"), Err(()));
+    }
+}

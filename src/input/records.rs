@@ -1,0 +1,102 @@
+//! Reading records back: the JSON Lines or CSV that the tools write, recognised by the
+//! first byte (`{` starts JSON Lines), so every tool reads every other tool's output in
+//! either format.
+
+use crate::error::{Error, Result};
+use serde::de::DeserializeOwned;
+use std::io::BufRead;
+
+/// The text formats a record stream can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    /// JSON Lines records.
+    JsonLines,
+    /// CSV records written with `--format csv`.
+    RecordCsv,
+    /// An `nsys stats --report nvtx_pushpop_trace` CSV.
+    PushPopCsv,
+    /// Nothing at all.
+    Empty,
+}
+
+/// Tells what a text stream holds from its first buffered bytes.
+pub fn sniff<R: BufRead + ?Sized>(place: &str, reader: &mut R) -> Result<TextKind> {
+    let head = reader.fill_buf().map_err(|e| Error::io(place, e))?;
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let Some(&first) = text.iter().find(|b| !b.is_ascii_whitespace()) else {
+        return Ok(TextKind::Empty);
+    };
+    if first == b'{' {
+        return Ok(TextKind::JsonLines);
+    }
+    let line_end = text.iter().position(|&b| b == b'\n').unwrap_or(text.len());
+    let header = &text[..line_end];
+    if header.windows(10).any(|w| w == b"Start (ns)") {
+        Ok(TextKind::PushPopCsv)
+    } else {
+        Ok(TextKind::RecordCsv)
+    }
+}
+
+/// Reads JSON Lines records, one per line (blank lines are ignored), handing each to `emit`.
+pub fn read_json_lines<T: DeserializeOwned, R: BufRead>(
+    place: &str,
+    mut reader: R,
+    emit: &mut dyn FnMut(T) -> Result<()>,
+) -> Result<u64> {
+    let mut line = Vec::with_capacity(512);
+    let mut lineno = 0u64;
+    let mut count = 0u64;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(format!("{place}:{}", lineno + 1), e))?;
+        if n == 0 {
+            return Ok(count);
+        }
+        lineno += 1;
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_slice(&line)
+            .map_err(|e| Error::data(format!("{place}:{lineno}"), format!("bad record: {e}")))?;
+        emit(record)?;
+        count += 1;
+    }
+}
+
+/// Reads CSV records with a header line, handing each to `emit`.
+pub fn read_record_csv<T: DeserializeOwned, R: BufRead>(
+    place: &str,
+    reader: R,
+    emit: &mut dyn FnMut(T) -> Result<()>,
+) -> Result<u64> {
+    let mut csv = csv::ReaderBuilder::new().from_reader(reader);
+    let headers = csv
+        .byte_headers()
+        .map_err(|e| Error::data(place, format!("bad CSV header: {e}")))?
+        .clone();
+    let mut record = csv::ByteRecord::new();
+    let mut count = 0u64;
+    loop {
+        let more = csv.read_byte_record(&mut record).map_err(|e| {
+            let at = e
+                .position()
+                .map_or(place.to_string(), |p| format!("{place}:{}", p.line()));
+            match e.into_kind() {
+                csv::ErrorKind::Io(io) => Error::io(at, io),
+                other => Error::data(at, format!("bad CSV: {other:?}")),
+            }
+        })?;
+        if !more {
+            return Ok(count);
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        let value: T = record
+            .deserialize(Some(&headers))
+            .map_err(|e| Error::data(format!("{place}:{line}"), format!("bad record: {e}")))?;
+        emit(value)?;
+        count += 1;
+    }
+}

@@ -1,0 +1,27 @@
+//! njx: Unix filters for Nsight Systems profiles of JAX/XLA programs.
+//!
+//! Data flows input → records → transform → report:
+//!
+//! - [`input`] opens what users have (nsys `nvtx_pushpop_trace` CSV, nsys-jax archives,
+//!   record streams), sniffing compression and archive layout in one place;
+//! - [`record`] defines the records the tools exchange (JSON Lines or CSV);
+//! - [`export`] (`njx-export`) turns inputs into records;
+//! - [`ranges`] (`njx-ranges`) rebuilds and reshapes NVTX range trees;
+//! - [`compile`] (`njx-compile-summary`) reports where XLA compilation time goes;
+//! - [`output`], [`cli`] and [`error`] are shared by every tool: output formats, common
+//!   options, one error type with exit codes.
+//!
+//! ```sh
+//! njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+//! ```
+
+pub mod cli;
+pub mod compile;
+pub mod error;
+pub mod export;
+pub mod input;
+pub mod output;
+pub mod ranges;
+pub mod record;
+
+pub use error::{Error, Result};

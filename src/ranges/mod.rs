@@ -1,0 +1,315 @@
+//! Range trees: rebuilding the NVTX tree from a stream of range records, reshaping it
+//! (select, keep subtrees, collapse, fold, splice parallel-compilation workers) and
+//! writing it back as a consistent tree — `parent`, `depth`, `children`, `child_ns` and
+//! `self_ns` recomputed after every change.
+//!
+//! Records must arrive parents first, in start order within each profile, as
+//! `njx-export` writes them (and as this module writes them back). A top-level tree is
+//! complete once a record starts after its root ends; it is then reshaped and written
+//! out, so the state held is the trees still open at the current time — for a trace
+//! that is one tree per thread, not the whole input.
+
+mod filter;
+pub mod tool;
+
+pub use filter::{Filters, Matcher};
+
+use crate::error::{Error, Result};
+use crate::record::Range;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Prefix of XLA's compilation ranges; their worker threads are spliced under them.
+pub const XLA_COMPILE_PREFIX: &str = "TSL:XlaCompile:#";
+
+struct Node {
+    range: Range,
+    kids: Vec<u32>,
+}
+
+/// A top-level tree still open: `nodes[0]` is its root.
+struct Tree {
+    nodes: Vec<Node>,
+}
+
+#[derive(Default)]
+struct ProfileState {
+    /// Open trees by arrival (= root start) order.
+    trees: BTreeMap<u64, Tree>,
+    /// Where each range of an open tree is: (tree, node).
+    index: HashMap<u64, (u64, u32)>,
+    /// XlaCompile ranges of open trees, for splicing.
+    compiles: Vec<(u64, u32)>,
+    next_tree: u64,
+}
+
+/// Rebuilds trees from range records and hands each completed, reshaped forest (in
+/// pre-order: every parent before its children, children by start time) to a sink.
+pub struct TreeBuilder {
+    filters: Filters,
+    profiles: HashMap<Arc<str>, ProfileState>,
+}
+
+impl TreeBuilder {
+    /// A builder applying `filters` to each completed tree.
+    pub fn new(filters: Filters) -> Self {
+        TreeBuilder {
+            filters,
+            profiles: HashMap::new(),
+        }
+    }
+
+    /// Adds one record; trees that it proves complete are handed to `sink`.
+    pub fn push(
+        &mut self,
+        range: Range,
+        sink: &mut dyn FnMut(Vec<Range>) -> Result<()>,
+    ) -> Result<()> {
+        let profile = range.profile.clone();
+        let state = self.profiles.entry(profile).or_default();
+        // Every tree whose root ended before this record started is complete.
+        while let Some((&seq, tree)) = state.trees.first_key_value() {
+            if tree.nodes[0].range.end_ns >= range.start_ns {
+                break;
+            }
+            let tree = state.trees.remove(&seq).expect("first key exists");
+            state.forget(seq, &tree);
+            sink(self.filters.apply(tree))?;
+        }
+        let place = |what: &str| {
+            Error::data(
+                format!("profile {}, range {}", range.profile, range.id),
+                what.to_string(),
+            )
+        };
+        if state.index.contains_key(&range.id) {
+            return Err(place("duplicate range id"));
+        }
+        let target = match range.parent {
+            Some(parent) => match state.index.get(&parent) {
+                Some(&loc) => Some(loc),
+                None => {
+                    return Err(place(&format!(
+                        "parent {parent} is not an open range listed before it (records must come \
+                         parents first, in start order, as njx-export writes them)"
+                    )));
+                }
+            },
+            None if self.filters.splice => state.splice_target(&range),
+            None => None,
+        };
+        let is_compile = self.filters.splice && range.name.starts_with(XLA_COMPILE_PREFIX);
+        let id = range.id;
+        let loc = match target {
+            Some((seq, parent_idx)) => {
+                let tree = state.trees.get_mut(&seq).expect("indexed tree is open");
+                let idx = tree.nodes.len() as u32;
+                tree.nodes.push(Node {
+                    range,
+                    kids: Vec::new(),
+                });
+                tree.nodes[parent_idx as usize].kids.push(idx);
+                (seq, idx)
+            }
+            None => {
+                let seq = state.next_tree;
+                state.next_tree += 1;
+                state.trees.insert(
+                    seq,
+                    Tree {
+                        nodes: vec![Node {
+                            range,
+                            kids: Vec::new(),
+                        }],
+                    },
+                );
+                (seq, 0)
+            }
+        };
+        state.index.insert(id, loc);
+        if is_compile {
+            state.compiles.push(loc);
+        }
+        Ok(())
+    }
+
+    /// Ends the input: every open tree is complete.
+    pub fn finish(&mut self, sink: &mut dyn FnMut(Vec<Range>) -> Result<()>) -> Result<()> {
+        let mut profiles: Vec<_> = self.profiles.drain().collect();
+        profiles.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, state) in profiles {
+            for (_, tree) in state.trees {
+                sink(self.filters.apply(tree))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ProfileState {
+    fn forget(&mut self, seq: u64, tree: &Tree) {
+        for node in &tree.nodes {
+            self.index.remove(&node.range.id);
+        }
+        self.compiles.retain(|&(s, _)| s != seq);
+    }
+
+    /// Where a top-level range from a parallel-compilation worker thread belongs: under
+    /// the deepest range of the compiling thread that strictly encloses it in time, inside
+    /// the innermost XlaCompile range of another thread of the same process that contains
+    /// it (nsys-jax `_splice_parallel_ranges`).
+    fn splice_target(&self, r: &Range) -> Option<(u64, u32)> {
+        let &(seq, cidx) = self.compiles.iter().rev().find(|&&(seq, idx)| {
+            let c = &self.trees[&seq].nodes[idx as usize].range;
+            c.pid == r.pid && c.tid != r.tid && c.start_ns <= r.start_ns && r.end_ns <= c.end_ns
+        })?;
+        let tree = &self.trees[&seq];
+        let main_tid = tree.nodes[cidx as usize].range.tid;
+        let mut at = cidx;
+        'descend: loop {
+            for &k in tree.nodes[at as usize].kids.iter().rev() {
+                let kr = &tree.nodes[k as usize].range;
+                if kr.tid != main_tid {
+                    continue;
+                }
+                if kr.start_ns < r.start_ns && kr.end_ns > r.end_ns {
+                    at = k;
+                    continue 'descend;
+                }
+                if kr.start_ns < r.start_ns {
+                    // Main-thread children are disjoint and in start order: the last one
+                    // that started before `r` is the only candidate.
+                    break;
+                }
+            }
+            return Some((seq, at));
+        }
+    }
+}
+
+impl Filters {
+    /// Reshapes one completed tree and recomputes the tree fields of what remains.
+    fn apply(&self, mut tree: Tree) -> Vec<Range> {
+        // Children in start order (spliced workers arrive after the main thread's later
+        // children when the input is a reshaped tree).
+        let starts: Vec<i64> = tree.nodes.iter().map(|n| n.range.start_ns).collect();
+        for node in &mut tree.nodes {
+            node.kids.sort_by_key(|&k| starts[k as usize]);
+        }
+        let mut out: Vec<(usize, Option<usize>)> = Vec::with_capacity(tree.nodes.len());
+        self.walk(&tree, 0, None, false, &mut out);
+        finish_tree(&tree, &out)
+    }
+
+    /// Pre-order walk deciding each node's fate: `out` gets (node, output parent).
+    fn walk(
+        &self,
+        tree: &Tree,
+        idx: u32,
+        parent: Option<usize>,
+        in_kept_subtree: bool,
+        out: &mut Vec<(usize, Option<usize>)>,
+    ) {
+        let node = &tree.nodes[idx as usize];
+        let name = node.range.name.as_str();
+        let kept = in_kept_subtree || self.subtree.is_empty() || matches_any(&self.subtree, name);
+        if !kept {
+            // Outside every kept subtree: dropped with its time; its descendants may
+            // still root kept subtrees of their own.
+            for &k in &node.kids {
+                self.walk(tree, k, None, false, out);
+            }
+            return;
+        }
+        let folded = (!self.select.is_empty() && !matches_any(&self.select, name))
+            || matches_any(&self.fold, name);
+        if folded {
+            for &k in &node.kids {
+                self.walk(tree, k, parent, true, out);
+            }
+            return;
+        }
+        let me = out.len();
+        out.push((idx as usize, parent));
+        if matches_any(&self.collapse, name) {
+            return;
+        }
+        for &k in &node.kids {
+            self.walk(tree, k, Some(me), true, out);
+        }
+    }
+}
+
+fn matches_any(matchers: &[Matcher], name: &str) -> bool {
+    matchers.iter().any(|m| m.is_match(name))
+}
+
+/// Turns the walk's decisions into records with recomputed tree fields.
+fn finish_tree(tree: &Tree, out: &[(usize, Option<usize>)]) -> Vec<Range> {
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new(); out.len()];
+    for (i, &(_, parent)) in out.iter().enumerate() {
+        if let Some(p) = parent {
+            kids[p].push(i);
+        }
+    }
+    let mut records: Vec<Range> = Vec::with_capacity(out.len());
+    for (i, &(node, parent)) in out.iter().enumerate() {
+        let mut r = tree.nodes[node].range.clone();
+        let kid_ranges: Vec<&Range> = kids[i]
+            .iter()
+            .map(|&k| &tree.nodes[out[k].0].range)
+            .collect();
+        r.parent = parent.map(|p| records[p].id);
+        r.depth = parent.map_or(0, |p| records[p].depth + 1);
+        r.children = kid_ranges.len() as u32;
+        r.child_ns = covered_ns(&r, &kid_ranges);
+        r.self_ns = r.dur_ns - r.child_ns;
+        records.push(r);
+    }
+    records
+}
+
+/// Wall time of `parent` covered by its children: children on the parent's own thread
+/// count with their own intervals; children from other threads (spliced workers) run in
+/// parallel and count as one span from the first start to the last end.
+pub fn covered_ns(parent: &Range, kids: &[&Range]) -> i64 {
+    let mut spans: Vec<(i64, i64)> = Vec::with_capacity(kids.len() + 1);
+    let mut hull: Option<(i64, i64)> = None;
+    for k in kids {
+        if k.pid == parent.pid && k.tid == parent.tid {
+            spans.push((k.start_ns, k.end_ns));
+        } else {
+            hull = Some(match hull {
+                None => (k.start_ns, k.end_ns),
+                Some((s, e)) => (s.min(k.start_ns), e.max(k.end_ns)),
+            });
+        }
+    }
+    spans.extend(hull);
+    union_ns(&mut spans, parent.start_ns, parent.end_ns)
+}
+
+/// Length of the union of `spans`, clipped to `[lo, hi]`.
+pub fn union_ns(spans: &mut [(i64, i64)], lo: i64, hi: i64) -> i64 {
+    spans.sort_unstable();
+    let mut total = 0;
+    let mut cur: Option<(i64, i64)> = None;
+    for &(s, e) in spans.iter() {
+        let (s, e) = (s.max(lo), e.min(hi));
+        if e <= s {
+            continue;
+        }
+        cur = match cur {
+            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce - cs;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some((cs, ce)) = cur {
+        total += ce - cs;
+    }
+    total
+}

@@ -1,0 +1,106 @@
+//! `njx-ranges`: the command-line face of the range-tree filters.
+
+use super::{Filters, Matcher, TreeBuilder};
+use crate::cli::{Format, IoArgs};
+use crate::error::{Error, Result};
+use crate::export::for_each_range;
+use crate::output::{RecordWriter, open_output};
+use clap::Parser;
+use regex::Regex;
+
+/// Reshape NVTX range trees; the output is always a consistent tree.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-ranges",
+    version,
+    after_help = "Filters apply in this order: --splice-workers, --subtree, --select, --fold, \
+--collapse. Patterns are regular expressions matched anywhere in the range name, domain \
+prefix included (`TSL:XlaPass:#name=…#`); anchor them with ^ and $. After any change, parent, \
+depth, children, child_ns and self_ns are recomputed: time of a removed range goes to its \
+parent's self time. Children spliced from worker threads run in parallel and cover their \
+parent from the first one's start to the last one's end.
+
+Input is range records (JSON Lines or CSV) in start order, or anything njx-export reads.
+
+Examples:
+  njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-export trace.csv | njx-ranges --subtree '^TSL:XlaCompile' --collapse 'XlaAutotuner'
+  njx-export trace.csv | njx-ranges --fold '^NCCL:' --format csv > ranges.csv"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Keep only ranges whose name matches (others are folded away, their children
+    /// moving up). Repeatable: any pattern may match.
+    #[arg(long, value_name = "REGEX")]
+    pub select: Vec<String>,
+
+    /// Keep whole subtrees under matching ranges, which become roots; drop the rest.
+    #[arg(long, value_name = "REGEX")]
+    pub subtree: Vec<String>,
+
+    /// Collapse matching ranges: drop their descendants, whose time becomes their self time.
+    #[arg(long, value_name = "REGEX")]
+    pub collapse: Vec<String>,
+
+    /// Fold matching ranges away: their children move up to their parent and their own
+    /// time becomes the parent's self time.
+    #[arg(long, value_name = "REGEX")]
+    pub fold: Vec<String>,
+
+    /// Splice top-level ranges of parallel-compilation worker threads under the deepest
+    /// range of the compiling thread that encloses them, inside XlaCompile ranges.
+    #[arg(long)]
+    pub splice_workers: bool,
+
+    /// The preparation nsys-jax applies to compilation ranges: XlaCompile subtrees with
+    /// spliced workers, non-`TSL:` ranges (cuBLAS, NCCL, …) folded into their parents,
+    /// XlaAutotunerMeasurement and XlaAutotunerCompilation detail collapsed.
+    #[arg(long)]
+    pub xla_compile: bool,
+}
+
+fn regexes(patterns: &[String], option: &str) -> Result<Vec<Matcher>> {
+    patterns
+        .iter()
+        .map(|p| {
+            Regex::new(p)
+                .map(Matcher::Regex)
+                .map_err(|e| Error::Usage(format!("--{option} {p:?}: {e}")))
+        })
+        .collect()
+}
+
+impl Args {
+    /// The filters these options ask for.
+    pub fn filters(&self) -> Result<Filters> {
+        let mut filters = Filters {
+            splice: self.splice_workers,
+            subtree: regexes(&self.subtree, "subtree")?,
+            select: regexes(&self.select, "select")?,
+            fold: regexes(&self.fold, "fold")?,
+            collapse: regexes(&self.collapse, "collapse")?,
+        };
+        if self.xla_compile {
+            filters.add_xla_compile();
+        }
+        Ok(filters)
+    }
+}
+
+/// Runs `njx-ranges`.
+pub fn run(args: &Args) -> Result<()> {
+    let filters = args.filters()?;
+    let format = args.io.format.unwrap_or(Format::Json);
+    let mut writer = RecordWriter::new(open_output(args.io.output.as_deref())?, format)?;
+    let mut builder = TreeBuilder::new(filters);
+    let mut sink = |forest: Vec<crate::record::Range>| -> Result<()> {
+        forest.iter().try_for_each(|r| writer.write(r))
+    };
+    for path in args.io.inputs_or_stdin() {
+        for_each_range(&path, &mut |r| builder.push(r, &mut sink))?;
+    }
+    builder.finish(&mut sink)?;
+    writer.finish()
+}
