@@ -172,19 +172,27 @@ fn attribute_tree(tree: &[Range], key_of: &dyn Fn(&str) -> String) -> Compilatio
             worker_count[launcher[i]] += 1;
         }
     }
+    // The parallel span of each launcher: what its children cover beyond the compiling
+    // thread's own children.
+    let parallel: Vec<i64> = (0..tree.len())
+        .map(|l| {
+            if worker_count[l] == 0 {
+                return 0;
+            }
+            let lr = &tree[l];
+            lr.child_ns - union_ns(&mut main_kids[l], lr.start_ns, lr.end_ns)
+        })
+        .collect();
     let mut acc: HashMap<String, f64> = HashMap::new();
     for (i, r) in tree.iter().enumerate() {
         let share = if is_main(r) {
             r.self_ns as f64
         } else {
             let l = launcher[i];
-            let lr = &tree[l];
-            let parallel =
-                lr.child_ns - union_ns(&mut main_kids[l].clone(), lr.start_ns, lr.end_ns);
             if worker_self[l] > 0 {
-                parallel as f64 * r.self_ns as f64 / worker_self[l] as f64
+                parallel[l] as f64 * r.self_ns as f64 / worker_self[l] as f64
             } else {
-                parallel as f64 / worker_count[l] as f64
+                parallel[l] as f64 / worker_count[l] as f64
             }
         };
         *acc.entry(key_of(&r.name)).or_default() += share;

@@ -75,17 +75,22 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
                     pushpop::read_csv(&place, &profile_of_path, stream.reader, emit)
                 }
                 TextKind::JsonLines => records::read_json_lines(&place, stream.reader, emit),
-                TextKind::RecordCsv => {
-                    if path.extension().is_some_and(|e| e == "nsys-rep") {
-                        return Err(Error::data(
-                            place,
-                            "reading .nsys-rep reports is not supported yet; run \
-                             `nsys stats --report nvtx_pushpop_trace --format csv` on it and \
-                             pass the CSV",
-                        ));
-                    }
-                    records::read_record_csv(&place, stream.reader, emit)
+                TextKind::RecordCsv => records::read_record_csv(&place, stream.reader, emit),
+                TextKind::Unknown(_) if path.extension().is_some_and(|e| e == "nsys-rep") => {
+                    Err(Error::data(
+                        place,
+                        "reading .nsys-rep reports is not supported yet; run \
+                         `nsys stats --report nvtx_pushpop_trace --format csv` on it and \
+                         pass the CSV",
+                    ))
                 }
+                TextKind::Unknown(first) => Err(Error::data(
+                    format!("{place}:1"),
+                    format!(
+                        "neither an nvtx_pushpop_trace CSV (no `Start (ns)` column) nor njx \
+                         records; first line: {first}"
+                    ),
+                )),
                 TextKind::Empty => Err(Error::data(place, "empty input: no header line")),
             }
         }

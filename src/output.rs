@@ -33,7 +33,8 @@ pub struct RecordWriter<W: Write> {
 }
 
 enum Inner<W: Write> {
-    Json(W),
+    /// The sink and a reused line buffer: one write per record, not one per token.
+    Json(W, Vec<u8>),
     Csv(Box<csv::Writer<W>>),
 }
 
@@ -41,7 +42,7 @@ impl<W: Write> RecordWriter<W> {
     /// A writer for `format`; `table` is not a record format and is refused as bad usage.
     pub fn new(out: W, format: Format) -> Result<Self> {
         let inner = match format {
-            Format::Json => Inner::Json(out),
+            Format::Json => Inner::Json(out, Vec::with_capacity(1024)),
             Format::Csv => Inner::Csv(Box::new(csv::WriterBuilder::new().from_writer(out))),
             Format::Table => {
                 return Err(Error::Usage(
@@ -55,9 +56,11 @@ impl<W: Write> RecordWriter<W> {
     /// Writes one record.
     pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
         match &mut self.inner {
-            Inner::Json(w) => {
-                serde_json::to_writer(&mut *w, record).map_err(|e| Error::Output(e.into()))?;
-                w.write_all(b"\n").map_err(Error::Output)
+            Inner::Json(w, line) => {
+                line.clear();
+                serde_json::to_writer(&mut *line, record).map_err(|e| Error::Output(e.into()))?;
+                line.push(b'\n');
+                w.write_all(line).map_err(Error::Output)
             }
             Inner::Csv(w) => Ok(w.serialize(record)?),
         }
@@ -66,7 +69,7 @@ impl<W: Write> RecordWriter<W> {
     /// Flushes everything written so far.
     pub fn finish(self) -> Result<()> {
         match self.inner {
-            Inner::Json(mut w) => w.flush().map_err(Error::Output),
+            Inner::Json(mut w, _) => w.flush().map_err(Error::Output),
             Inner::Csv(mut w) => w.flush().map_err(Error::Output),
         }
     }

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use std::io::BufRead;
 
 /// The text formats a record stream can be in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TextKind {
     /// JSON Lines records.
     JsonLines,
@@ -17,6 +17,8 @@ pub enum TextKind {
     PushPopCsv,
     /// Nothing at all.
     Empty,
+    /// Text that is none of the above; holds its first line.
+    Unknown(String),
 }
 
 /// Tells what a text stream holds from its first buffered bytes.
@@ -33,8 +35,13 @@ pub fn sniff<R: BufRead + ?Sized>(place: &str, reader: &mut R) -> Result<TextKin
     let header = &text[..line_end];
     if header.windows(10).any(|w| w == b"Start (ns)") {
         Ok(TextKind::PushPopCsv)
-    } else {
+    } else if header.starts_with(b"profile,") {
         Ok(TextKind::RecordCsv)
+    } else {
+        let shown = &header[..header.len().min(120)];
+        Ok(TextKind::Unknown(
+            String::from_utf8_lossy(shown).trim_end().to_string(),
+        ))
     }
 }
 

@@ -1,0 +1,267 @@
+//! Shared test helpers: running the built binaries, the fixtures the tests make
+//! themselves (CSV, gzip, xz, zip, Parquet), and the location of the real profiles.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Path of a built binary.
+pub fn exe(tool: &str) -> &'static str {
+    match tool {
+        "njx-export" => env!("CARGO_BIN_EXE_njx-export"),
+        "njx-ranges" => env!("CARGO_BIN_EXE_njx-ranges"),
+        "njx-compile-summary" => env!("CARGO_BIN_EXE_njx-compile-summary"),
+        other => panic!("unknown tool {other}"),
+    }
+}
+
+/// Runs a tool with `args`, feeding `stdin`.
+pub fn run(tool: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(exe(tool))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tool");
+    let mut input = child.stdin.take().expect("stdin");
+    let stdin = stdin.to_vec();
+    // Feed stdin from another thread so that a large output cannot fill its pipe while
+    // we are still writing; the tool may exit before reading everything (errors), so
+    // EPIPE is ignored.
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().expect("wait for tool");
+    feeder.join().expect("stdin feeder");
+    out
+}
+
+/// Runs a tool on files and returns stdout, failing the test with stderr on error.
+pub fn ok(tool: &str, args: &[&str]) -> String {
+    let out = run(tool, args, b"");
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Parses JSON Lines output.
+pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("valid JSON line"))
+        .collect()
+}
+
+/// The real profiles shipped beside the project, or `None` (with a message) when the
+/// folder is absent.
+pub fn shared_data(sub: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(sub);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: {} not found; conformance tests on real profiles need ../shared/data",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// A small compilation profile in `nvtx_pushpop_trace` CSV form, with the fields nsys
+/// computes. Process 7; thread 1 compiles `jit_f`; worker threads 2 and 3 run in
+/// parallel under XlaCompileBackend; cuBLAS ranges on both kinds of thread; one range
+/// before and one after the compilation. Times are milliseconds × 10⁶ (nanoseconds).
+///
+/// After the `--xla-compile` preparation the compilation's 1000 ms divide as:
+/// XlaCompileBackend 320 (800 less the autotuner's 80 and the 400 ms parallel span),
+/// XlaCompileGpuAsm 266.67 and XlaOptimizeLlvmIr 133.33 (the 400 ms span in proportion
+/// 400:200 of their self times, the folded cuBLAS time included), XlaCompile 100,
+/// XlaPassPipeline 50, XlaPass 50, XlaAutotunerCompilation 80 (its detail collapsed).
+pub const COMPILE_CSV: &str = "\
+Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree
+0,50000000,50000000,0,50000000,\"TSL:XlaDumpHloModule:#module=jit_f,program_id=3#\",7,1,0,0,1,,:1,\"TSL:XlaDumpHloModule:#module=jit_f,program_id=3#\"
+100000000,1100000000,1000000000,900000000,100000000,\"TSL:XlaCompile:#module=jit_f,program_id=3#\",7,1,0,2,2,,:2,\"TSL:XlaCompile:#module=jit_f,program_id=3#\"
+100000000,200000000,100000000,50000000,50000000,\"TSL:XlaPassPipeline:#name=opt,module=jit_f,program_id=3#\",7,1,1,1,3,2,:2:3,\"--TSL:XlaPassPipeline:#name=opt,module=jit_f,program_id=3#\"
+110000000,160000000,50000000,0,50000000,\"TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#\",7,1,2,0,4,3,:2:3:4,\"----TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#\"
+200000000,1000000000,800000000,130000000,670000000,\"TSL:XlaCompileBackend:#module=jit_f,program_id=3#\",7,1,1,2,5,2,:2:5,\"--TSL:XlaCompileBackend:#module=jit_f,program_id=3#\"
+210000000,290000000,80000000,60000000,20000000,TSL:XlaAutotunerCompilation,7,1,2,1,6,5,:2:5:6,----TSL:XlaAutotunerCompilation
+220000000,280000000,60000000,0,60000000,TSL:XlaEmitLlvmIr:#module=jit_f_autotune#,7,1,3,0,7,6,:2:5:6:7,------TSL:XlaEmitLlvmIr:#module=jit_f_autotune#
+300000000,700000000,400000000,50000000,350000000,TSL:XlaCompileGpuAsm:#module=jit_f#,7,2,0,1,8,,:8,TSL:XlaCompileGpuAsm:#module=jit_f#
+350000000,400000000,50000000,0,50000000,cuBLAS:cublasCreate_v2,7,2,1,0,9,8,:8:9,--cuBLAS:cublasCreate_v2
+400000000,600000000,200000000,0,200000000,TSL:XlaOptimizeLlvmIr:#module=jit_f#,7,3,0,0,10,,:10,TSL:XlaOptimizeLlvmIr:#module=jit_f#
+900000000,950000000,50000000,0,50000000,cuBLAS:cublasCreate_v2,7,1,2,0,11,5,:2:5:11,----cuBLAS:cublasCreate_v2
+1200000000,1300000000,100000000,0,100000000,TSL:XlaModule:#module=jit_f#,7,1,0,0,12,,:12,TSL:XlaModule:#module=jit_f#
+";
+
+/// A fresh temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temporary directory")
+}
+
+/// Writes `bytes` to `dir/name` and returns the path as a string.
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create fixture folder");
+    }
+    std::fs::write(&path, bytes).expect("write fixture");
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+/// gzip-compresses `bytes`.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// xz-compresses `bytes`.
+pub fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut enc =
+        lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(1)).unwrap();
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// A zip archive of `(member, bytes)` pairs; members are deflated unless `stored`.
+pub fn zip(members: &[(&str, &[u8])], stored: bool) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let method = if stored {
+        zip::CompressionMethod::Stored
+    } else {
+        zip::CompressionMethod::Deflated
+    };
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    for (name, bytes) in members {
+        w.start_file(*name, options).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// The newer nsys-jax form of the table: `report_nvtx_pushpop_trace.parquet`, as pandas
+/// writes it from the CSV without PID, Lvl and NameTree (ParentId becomes a nullable
+/// double, RangeId the index column at the end).
+pub fn pushpop_parquet(csv_text: &str) -> Vec<u8> {
+    use parquet::basic::{ConvertedType, Repetition, Type as Physical};
+    use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::types::Type;
+    use std::sync::Arc;
+
+    let mut rdr = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = rdr.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    let col = |name: &str| -> Vec<String> {
+        let i = headers.iter().position(|h| h == name).unwrap();
+        rows.iter().map(|r| r[i].to_string()).collect()
+    };
+    let ints = [
+        "Start (ns)",
+        "End (ns)",
+        "Duration (ns)",
+        "DurChild (ns)",
+        "DurNonChild (ns)",
+    ];
+    let mut fields = Vec::new();
+    let prim = |name: &str, t: Physical, rep: Repetition| {
+        Arc::new(
+            Type::primitive_type_builder(name, t)
+                .with_repetition(rep)
+                .build()
+                .unwrap(),
+        )
+    };
+    for n in ints {
+        fields.push(prim(n, Physical::INT64, Repetition::OPTIONAL));
+    }
+    fields.push(Arc::new(
+        Type::primitive_type_builder("Name", Physical::BYTE_ARRAY)
+            .with_repetition(Repetition::OPTIONAL)
+            .with_converted_type(ConvertedType::UTF8)
+            .build()
+            .unwrap(),
+    ));
+    fields.push(prim("TID", Physical::INT64, Repetition::OPTIONAL));
+    fields.push(prim("NumChild", Physical::INT64, Repetition::OPTIONAL));
+    fields.push(prim("ParentId", Physical::DOUBLE, Repetition::OPTIONAL));
+    fields.push(Arc::new(
+        Type::primitive_type_builder("RangeStack", Physical::BYTE_ARRAY)
+            .with_repetition(Repetition::OPTIONAL)
+            .with_converted_type(ConvertedType::UTF8)
+            .build()
+            .unwrap(),
+    ));
+    fields.push(prim("RangeId", Physical::INT32, Repetition::OPTIONAL));
+    let schema = Arc::new(
+        Type::group_type_builder("schema")
+            .with_fields(fields)
+            .build()
+            .unwrap(),
+    );
+    let mut buf = Vec::new();
+    {
+        let mut writer = SerializedFileWriter::new(&mut buf, schema, Default::default()).unwrap();
+        let mut rg = writer.next_row_group().unwrap();
+        let all = vec![1i16; rows.len()];
+        for n in ints {
+            let v: Vec<i64> = col(n).iter().map(|s| s.parse().unwrap()).collect();
+            let mut c = rg.next_column().unwrap().unwrap();
+            c.typed::<Int64Type>()
+                .write_batch(&v, Some(&all), None)
+                .unwrap();
+            c.close().unwrap();
+        }
+        let strings = |name: &str| -> Vec<ByteArray> {
+            col(name)
+                .iter()
+                .map(|s| ByteArray::from(s.as_str()))
+                .collect()
+        };
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<ByteArrayType>()
+            .write_batch(&strings("Name"), Some(&all), None)
+            .unwrap();
+        c.close().unwrap();
+        for n in ["TID", "NumChild"] {
+            let v: Vec<i64> = col(n).iter().map(|s| s.parse().unwrap()).collect();
+            let mut c = rg.next_column().unwrap().unwrap();
+            c.typed::<Int64Type>()
+                .write_batch(&v, Some(&all), None)
+                .unwrap();
+            c.close().unwrap();
+        }
+        let parents = col("ParentId");
+        let defs: Vec<i16> = parents.iter().map(|p| i16::from(!p.is_empty())).collect();
+        let vals: Vec<f64> = parents
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().unwrap())
+            .collect();
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<DoubleType>()
+            .write_batch(&vals, Some(&defs), None)
+            .unwrap();
+        c.close().unwrap();
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<ByteArrayType>()
+            .write_batch(&strings("RangeStack"), Some(&all), None)
+            .unwrap();
+        c.close().unwrap();
+        let ids: Vec<i32> = col("RangeId").iter().map(|s| s.parse().unwrap()).collect();
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<Int32Type>()
+            .write_batch(&ids, Some(&all), None)
+            .unwrap();
+        c.close().unwrap();
+        rg.close().unwrap();
+        writer.close().unwrap();
+    }
+    buf
+}
