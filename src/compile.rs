@@ -395,9 +395,10 @@ fn write_total(
         };
         writeln!(
             out,
-            "Compilation time: {} s in {} compilations ({} profile{})",
+            "Compilation time: {} s in {} compilation{} ({} profile{})",
             secs(wall as f64),
             compilations.len(),
+            if compilations.len() == 1 { "" } else { "s" },
             profiles,
             if profiles == 1 { "" } else { "s" }
         )

@@ -25,3 +25,13 @@ pub mod ranges;
 pub mod record;
 
 pub use error::{Error, Result};
+
+/// The command-line definitions of every tool, for generated documentation (man pages).
+pub fn commands() -> Vec<clap::Command> {
+    use clap::CommandFactory;
+    vec![
+        export::Args::command(),
+        ranges::tool::Args::command(),
+        compile::Args::command(),
+    ]
+}
