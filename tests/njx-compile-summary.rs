@@ -110,6 +110,19 @@ fn usage_errors_and_inputs_without_compilations() {
     );
 }
 
+/// Per compilation of `--format json` block rows: (Σ self_ns, Σ percent, wall_ns).
+fn block_sums(rows: &[Value]) -> HashMap<u64, (i64, f64, i64)> {
+    let mut blocks: HashMap<u64, (i64, f64, i64)> = HashMap::new();
+    for r in rows {
+        let e = blocks
+            .entry(r["compilation_id"].as_u64().unwrap())
+            .or_insert((0, 0.0, r["wall_ns"].as_i64().unwrap()));
+        e.0 += r["self_ns"].as_i64().unwrap();
+        e.1 += r["percent"].as_f64().unwrap();
+    }
+    blocks
+}
+
 fn reference() -> Option<(std::path::PathBuf, Value)> {
     let dir = shared_data("pax_fsdp4_4proc")?;
     let text = std::fs::read_to_string(dir.join("reference-nsys-jax.json")).unwrap();
@@ -221,15 +234,9 @@ fn proc0_prints_17_blocks_each_within_100_percent() {
         "njx-compile-summary",
         &["--format", "json", proc0.to_str().unwrap()],
     ));
-    let mut per_block: HashMap<u64, (f64, i64)> = HashMap::new();
-    for r in &rows {
-        let e = per_block
-            .entry(r["compilation_id"].as_u64().unwrap())
-            .or_insert((0.0, r["wall_ns"].as_i64().unwrap()));
-        e.0 += r["percent"].as_f64().unwrap();
-    }
-    assert_eq!(per_block.len(), 17);
-    for (pct, _) in per_block.values() {
+    let blocks = block_sums(&rows);
+    assert_eq!(blocks.len(), 17);
+    for (_, pct, _) in blocks.values() {
         assert!((pct - 100.0).abs() < 1e-9, "{pct}");
     }
 }
@@ -243,15 +250,9 @@ fn the_demo_profile_adds_up() {
         "/examples/data/compile_trace.csv.xz"
     );
     let rows = json_lines(&ok("njx-compile-summary", &["--format", "json", path]));
-    let mut per_block: HashMap<u64, (i64, i64)> = HashMap::new();
-    for r in &rows {
-        let e = per_block
-            .entry(r["compilation_id"].as_u64().unwrap())
-            .or_insert((0, r["wall_ns"].as_i64().unwrap()));
-        e.0 += r["self_ns"].as_i64().unwrap();
-    }
-    assert_eq!(per_block.len(), 4);
-    for (sum, wall) in per_block.values() {
+    let blocks = block_sums(&rows);
+    assert_eq!(blocks.len(), 4);
+    for (sum, _, wall) in blocks.values() {
         // Each line is rounded to the nanosecond.
         assert!((sum - wall).abs() <= 12, "{sum} vs {wall}");
     }

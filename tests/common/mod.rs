@@ -170,35 +170,22 @@ pub fn pushpop_parquet(csv_text: &str) -> Vec<u8> {
         "DurNonChild (ns)",
     ];
     let mut fields = Vec::new();
-    let prim = |name: &str, t: Physical, rep: Repetition| {
-        Arc::new(
-            Type::primitive_type_builder(name, t)
-                .with_repetition(rep)
-                .build()
-                .unwrap(),
-        )
+    let prim = |name: &str, t: Physical| {
+        let mut b = Type::primitive_type_builder(name, t).with_repetition(Repetition::OPTIONAL);
+        if t == Physical::BYTE_ARRAY {
+            b = b.with_converted_type(ConvertedType::UTF8);
+        }
+        Arc::new(b.build().unwrap())
     };
     for n in ints {
-        fields.push(prim(n, Physical::INT64, Repetition::OPTIONAL));
+        fields.push(prim(n, Physical::INT64));
     }
-    fields.push(Arc::new(
-        Type::primitive_type_builder("Name", Physical::BYTE_ARRAY)
-            .with_repetition(Repetition::OPTIONAL)
-            .with_converted_type(ConvertedType::UTF8)
-            .build()
-            .unwrap(),
-    ));
-    fields.push(prim("TID", Physical::INT64, Repetition::OPTIONAL));
-    fields.push(prim("NumChild", Physical::INT64, Repetition::OPTIONAL));
-    fields.push(prim("ParentId", Physical::DOUBLE, Repetition::OPTIONAL));
-    fields.push(Arc::new(
-        Type::primitive_type_builder("RangeStack", Physical::BYTE_ARRAY)
-            .with_repetition(Repetition::OPTIONAL)
-            .with_converted_type(ConvertedType::UTF8)
-            .build()
-            .unwrap(),
-    ));
-    fields.push(prim("RangeId", Physical::INT32, Repetition::OPTIONAL));
+    fields.push(prim("Name", Physical::BYTE_ARRAY));
+    fields.push(prim("TID", Physical::INT64));
+    fields.push(prim("NumChild", Physical::INT64));
+    fields.push(prim("ParentId", Physical::DOUBLE));
+    fields.push(prim("RangeStack", Physical::BYTE_ARRAY));
+    fields.push(prim("RangeId", Physical::INT32));
     let schema = Arc::new(
         Type::group_type_builder("schema")
             .with_fields(fields)
@@ -210,33 +197,29 @@ pub fn pushpop_parquet(csv_text: &str) -> Vec<u8> {
         let mut writer = SerializedFileWriter::new(&mut buf, schema, Default::default()).unwrap();
         let mut rg = writer.next_row_group().unwrap();
         let all = vec![1i16; rows.len()];
-        for n in ints {
-            let v: Vec<i64> = col(n).iter().map(|s| s.parse().unwrap()).collect();
-            let mut c = rg.next_column().unwrap().unwrap();
-            c.typed::<Int64Type>()
-                .write_batch(&v, Some(&all), None)
-                .unwrap();
-            c.close().unwrap();
+        macro_rules! put {
+            ($t:ty, $vals:expr, $defs:expr) => {{
+                let mut c = rg.next_column().unwrap().unwrap();
+                c.typed::<$t>()
+                    .write_batch(&$vals, Some(&$defs), None)
+                    .unwrap();
+                c.close().unwrap();
+            }};
         }
+        let int64 =
+            |name: &str| -> Vec<i64> { col(name).iter().map(|s| s.parse().unwrap()).collect() };
         let strings = |name: &str| -> Vec<ByteArray> {
             col(name)
                 .iter()
                 .map(|s| ByteArray::from(s.as_str()))
                 .collect()
         };
-        let mut c = rg.next_column().unwrap().unwrap();
-        c.typed::<ByteArrayType>()
-            .write_batch(&strings("Name"), Some(&all), None)
-            .unwrap();
-        c.close().unwrap();
-        for n in ["TID", "NumChild"] {
-            let v: Vec<i64> = col(n).iter().map(|s| s.parse().unwrap()).collect();
-            let mut c = rg.next_column().unwrap().unwrap();
-            c.typed::<Int64Type>()
-                .write_batch(&v, Some(&all), None)
-                .unwrap();
-            c.close().unwrap();
+        for n in ints {
+            put!(Int64Type, int64(n), all);
         }
+        put!(ByteArrayType, strings("Name"), all);
+        put!(Int64Type, int64("TID"), all);
+        put!(Int64Type, int64("NumChild"), all);
         let parents = col("ParentId");
         let defs: Vec<i16> = parents.iter().map(|p| i16::from(!p.is_empty())).collect();
         let vals: Vec<f64> = parents
@@ -244,22 +227,10 @@ pub fn pushpop_parquet(csv_text: &str) -> Vec<u8> {
             .filter(|p| !p.is_empty())
             .map(|p| p.parse().unwrap())
             .collect();
-        let mut c = rg.next_column().unwrap().unwrap();
-        c.typed::<DoubleType>()
-            .write_batch(&vals, Some(&defs), None)
-            .unwrap();
-        c.close().unwrap();
-        let mut c = rg.next_column().unwrap().unwrap();
-        c.typed::<ByteArrayType>()
-            .write_batch(&strings("RangeStack"), Some(&all), None)
-            .unwrap();
-        c.close().unwrap();
+        put!(DoubleType, vals, defs);
+        put!(ByteArrayType, strings("RangeStack"), all);
         let ids: Vec<i32> = col("RangeId").iter().map(|s| s.parse().unwrap()).collect();
-        let mut c = rg.next_column().unwrap().unwrap();
-        c.typed::<Int32Type>()
-            .write_batch(&ids, Some(&all), None)
-            .unwrap();
-        c.close().unwrap();
+        put!(Int32Type, ids, all);
         rg.close().unwrap();
         writer.close().unwrap();
     }
