@@ -4,6 +4,7 @@
 //! by their headers.
 
 pub mod archive;
+pub mod progress;
 pub mod pushpop;
 pub mod records;
 
@@ -108,7 +109,11 @@ pub fn open(path: &Path) -> Result<Opened> {
     } else if head.starts_with(SQLITE_MAGIC) {
         Ok(Opened::Sqlite { place })
     } else {
-        let reader = decompress(&place, BufReader::with_capacity(1 << 16, file))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let reader = match progress::Progress::wrap(file, &place, size) {
+            Ok(p) => decompress(&place, BufReader::with_capacity(1 << 16, p))?,
+            Err(file) => decompress(&place, BufReader::with_capacity(1 << 16, file))?,
+        };
         Ok(Opened::Stream(Stream { place, reader }))
     }
 }
