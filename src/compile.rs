@@ -277,6 +277,13 @@ struct TotalRow<'a> {
     wall_ns: i64,
 }
 
+/// How many profiles the compilations come from (they are sorted by profile).
+fn profile_count(compilations: &[Compilation]) -> usize {
+    let mut p: Vec<&str> = compilations.iter().map(|c| &*c.profile).collect();
+    p.dedup();
+    p.len()
+}
+
 fn secs(ns: f64) -> String {
     format!("{:.6}", ns / 1e9)
 }
@@ -310,11 +317,7 @@ fn write_blocks(
     format: Format,
     mut out: Box<dyn Write>,
 ) -> Result<()> {
-    let profiles = {
-        let mut p: Vec<&str> = compilations.iter().map(|c| &*c.profile).collect();
-        p.dedup();
-        p.len()
-    };
+    let profiles = profile_count(compilations);
     if format == Format::Table {
         let mut last_profile: Option<&str> = None;
         for c in compilations {
@@ -387,12 +390,7 @@ fn write_total(
     let mut cumulative = 0.0;
     if format == Format::Table {
         let mut out = out;
-        let profiles = {
-            let mut p: Vec<&str> = compilations.iter().map(|c| &*c.profile).collect();
-            p.sort();
-            p.dedup();
-            p.len()
-        };
+        let profiles = profile_count(compilations);
         writeln!(
             out,
             "Compilation time: {} s in {} compilation{} ({} profile{})",

@@ -91,8 +91,8 @@ impl Layout {
     }
 
     fn get(&self, col: Col) -> Option<usize> {
-        let i = COLUMNS.iter().position(|(c, _, _)| *c == col)?;
-        self.pos[i]
+        // COLUMNS lists the columns in the order of `Col`.
+        self.pos[col as usize]
     }
 }
 
@@ -361,7 +361,14 @@ pub fn read_parquet<R: ChunkReader + 'static>(
 
 #[cfg(test)]
 mod tests {
-    use super::parse_int;
+    use super::{COLUMNS, parse_int};
+
+    #[test]
+    fn columns_are_listed_in_the_order_of_col() {
+        for (i, (col, _, _)) in COLUMNS.iter().enumerate() {
+            assert_eq!(*col as usize, i);
+        }
+    }
 
     #[test]
     fn integers_parse_strictly() {

@@ -44,15 +44,6 @@ pub struct Filters {
 }
 
 impl Filters {
-    /// Whether the filters change nothing.
-    pub fn is_identity(&self) -> bool {
-        !self.splice
-            && self.subtree.is_empty()
-            && self.select.is_empty()
-            && self.fold.is_empty()
-            && self.collapse.is_empty()
-    }
-
     /// The preparation nsys-jax applies to compilation ranges before analysing them
     /// (`_load_nvtx_pushpop_trace` and `remove_autotuning_detail`): XlaCompile subtrees
     /// with their worker threads spliced in, ranges of other domains (cuBLAS, NCCL, …)
