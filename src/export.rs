@@ -5,9 +5,9 @@
 use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
 use crate::input::records::{self, TextKind};
-use crate::input::{self, Opened, archive::ParquetMember, pushpop};
+use crate::input::{self, Opened, archive::ParquetMember, gpuproj, pushpop};
 use crate::output::{RecordWriter, open_output};
-use crate::record::Range;
+use crate::record::{GpuRange, Range};
 use clap::{Parser, ValueEnum};
 use std::path::Path;
 use std::sync::Arc;
@@ -25,6 +25,8 @@ const PUSHPOP_MEMBERS: &[&str] = &[
 pub enum Table {
     /// CPU-side NVTX push/pop ranges (`nvtx_pushpop_trace` semantics).
     Ranges,
+    /// NVTX ranges projected onto the GPU work they launched (`nvtx_gpu_proj_trace`).
+    GpuRanges,
 }
 
 /// Turn Nsight Systems reports and nsys-jax archives into JSON Lines (or CSV) records.
@@ -57,6 +59,7 @@ pub fn run(args: &Args) -> Result<()> {
     for path in args.io.inputs_or_stdin() {
         match args.table {
             Table::Ranges => for_each_range(&path, &mut |r| writer.write(&r))?,
+            Table::GpuRanges => for_each_gpu_range(&path, &mut |r| writer.write(&r))?,
         };
     }
     writer.finish()
@@ -137,5 +140,67 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
             }
             Ok(total)
         }
+    }
+}
+
+/// Member name of the GPU projection table in nsys-jax archives.
+const GPU_PROJ_MEMBER: &str = "nvtx_gpu_proj_trace/trace.parquet";
+
+/// Reads GPU-projected range records from an nsys-jax archive (every profile in it) or a
+/// standalone `trace.parquet`, handing each to `emit`. Rows of GPU work outside any range
+/// are no records: their number is reported on stderr. Returns how many records were read.
+pub fn for_each_gpu_range(
+    path: &Path,
+    emit: &mut dyn FnMut(GpuRange) -> Result<()>,
+) -> Result<u64> {
+    let report = |place: &str, counts: gpuproj::Counts| {
+        if counts.outside > 0 {
+            eprintln!(
+                "njx-export: {place}: {} rows of GPU work outside any NVTX range (no RangeId) \
+                 not exported",
+                counts.outside
+            );
+        }
+        counts.exported
+    };
+    match input::open(path)? {
+        Opened::Parquet { place, file } => {
+            let profile: Arc<str> = input::profile_name(path).into();
+            let counts = gpuproj::read_parquet(&place, &profile, file, emit)?;
+            Ok(report(&place, counts))
+        }
+        Opened::Archive(mut archive) => {
+            let members = archive.find(GPU_PROJ_MEMBER);
+            if members.is_empty() {
+                return Err(Error::data(
+                    archive.place(),
+                    format!("archive has no GPU projection table (looked for {GPU_PROJ_MEMBER})"),
+                ));
+            }
+            let mut total = 0;
+            for member in members {
+                let place = archive.member_place(&member.path);
+                let profile: Arc<str> = member.profile.as_str().into();
+                let counts = match archive.open_parquet(&member.path)? {
+                    ParquetMember::File(f) => gpuproj::read_parquet(&place, &profile, f, emit)?,
+                    ParquetMember::Slice(s) => gpuproj::read_parquet(&place, &profile, s, emit)?,
+                    ParquetMember::Bytes(b) => gpuproj::read_parquet(&place, &profile, b, emit)?,
+                };
+                total += report(&place, counts);
+            }
+            Ok(total)
+        }
+        Opened::Stream(stream) => Err(Error::data(
+            stream.place,
+            format!(
+                "--table gpu-ranges reads the GPU projection table ({GPU_PROJ_MEMBER}) of \
+                 nsys-jax archives, or such a Parquet file; this is a text stream"
+            ),
+        )),
+        Opened::Sqlite { place } => Err(Error::data(
+            place,
+            "nsys SQLite exports are not read yet; --table gpu-ranges reads the \
+             nvtx_gpu_proj_trace/trace.parquet of nsys-jax archives",
+        )),
     }
 }

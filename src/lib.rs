@@ -6,6 +6,8 @@
 //!   record streams), sniffing compression and archive layout in one place;
 //! - [`record`] defines the records the tools exchange (JSON Lines or CSV);
 //! - [`export`] (`njx-export`) turns inputs into records;
+//! - [`hlo`] reads the XLA HLO dumps in archives: program keys stable across ranks,
+//!   instructions, communication and message sizes, Python stack frames;
 //! - [`ranges`] (`njx-ranges`) rebuilds and reshapes NVTX range trees;
 //! - [`compile`] (`njx-compile-summary`) reports where XLA compilation time goes;
 //! - [`output`], [`cli`] and [`error`] are shared by every tool: output formats, common
@@ -19,6 +21,7 @@ pub mod cli;
 pub mod compile;
 pub mod error;
 pub mod export;
+pub mod hlo;
 pub mod input;
 pub mod output;
 pub mod ranges;

@@ -42,3 +42,44 @@ pub struct Range {
     /// Range name with its domain prefix (`TSL:XlaCompile:#module=…#`).
     pub name: String,
 }
+
+/// An NVTX range projected onto the GPU work it launched (`nvtx_gpu_proj_trace`): the
+/// range's times are those of its GPU operations, from the first one's start to the last
+/// one's end.
+///
+/// `parent`, `depth` and `children` describe the projected tree as nsys computed it. The
+/// CPU-side times and the number of GPU operations are only in the first form of the
+/// table (null otherwise); `device` and `stream` only in tables made per GPU or per stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuRange {
+    /// Which input the range came from (archive stem, or profile name in a combined archive).
+    pub profile: Arc<str>,
+    /// Process id; null where the table has no `PID` column.
+    pub pid: Option<u64>,
+    /// Id of the thread that pushed the range.
+    pub tid: u64,
+    /// Range id, unique within a profile (in the first form the CPU range's `RangeId`).
+    pub id: u64,
+    /// Id of the parent range, null at a root.
+    pub parent: Option<u64>,
+    /// Nesting depth, 0 at a root.
+    pub depth: u32,
+    /// Number of direct children.
+    pub children: u32,
+    /// Range name, with its domain prefix where the table records it.
+    pub name: String,
+    /// GPU-side start: the start of the first GPU operation, nanoseconds.
+    pub start_ns: i64,
+    /// GPU-side duration: to the end of the last GPU operation, nanoseconds.
+    pub dur_ns: i64,
+    /// CPU-side start of the range, where known.
+    pub cpu_start_ns: Option<i64>,
+    /// CPU-side duration of the range, where known.
+    pub cpu_dur_ns: Option<i64>,
+    /// Number of GPU operations the range launched, where known.
+    pub gpu_ops: Option<u64>,
+    /// GPU (device id), in tables projected per GPU or per stream.
+    pub device: Option<u64>,
+    /// CUDA stream id, in tables projected per stream.
+    pub stream: Option<u64>,
+}

@@ -4,6 +4,7 @@
 //! by their headers.
 
 pub mod archive;
+pub mod gpuproj;
 pub mod progress;
 pub mod pushpop;
 pub mod records;

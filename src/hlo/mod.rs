@@ -1,0 +1,556 @@
+//! XLA HLO metadata from the dumps that nsys-jax stores in its archives
+//! (`dump/module_NNNN.<name>.<stage>.hlo.pb.xz`, XLA's `HloProto`):
+//!
+//! - [`Dumps`] finds and reads the after-optimizations dump of a program on demand (per
+//!   profile in nsys-jax-combine archives) and maps XLA's per-process program id to the key
+//!   that is stable across ranks, as nsys-jax does ([`ProgramKey`]);
+//! - [`HloModule`] looks instructions up by name (the thunk names of the profiles);
+//! - [`Instruction`] says whether an instruction communicates, which collective it runs,
+//!   over how many devices and with how many bytes ([`Collective`]), and which Python
+//!   stack created it ([`StackFrame`]).
+//!
+//! The decoder is generated at build time from `protos/` (the part of XLA's schema that
+//! njx reads, with XLA's field numbers) by `protox` and `prost-build`: no `protoc`, no
+//! Python. Fields not in `protos/` are skipped, so dumps of any XLA version decode.
+//!
+//! The rules are nsys-jax's (`nsys_jax/protobuf.py`, `_get_message_size` in
+//! `nsys_jax/analysis.py`), with these deliberate differences:
+//!
+//! - an instruction is looked up in the dump of its record's own profile; nsys-jax loads
+//!   the dumps of every profile with the same fingerprint and requires them to agree;
+//! - communication is classified per instruction when asked, so one instruction that
+//!   cannot be classified is an error about it alone (nsys-jax classifies the whole module
+//!   on loading and fails on the first);
+//! - message sizes are also given for the synchronous `all-gather`, `all-reduce` and
+//!   `collective-permute`, which nsys-jax refuses as not yet validated; `F4E2M1FN` counts
+//!   4 bits (nsys-jax fails on it); a mesh sub-axis counts with its own size (nsys-jax
+//!   refuses it); explicit groups come from `collective_device_list` or the legacy
+//!   `replica_groups`, whichever has them, and the iota or mesh-axes forms only when
+//!   neither does (nsys-jax's current code falls through to the mesh-axes form even when
+//!   the iota form is set, and fails there);
+//! - a dump without `fingerprint_before_lhs` keys its program by the numeric id (nsys-jax
+//!   asserts that the fingerprint is there), and module names with dots are matched.
+//!
+//! ```no_run
+//! use njx::hlo::Dumps;
+//! use njx::input::Archive;
+//! # fn main() -> njx::Result<()> {
+//! let mut archive = Archive::open_dir(std::path::Path::new("rank0"))?;
+//! let mut dumps = Dumps::new(&archive);
+//! let key = dumps.program_key(&mut archive, "rank0", Some(40), "pjit__wrapped_step_fn")?;
+//! if let Some(module) = dumps.load(&mut archive, "rank0", 40, "pjit__wrapped_step_fn")? {
+//!     if let Some(inst) = module.instruction("all-gather-start.3") {
+//!         if let Some(c) = inst.collective()? {
+//!             println!("{key}: {} over {} devices, {} bytes", c.kind, c.group_size, c.message_bytes);
+//!         }
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod collective;
+mod dumps;
+
+pub use collective::{Collective, CollectiveKind, byte_size, element_bits};
+pub use dumps::{Dumps, ProgramKey, parse_dump_name};
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::fmt;
+use std::io::Read;
+
+/// The generated protobuf types (package `xla`), from `protos/`.
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    include!(concat!(env!("OUT_DIR"), "/xla.rs"));
+}
+
+/// The memory space of host memory in XLA:GPU layouts (`{...:S(5)}`).
+pub const HOST_MEMORY_SPACE: i64 = 5;
+
+/// Collective opcodes: an instruction with one of these communicates, and so does an
+/// async-start or fusion whose called computations contain one.
+const COMM_OPCODES: [&str; 6] = [
+    "all-gather",
+    "all-reduce",
+    "all-to-all",
+    "collective-broadcast",
+    "collective-permute",
+    "reduce-scatter",
+];
+
+/// Async forms that launch a collective themselves.
+const COMM_START_OPCODES: [&str; 3] = [
+    "all-gather-start",
+    "all-reduce-start",
+    "collective-permute-start",
+];
+
+/// Where an instruction is: computation index and instruction index in the proto.
+#[derive(Debug, Clone, Copy)]
+struct Loc {
+    comp: usize,
+    inst: usize,
+}
+
+/// One decoded HLO dump with lookup tables.
+#[derive(Debug)]
+pub struct HloModule {
+    place: String,
+    module: proto::HloModuleProto,
+    buffer_assignment: Option<proto::BufferAssignmentProto>,
+    /// Computation id → index.
+    computations: HashMap<i64, usize>,
+    /// Instruction name → location (names are unique in a module).
+    names: HashMap<String, Loc>,
+    /// Per computation: instruction id → index. Operands are always in the same
+    /// computation, which is how XLA itself resolves them.
+    ids: Vec<HashMap<i64, usize>>,
+}
+
+impl HloModule {
+    /// Decodes an `HloProto` (uncompressed). `place` names it in messages
+    /// (`rank0.zip!dump/module_0040….hlo.pb.xz`).
+    pub fn decode(place: impl Into<String>, bytes: &[u8]) -> Result<HloModule> {
+        let place = place.into();
+        let proto = <proto::HloProto as prost::Message>::decode(bytes)
+            .map_err(|e| Error::data(&place, format!("not a valid XLA HloProto: {e}")))?;
+        HloModule::new(place, proto)
+    }
+
+    /// Reads and decodes an `HloProto` from a stream (already decompressed). Protobuf
+    /// decoding needs the whole message, so the stream is read into memory (dumps are
+    /// megabytes).
+    pub fn read(place: impl Into<String>, mut reader: impl Read) -> Result<HloModule> {
+        let place = place.into();
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&place, e))?;
+        HloModule::decode(place, &bytes)
+    }
+
+    /// Wraps a decoded `HloProto`, building the lookup tables. Fails when it has no module,
+    /// or when computation ids or instruction names repeat (nsys-jax asserts the same).
+    pub fn new(place: impl Into<String>, proto: proto::HloProto) -> Result<HloModule> {
+        let place = place.into();
+        let Some(module) = proto.hlo_module else {
+            return Err(Error::data(&place, "HloProto without an hlo_module"));
+        };
+        let mut computations = HashMap::with_capacity(module.computations.len());
+        let mut names = HashMap::new();
+        let mut ids = Vec::with_capacity(module.computations.len());
+        for (c, comp) in module.computations.iter().enumerate() {
+            if computations.insert(comp.id, c).is_some() {
+                return Err(Error::data(
+                    &place,
+                    format!("computation id {} appears twice", comp.id),
+                ));
+            }
+            let mut by_id = HashMap::with_capacity(comp.instructions.len());
+            for (i, inst) in comp.instructions.iter().enumerate() {
+                if by_id.insert(inst.id, i).is_some() {
+                    return Err(Error::data(
+                        &place,
+                        format!(
+                            "instruction id {} appears twice in computation `{}`",
+                            inst.id, comp.name
+                        ),
+                    ));
+                }
+                match names.entry(inst.name.clone()) {
+                    Entry::Occupied(_) => {
+                        return Err(Error::data(
+                            &place,
+                            format!("instruction name `{}` appears twice", inst.name),
+                        ));
+                    }
+                    Entry::Vacant(v) => {
+                        v.insert(Loc { comp: c, inst: i });
+                    }
+                }
+            }
+            ids.push(by_id);
+        }
+        Ok(HloModule {
+            place,
+            module,
+            buffer_assignment: proto.buffer_assignment,
+            computations,
+            names,
+            ids,
+        })
+    }
+
+    /// Name of the dump for messages.
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// The module.
+    pub fn module(&self) -> &proto::HloModuleProto {
+        &self.module
+    }
+
+    /// The buffer assignment, when the dump has one.
+    pub fn buffer_assignment(&self) -> Option<&proto::BufferAssignmentProto> {
+        self.buffer_assignment.as_ref()
+    }
+
+    /// The module's name (`pjit__wrapped_step_fn`).
+    pub fn name(&self) -> &str {
+        &self.module().name
+    }
+
+    /// XLA's program id of the module (the `program_id` of the NVTX ranges).
+    pub fn id(&self) -> i64 {
+        self.module().id
+    }
+
+    /// A module-level frontend attribute.
+    pub fn frontend_attribute(&self, key: &str) -> Option<&str> {
+        self.module()
+            .frontend_attributes
+            .as_ref()
+            .and_then(|a| a.map.get(key))
+            .map(String::as_str)
+    }
+
+    /// The fingerprint nsys-jax uses as the program's key across ranks: the frontend
+    /// attribute `fingerprint_before_lhs`, when present and not empty.
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.frontend_attribute("fingerprint_before_lhs")
+            .filter(|f| !f.is_empty())
+    }
+
+    /// The computation with this id.
+    pub fn computation(&self, id: i64) -> Option<&proto::HloComputationProto> {
+        let c = *self.computations.get(&id)?;
+        self.module().computations.get(c)
+    }
+
+    /// The entry computation.
+    pub fn entry(&self) -> Option<&proto::HloComputationProto> {
+        self.computation(self.module().entry_computation_id)
+    }
+
+    /// The instruction with this name.
+    pub fn instruction(&self, name: &str) -> Option<Instruction<'_>> {
+        let loc = *self.names.get(name)?;
+        Some(Instruction { module: self, loc })
+    }
+
+    /// Every instruction, computation by computation, in dump order.
+    pub fn instructions(&self) -> impl Iterator<Item = Instruction<'_>> + '_ {
+        self.module()
+            .computations
+            .iter()
+            .enumerate()
+            .flat_map(move |(c, comp)| {
+                (0..comp.instructions.len()).map(move |i| Instruction {
+                    module: self,
+                    loc: Loc { comp: c, inst: i },
+                })
+            })
+    }
+
+    /// The instructions of the computation with this id.
+    pub fn computation_instructions(
+        &self,
+        id: i64,
+    ) -> Option<impl Iterator<Item = Instruction<'_>> + '_> {
+        let c = *self.computations.get(&id)?;
+        let n = self.module().computations.get(c)?.instructions.len();
+        Some((0..n).map(move |i| Instruction {
+            module: self,
+            loc: Loc { comp: c, inst: i },
+        }))
+    }
+
+    /// The Python stack whose innermost frame has this 1-based id, outermost frame first,
+    /// as nsys-jax's `get_stack_frames`; 0 (no frame) gives an empty stack.
+    pub fn stack_frames(&self, frame_id: i32) -> Result<Vec<StackFrame<'_>>> {
+        let mut frames = Vec::new();
+        if frame_id <= 0 {
+            return Ok(frames);
+        }
+        let Some(index) = self.module().stack_frame_index.as_ref() else {
+            return Err(self.error(format!(
+                "stack frame {frame_id} referenced but the module has no stack frame index"
+            )));
+        };
+        let mut id = frame_id;
+        while id > 0 {
+            // A parent chain longer than the table loops: stop rather than spin.
+            if frames.len() >= index.stack_frames.len() {
+                return Err(self.error(format!("stack frame {frame_id}: its parents loop")));
+            }
+            let frame = one_based(&index.stack_frames, id)
+                .ok_or_else(|| self.error(format!("stack frame {id} does not exist")))?;
+            let location =
+                one_based(&index.file_locations, frame.file_location_id).ok_or_else(|| {
+                    self.error(format!(
+                        "stack frame {id}: file location {} does not exist",
+                        frame.file_location_id
+                    ))
+                })?;
+            let file = one_based(&index.file_names, location.file_name_id).ok_or_else(|| {
+                self.error(format!(
+                    "stack frame {id}: file name {} does not exist",
+                    location.file_name_id
+                ))
+            })?;
+            let function =
+                one_based(&index.function_names, location.function_name_id).ok_or_else(|| {
+                    self.error(format!(
+                        "stack frame {id}: function name {} does not exist",
+                        location.function_name_id
+                    ))
+                })?;
+            frames.push(StackFrame {
+                file,
+                function,
+                line: location.line,
+                column: location.column,
+            });
+            id = frame.parent_frame_id;
+        }
+        frames.reverse();
+        Ok(frames)
+    }
+
+    fn error(&self, msg: String) -> Error {
+        Error::data(&self.place, msg)
+    }
+}
+
+/// `items[id - 1]` for the 1-based ids of the stack frame index.
+fn one_based<T>(items: &[T], id: i32) -> Option<&T> {
+    let i = usize::try_from(id).ok()?.checked_sub(1)?;
+    items.get(i)
+}
+
+/// One frame of a Python stack trace recorded in an HLO module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StackFrame<'m> {
+    /// The Python file, as the program saw it (`/opt/paxml/paxml/main.py`).
+    pub file: &'m str,
+    /// The function (`<module>` at the top level).
+    pub function: &'m str,
+    /// 1-based line.
+    pub line: i32,
+    /// Column, 0 when unknown.
+    pub column: i32,
+}
+
+impl fmt::Display for StackFrame<'_> {
+    /// `file:line[:column][function]`, as nsys-jax writes frames in its flame graphs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if self.column != 0 {
+            write!(f, ":{}", self.column)?;
+        }
+        write!(f, "[{}]", self.function)
+    }
+}
+
+/// An instruction of an [`HloModule`], with access to its computation and operands.
+#[derive(Clone, Copy)]
+pub struct Instruction<'m> {
+    module: &'m HloModule,
+    loc: Loc,
+}
+
+impl fmt::Debug for Instruction<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Instruction")
+            .field("name", &self.name())
+            .field("opcode", &self.opcode())
+            .finish()
+    }
+}
+
+impl<'m> Instruction<'m> {
+    /// The module it belongs to.
+    pub fn module(&self) -> &'m HloModule {
+        self.module
+    }
+
+    /// The computation it belongs to.
+    pub fn computation(&self) -> &'m proto::HloComputationProto {
+        &self.module.module().computations[self.loc.comp]
+    }
+
+    /// The instruction's proto.
+    pub fn proto(&self) -> &'m proto::HloInstructionProto {
+        &self.computation().instructions[self.loc.inst]
+    }
+
+    /// Its name (`fusion.12`, `all-gather-start.3`): the thunk name in profiles.
+    pub fn name(&self) -> &'m str {
+        &self.proto().name
+    }
+
+    /// Its opcode (`fusion`, `all-gather-start`).
+    pub fn opcode(&self) -> &'m str {
+        &self.proto().opcode
+    }
+
+    /// JAX's op name from the metadata (`jit(f)/jit(main)/dot_general`), or "".
+    pub fn op_name(&self) -> &'m str {
+        self.proto()
+            .metadata
+            .as_ref()
+            .map_or("", |m| m.op_name.as_str())
+    }
+
+    /// Its result shape.
+    pub fn shape(&self) -> Option<&'m proto::ShapeProto> {
+        self.proto().shape.as_ref()
+    }
+
+    /// Whether its result lives in host memory (memory space 5).
+    pub fn on_host(&self) -> bool {
+        self.shape()
+            .and_then(|s| s.layout.as_ref())
+            .is_some_and(|l| l.memory_space == HOST_MEMORY_SPACE)
+    }
+
+    /// Operand `i`.
+    pub fn operand(&self, i: usize) -> Result<Instruction<'m>> {
+        let Some(&id) = self.proto().operand_ids.get(i) else {
+            return Err(self.error(format!("has no operand {i}")));
+        };
+        let Some(&inst) = self.module.ids[self.loc.comp].get(&id) else {
+            return Err(self.error(format!(
+                "operand {i} (id {id}) is not in computation `{}`",
+                self.computation().name
+            )));
+        };
+        Ok(Instruction {
+            module: self.module,
+            loc: Loc {
+                comp: self.loc.comp,
+                inst,
+            },
+        })
+    }
+
+    /// All operands in order.
+    pub fn operands(&self) -> Result<Vec<Instruction<'m>>> {
+        (0..self.proto().operand_ids.len())
+            .map(|i| self.operand(i))
+            .collect()
+    }
+
+    /// The instructions of the computations it calls directly, in order.
+    pub fn called_instructions(&self) -> Result<Vec<Instruction<'m>>> {
+        let mut out = Vec::new();
+        for &id in &self.proto().called_computation_ids {
+            let Some(insts) = self.module.computation_instructions(id) else {
+                return Err(self.error(format!("calls computation {id}, which does not exist")));
+            };
+            out.extend(insts);
+        }
+        Ok(out)
+    }
+
+    /// The instruction that carries out its communication, if it communicates; exactly
+    /// nsys-jax's `HloInstruction` classification:
+    ///
+    /// - a collective (`all-gather`, `all-reduce`, `all-to-all`, `collective-broadcast`,
+    ///   `collective-permute`, `reduce-scatter`) or a `-start` form (`all-gather-start`,
+    ///   `all-reduce-start`, `collective-permute-start`) is its own communication;
+    /// - an `async-start` or `fusion` communicates when its called computations, searched
+    ///   recursively, contain a collective (not a `-start` form) or a host offload: a
+    ///   `dynamic-slice` whose result and operand 0 are in different memory spaces, or a
+    ///   `dynamic-update-slice` whose result is where operand 0 is but operand 1 is not
+    ///   (memory space 5 = host). Finding two such instructions is an error.
+    pub fn communication(&self) -> Result<Option<Instruction<'m>>> {
+        let opcode = self.opcode();
+        if COMM_OPCODES.contains(&opcode) || COMM_START_OPCODES.contains(&opcode) {
+            return Ok(Some(*self));
+        }
+        if opcode != "async-start" && opcode != "fusion" {
+            return Ok(None);
+        }
+        let mut found: Option<Instruction<'m>> = None;
+        // Depth-first over the called computations, each once (a loop in corrupt data
+        // cannot recurse forever).
+        let mut seen = std::collections::HashSet::new();
+        let mut todo: Vec<i64> = self.proto().called_computation_ids.clone();
+        todo.reverse();
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let Some(insts) = self.module.computation_instructions(id) else {
+                return Err(self.error(format!("calls computation {id}, which does not exist")));
+            };
+            for inst in insts {
+                todo.extend(inst.proto().called_computation_ids.iter().rev());
+                if COMM_OPCODES.contains(&inst.opcode()) || inst.is_offload()? {
+                    if let Some(first) = found {
+                        return Err(self.error(format!(
+                            "calls two communicating instructions, `{}` ({}) and `{}` ({})",
+                            first.name(),
+                            first.opcode(),
+                            inst.name(),
+                            inst.opcode()
+                        )));
+                    }
+                    found = Some(inst);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Whether it communicates (see [`Instruction::communication`]).
+    pub fn is_communication(&self) -> Result<bool> {
+        Ok(self.communication()?.is_some())
+    }
+
+    /// A `dynamic-slice` or `dynamic-update-slice` that moves data between host and
+    /// device memory.
+    fn is_offload(&self) -> Result<bool> {
+        Ok(match self.opcode() {
+            "dynamic-slice" => self.on_host() != self.operand(0)?.on_host(),
+            "dynamic-update-slice" => {
+                let dest = self.on_host();
+                dest == self.operand(0)?.on_host() && dest != self.operand(1)?.on_host()
+            }
+            _ => false,
+        })
+    }
+
+    /// The collective it runs, with group size and message size, or `None` when it does
+    /// not communicate. See [`Collective`] for the conventions.
+    pub fn collective(&self) -> Result<Option<Collective>> {
+        match self.communication()? {
+            Some(comm) => collective::describe(comm).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The Python stack that created it (outermost first), from its metadata's
+    /// `stack_frame_id`; empty when it has none.
+    pub fn stack_frames(&self) -> Result<Vec<StackFrame<'m>>> {
+        let id = self
+            .proto()
+            .metadata
+            .as_ref()
+            .map_or(0, |m| m.stack_frame_id);
+        self.module.stack_frames(id)
+    }
+
+    /// A data error about this instruction, naming the dump and the instruction.
+    pub(crate) fn error(&self, msg: impl fmt::Display) -> Error {
+        Error::data(
+            &self.module.place,
+            format!("instruction `{}`: {msg}", self.name()),
+        )
+    }
+}
