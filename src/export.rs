@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Member names of the push/pop table in nsys-jax archives, newest form first.
-const PUSHPOP_MEMBERS: &[&str] = &[
+pub const PUSHPOP_MEMBERS: &[&str] = &[
     "report_nvtx_pushpop_trace.parquet",
     "report_nvtx_pushpop_trace.csv.xz",
     "report_nvtx_pushpop_trace.csv.gz",
@@ -27,6 +27,11 @@ pub enum Table {
     Ranges,
     /// NVTX ranges projected onto the GPU work they launched (`nvtx_gpu_proj_trace`).
     GpuRanges,
+    /// XLA module executions per device (from archives: GPU projection, thread names,
+    /// HLO dumps).
+    Modules,
+    /// Thunk executions per device, communication split into exposed and hidden time.
+    Thunks,
 }
 
 /// Turn Nsight Systems reports and nsys-jax archives into JSON Lines (or CSV) records.
@@ -36,11 +41,15 @@ pub enum Table {
     version,
     after_help = "Inputs: `nsys stats --report nvtx_pushpop_trace` CSV (plain, .gz, .xz or on \
 stdin); nsys-jax archives (.zip) and their extracted directories; nsys-jax-combine archives \
-(one profile per `path/<profile>` member). Records from each input carry its profile name.
+(one profile per `path/<profile>` member). Records from each input carry its profile name. \
+--table gpu-ranges, modules and thunks read archives. Modules and thunks of several inputs \
+are written once all are read, with device clocks aligned on the collectives that span every \
+device (corrections on stderr; --no-align keeps raw clocks).
 
 Examples:
   njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
   njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-export --table modules rank*.zip | njx-modules
   njx-export --format csv rank0.zip > ranges.csv"
 )]
 pub struct Args {
@@ -50,17 +59,36 @@ pub struct Args {
     /// Which records to write.
     #[arg(long, value_enum, default_value = "ranges")]
     pub table: Table,
+
+    /// Keep each profile's raw device clocks (modules and thunks).
+    #[arg(long)]
+    pub no_align: bool,
 }
 
 /// Runs `njx-export`.
 pub fn run(args: &Args) -> Result<()> {
     let format = args.io.format.unwrap_or(Format::Json);
     let mut writer = RecordWriter::new(open_output(args.io.output.as_deref())?, format)?;
-    for path in args.io.inputs_or_stdin() {
-        match args.table {
-            Table::Ranges => for_each_range(&path, &mut |r| writer.write(&r))?,
-            Table::GpuRanges => for_each_gpu_range(&path, &mut |r| writer.write(&r))?,
-        };
+    let paths = args.io.inputs_or_stdin();
+    match args.table {
+        Table::Ranges | Table::GpuRanges => {
+            for path in &paths {
+                match args.table {
+                    Table::Ranges => for_each_range(path, &mut |r| writer.write(&r))?,
+                    _ => for_each_gpu_range(path, &mut |r| writer.write(&r))?,
+                };
+            }
+        }
+        Table::Modules | Table::Thunks => {
+            let all = crate::modules::load(&paths, !args.no_align, &mut |n| {
+                eprintln!("njx-export: {n}")
+            })?;
+            if args.table == Table::Modules {
+                all.modules.iter().try_for_each(|m| writer.write(m))?;
+            } else {
+                all.thunks.iter().try_for_each(|t| writer.write(t))?;
+            }
+        }
     }
     writer.finish()
 }
@@ -144,7 +172,7 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
 }
 
 /// Member name of the GPU projection table in nsys-jax archives.
-const GPU_PROJ_MEMBER: &str = "nvtx_gpu_proj_trace/trace.parquet";
+pub const GPU_PROJ_MEMBER: &str = "nvtx_gpu_proj_trace/trace.parquet";
 
 /// Reads GPU-projected range records from an nsys-jax archive (every profile in it) or a
 /// standalone `trace.parquet`, handing each to `emit`. Rows of GPU work outside any range

@@ -23,6 +23,7 @@ pub mod error;
 pub mod export;
 pub mod hlo;
 pub mod input;
+pub mod modules;
 pub mod output;
 pub mod ranges;
 pub mod record;
@@ -36,5 +37,6 @@ pub fn commands() -> Vec<clap::Command> {
         export::Args::command(),
         ranges::tool::Args::command(),
         compile::Args::command(),
+        modules::tool::Args::command(),
     ]
 }

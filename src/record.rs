@@ -83,3 +83,67 @@ pub struct GpuRange {
     /// CUDA stream id, in tables projected per stream.
     pub stream: Option<u64>,
 }
+
+/// One execution of one XLA module on one device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Module {
+    /// Which input the execution came from.
+    pub profile: Arc<str>,
+    /// Program key, the same on every rank: the HLO fingerprint, `unknown` for
+    /// autotuning executions, the program id where the archive has no dump of it.
+    pub program: String,
+    /// XLA's program number, null for autotuning executions.
+    pub program_id: Option<u64>,
+    /// Module name (`jit_train_step`).
+    pub name: String,
+    /// Execution number per (device, program), from 0.
+    pub execution: u32,
+    /// Global device id.
+    pub device: u32,
+    /// GPU-side start, nanoseconds.
+    pub start_ns: i64,
+    /// GPU-side duration, nanoseconds.
+    pub dur_ns: i64,
+    /// Number of thunk executions.
+    pub thunks: u32,
+    /// Initialisation rather than steady state (nsys-jax's warm-up rule).
+    pub warmup: bool,
+}
+
+/// One execution of one thunk (HLO instruction) within a module execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Thunk {
+    /// Which input the execution came from.
+    pub profile: Arc<str>,
+    /// Program key, as in [`Module`].
+    pub program: String,
+    /// XLA's program number.
+    pub program_id: Option<u64>,
+    /// Module name.
+    pub module: String,
+    /// Execution number of the module execution.
+    pub execution: u32,
+    /// Global device id.
+    pub device: u32,
+    /// HLO instruction (`fusion.12`).
+    pub name: String,
+    /// Execution number of this thunk within the module execution, from 0.
+    pub thunk_execution: u32,
+    /// GPU-side start, nanoseconds.
+    pub start_ns: i64,
+    /// Exposed GPU time, nanoseconds: for communication, the part not hidden.
+    pub dur_ns: i64,
+    /// Time of a communication thunk overlapped by compute thunks of the same program on
+    /// the same device, nanoseconds.
+    pub hidden_ns: i64,
+    /// Whether the thunk communicates (collective or host offload).
+    pub comm: bool,
+    /// Initialisation rather than steady state.
+    pub warmup: bool,
+    /// Collective kind of a communication thunk (`all-gather`, `device-to-host`, …).
+    pub collective: Option<String>,
+    /// Devices in the collective's groups.
+    pub group_size: Option<u32>,
+    /// Message size, NCCL's conventions.
+    pub message_bytes: Option<u64>,
+}

@@ -8,6 +8,7 @@ pub mod gpuproj;
 pub mod progress;
 pub mod pushpop;
 pub mod records;
+pub mod threads;
 
 use crate::error::{Error, Result};
 pub use archive::Archive;

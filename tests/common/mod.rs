@@ -12,6 +12,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-export" => env!("CARGO_BIN_EXE_njx-export"),
         "njx-ranges" => env!("CARGO_BIN_EXE_njx-ranges"),
         "njx-compile-summary" => env!("CARGO_BIN_EXE_njx-compile-summary"),
+        "njx-modules" => env!("CARGO_BIN_EXE_njx-modules"),
         other => panic!("unknown tool {other}"),
     }
 }

@@ -1,0 +1,351 @@
+//! XLA module and thunk executions from nsys-jax archives (`njx-export --table
+//! modules|thunks`), and their steady-state summary (`njx-modules`).
+//!
+//! Each profile's GPU projection table, thread names and HLO dumps are read, module and
+//! thunk executions derived ([`derive`]), initialisation executions marked, and, across
+//! several profiles, the device clocks aligned on the collectives that span every device.
+
+pub mod derive;
+pub mod tool;
+
+use crate::error::{Error, Result};
+use crate::export::GPU_PROJ_MEMBER;
+use crate::hlo::{Dumps, ProgramKey};
+use crate::input::archive::{Archive, ParquetMember};
+use crate::input::{self, Opened, gpuproj, pushpop, threads};
+use crate::record::{GpuRange, Module, Thunk};
+use derive::{Comm, Derived, ProgramInfo};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Module and thunk executions of every profile read.
+#[derive(Debug, Default)]
+pub struct Executions {
+    /// Module executions.
+    pub modules: Vec<Module>,
+    /// Thunk executions.
+    pub thunks: Vec<Thunk>,
+}
+
+/// Per-device clock corrections applied, nanoseconds to subtract from device times.
+pub type Corrections = BTreeMap<u32, f64>;
+
+/// Reads module and thunk executions from nsys-jax archives (every profile of each),
+/// aligning device clocks across them when `align` is set; messages about what was
+/// left out or corrected go to `note`.
+pub fn load(paths: &[PathBuf], align: bool, note: &mut dyn FnMut(String)) -> Result<Executions> {
+    let mut all = Executions::default();
+    // Archives are independent until the clocks are aligned: read them on every core
+    // (decoding the xz-compressed tables and HLO dumps is most of the work), then merge
+    // in input order so the output does not depend on scheduling.
+    for result in parallel_map(paths, |p| load_path(p)) {
+        let (part, notes) = result?;
+        notes.into_iter().for_each(&mut *note);
+        all.modules.extend(part.modules);
+        all.thunks.extend(part.thunks);
+    }
+    if let Some(corrections) = align.then(|| align_clocks(&mut all)).flatten() {
+        for (device, ns) in &corrections {
+            note(format!(
+                "clock alignment: device {device} corrected by {:+.6} ms",
+                -ns / 1e6 + 0.0
+            ));
+        }
+    }
+    Ok(all)
+}
+
+/// `f` applied to every item on a pool of threads (one per core), results in item order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if workers <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    results.lock().expect("no worker panicked")[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every item processed"))
+        .collect()
+}
+
+fn load_path(path: &Path) -> Result<(Executions, Vec<String>)> {
+    let archive = match input::open(path)? {
+        Opened::Archive(a) => a,
+        _ => {
+            return Err(Error::data(
+                input::place_of(path),
+                "module and thunk tables are built from nsys-jax archives (.zip or an \
+                 extracted directory)",
+            ));
+        }
+    };
+    let mut part = Executions::default();
+    let mut notes = Vec::new();
+    load_archive(archive, &mut part, &mut |n| notes.push(n))?;
+    Ok((part, notes))
+}
+
+fn load_archive(
+    mut archive: Archive,
+    all: &mut Executions,
+    note: &mut dyn FnMut(String),
+) -> Result<()> {
+    let members = archive.find(GPU_PROJ_MEMBER);
+    if members.is_empty() {
+        return Err(Error::data(
+            archive.place(),
+            format!("archive has no GPU projection table (looked for {GPU_PROJ_MEMBER})"),
+        ));
+    }
+    let mut dumps = Dumps::new(&archive);
+    for member in members {
+        let profile: Arc<str> = member.profile.as_str().into();
+        let place = archive.member_place(&member.path);
+        let mut ranges: Vec<GpuRange> = Vec::new();
+        let mut push = |r: GpuRange| -> Result<()> {
+            ranges.push(r);
+            Ok(())
+        };
+        match archive.open_parquet(&member.path)? {
+            ParquetMember::File(f) => gpuproj::read_parquet(&place, &profile, f, &mut push)?,
+            ParquetMember::Slice(s) => gpuproj::read_parquet(&place, &profile, s, &mut push)?,
+            ParquetMember::Bytes(b) => gpuproj::read_parquet(&place, &profile, b, &mut push)?,
+        };
+        let launchers = read_launchers(&mut archive, &member.profile)?;
+        let compiled_names = compiled_programs(&mut archive, &member.profile)?;
+        let mut programs = ArchivePrograms {
+            archive: &mut archive,
+            dumps: &mut dumps,
+            profile: &member.profile,
+            missing: HashSet::new(),
+            unnamed: 0,
+        };
+        let mut derived = derive::derive(&profile, &ranges, &launchers, &mut programs)?;
+        let mut compiled = HashSet::new();
+        for (id, name) in compiled_names {
+            if let ProgramKey::Fingerprint(f) = programs.key(Some(id), &name)? {
+                compiled.insert(f);
+            }
+        }
+        let (missing, unnamed) = (programs.missing, programs.unnamed);
+        if !missing.is_empty() {
+            let mut ids: Vec<_> = missing.into_iter().collect();
+            ids.sort();
+            derived.notes.push(format!(
+                "no HLO dump of program{} {}: keyed by program id, communication unknown",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if unnamed > 0 {
+            derived.notes.push(format!(
+                "{unnamed} thunk names are not instructions of their module's HLO: counted as compute"
+            ));
+        }
+        let has_comm = derived.thunks.iter().any(|t| t.comm);
+        let Derived {
+            mut modules,
+            mut thunks,
+            mut notes,
+        } = derived;
+        derive::mark_warmup(&mut modules, &mut thunks, &compiled, has_comm, &mut notes);
+        for n in notes {
+            note(format!("{place}: {n}"));
+        }
+        all.modules.extend(modules);
+        all.thunks.extend(thunks);
+    }
+    Ok(())
+}
+
+/// The launcher threads of `profile`, from `thread-metadata.parquet`.
+fn read_launchers(archive: &mut Archive, profile: &str) -> Result<Vec<threads::Launcher>> {
+    let Some(path) = member_of(archive, "thread-metadata.parquet", profile) else {
+        return Ok(Vec::new());
+    };
+    let place = archive.member_place(&path);
+    match archive.open_parquet(&path)? {
+        ParquetMember::File(f) => threads::read_launchers(&place, f),
+        ParquetMember::Slice(s) => threads::read_launchers(&place, s),
+        ParquetMember::Bytes(b) => threads::read_launchers(&place, b),
+    }
+}
+
+/// The member holding `path` for `profile`: shared, or the profile's own copy.
+fn member_of(archive: &Archive, path: &str, profile: &str) -> Option<String> {
+    let found = archive.find(path);
+    found
+        .iter()
+        .find(|m| m.path == path)
+        .or_else(|| found.iter().find(|m| m.profile == profile))
+        .map(|m| m.path.clone())
+}
+
+/// Programs whose compilation the profile recorded: (program id, module name) of its
+/// `XlaCompileBackend` ranges.
+fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, String)>> {
+    let mut found = Vec::new();
+    for base in crate::export::PUSHPOP_MEMBERS {
+        let Some(path) = member_of(archive, base, profile) else {
+            continue;
+        };
+        let place = archive.member_place(&path);
+        let profile: Arc<str> = profile.into();
+        let mut emit = |r: crate::record::Range| -> Result<()> {
+            let backend = r
+                .name
+                .strip_prefix("TSL:XlaCompileBackend:#module=")
+                .and_then(|rest| rest.strip_suffix('#'))
+                .and_then(|rest| rest.rsplit_once(",program_id="))
+                .and_then(|(name, id)| Some((id.parse().ok()?, name.to_string())));
+            found.extend(backend);
+            Ok(())
+        };
+        if path.contains(".parquet") {
+            match archive.open_parquet(&path)? {
+                ParquetMember::File(f) => pushpop::read_parquet(&place, &profile, f, &mut emit)?,
+                ParquetMember::Slice(s) => pushpop::read_parquet(&place, &profile, s, &mut emit)?,
+                ParquetMember::Bytes(b) => pushpop::read_parquet(&place, &profile, b, &mut emit)?,
+            };
+        } else {
+            let reader = archive.open_member(&path)?;
+            pushpop::read_csv(&place, &profile, reader, &mut emit)?;
+        }
+        found.sort();
+        found.dedup();
+        return Ok(found);
+    }
+    Ok(found)
+}
+
+/// [`ProgramInfo`] from an archive's HLO dumps.
+struct ArchivePrograms<'a> {
+    archive: &'a mut Archive,
+    dumps: &'a mut Dumps,
+    profile: &'a str,
+    missing: HashSet<u64>,
+    unnamed: usize,
+}
+
+impl ArchivePrograms<'_> {
+    fn key(&mut self, program_id: Option<u64>, name: &str) -> Result<ProgramKey> {
+        self.dumps
+            .program_key(self.archive, self.profile, program_id, name)
+    }
+}
+
+impl ProgramInfo for ArchivePrograms<'_> {
+    fn program_key(&mut self, program_id: Option<u64>, name: &str) -> Result<String> {
+        Ok(match self.key(program_id, name)? {
+            ProgramKey::Fingerprint(f) => f,
+            ProgramKey::Id(id) => id.to_string(),
+            ProgramKey::Unknown => "unknown".to_string(),
+            ProgramKey::Missing(id) => {
+                self.missing.insert(id);
+                id.to_string()
+            }
+        })
+    }
+
+    fn communication(
+        &mut self,
+        program_id: u64,
+        module: &str,
+        instruction: &str,
+    ) -> Result<Option<Comm>> {
+        let Some(hlo) = self
+            .dumps
+            .load(self.archive, self.profile, program_id, module)?
+        else {
+            return Ok(None);
+        };
+        let Some(inst) = hlo.instruction(instruction) else {
+            self.unnamed += 1;
+            return Ok(None);
+        };
+        Ok(inst.collective()?.map(|c| Comm {
+            collective: c.kind.as_str().to_string(),
+            group_size: c.group_size as u32,
+            message_bytes: c.message_bytes,
+        }))
+    }
+}
+
+/// Aligns device clocks across profiles as nsys-jax's `align_profiler_data_timestamps`:
+/// on the collectives whose groups span every profiled device, each device's clock is
+/// corrected by the median over those collectives of how far its end time is from the
+/// mean end time of all devices. Returns the corrections, or `None` where alignment does
+/// not apply (one device, or no collective over all devices).
+pub fn align_clocks(all: &mut Executions) -> Option<Corrections> {
+    let comm: Vec<&Thunk> = all.thunks.iter().filter(|t| t.comm).collect();
+    let devices: HashSet<u32> = comm.iter().map(|t| t.device).collect();
+    let max_group = comm.iter().filter_map(|t| t.group_size).max()?;
+    if max_group < 2 || devices.len() != max_group as usize {
+        return None;
+    }
+    // End times (exposed + hidden) per collective instance.
+    // (program, execution, thunk, thunk execution) → (device, end) of each device.
+    type Instance<'a> = (&'a str, u32, &'a str, u32);
+    let mut instances: HashMap<Instance, Vec<(u32, i64)>> = HashMap::new();
+    for t in comm.iter().filter(|t| t.group_size == Some(max_group)) {
+        instances
+            .entry((
+                t.program.as_str(),
+                t.execution,
+                t.name.as_str(),
+                t.thunk_execution,
+            ))
+            .or_default()
+            .push((t.device, t.start_ns + t.dur_ns + t.hidden_ns));
+    }
+    let mut skews: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for ends in instances.values() {
+        let mean = ends.iter().map(|&(_, e)| e as f64).sum::<f64>() / ends.len() as f64;
+        for &(d, e) in ends {
+            skews.entry(d).or_default().push(e as f64 - mean);
+        }
+    }
+    let corrections: Corrections = skews
+        .into_iter()
+        .map(|(d, mut s)| {
+            s.sort_by(f64::total_cmp);
+            let n = s.len();
+            let median = if n % 2 == 1 {
+                s[n / 2]
+            } else {
+                (s[n / 2 - 1] + s[n / 2]) / 2.0
+            };
+            (d, median)
+        })
+        .collect();
+    let shift = |device: u32| corrections.get(&device).map_or(0, |c| c.round() as i64);
+    for m in &mut all.modules {
+        m.start_ns -= shift(m.device);
+    }
+    for t in &mut all.thunks {
+        t.start_ns -= shift(t.device);
+    }
+    Some(corrections)
+}

@@ -1,0 +1,236 @@
+//! `njx-modules`: the steady-state summary of module executions per program.
+
+use crate::cli::{Format, IoArgs};
+use crate::error::{Error, Result};
+use crate::input::records::{self, TextKind};
+use crate::input::{self, Opened};
+use crate::output::{RecordWriter, open_output, write_table};
+use crate::record::Module;
+use clap::Parser;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Write;
+
+/// Steady-state XLA module execution summary: executions, thunks and GPU time per program.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-modules",
+    version,
+    after_help = "Input is module records (njx-export --table modules) as JSON Lines or CSV, or \
+nsys-jax archives directly. One line per program (the HLO fingerprint, the same on every rank), \
+largest total GPU time first: executions, thunks per execution and GPU time per execution as \
+mean ± sample standard deviation, and the program's share of the total. Initialisation \
+executions (nsys-jax's warm-up rule: the first execution of a program whose compilation was \
+profiled, one more when the profile has communication) are left out unless --include-warmup, \
+and autotuning executions (program `unknown`) unless --include-autotuning.
+
+Examples:
+  njx-export --table modules rank*.zip | njx-modules
+  njx-modules --format json rank0.zip | jq .dur_mean_ns"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Count initialisation executions too.
+    #[arg(long)]
+    pub include_warmup: bool,
+
+    /// Count autotuning executions too (program `unknown`: modules XLA's autotuner
+    /// extracts and runs while compiling, as nsys-jax's `remove_autotuning_detail` drops).
+    #[arg(long)]
+    pub include_autotuning: bool,
+}
+
+/// Summary of one program.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgramSummary {
+    /// Program key.
+    pub program: String,
+    /// Module name.
+    pub name: String,
+    /// Executions counted (over all devices).
+    pub executions: u64,
+    /// Thunks per execution, mean.
+    pub thunks_mean: f64,
+    /// Thunks per execution, sample standard deviation (null for one execution).
+    pub thunks_std: Option<f64>,
+    /// GPU time per execution, mean, nanoseconds.
+    pub dur_mean_ns: f64,
+    /// GPU time per execution, sample standard deviation (null for one execution).
+    pub dur_std_ns: Option<f64>,
+    /// Total GPU time, nanoseconds.
+    pub dur_sum_ns: i64,
+    /// Share of the total GPU time of all programs, percent.
+    pub percent: f64,
+}
+
+#[derive(Default)]
+struct Acc {
+    name: String,
+    n: u64,
+    thunks: Stats,
+    dur: Stats,
+    sum: i64,
+}
+
+/// Running mean and variance (Welford), so only aggregates are held.
+#[derive(Default)]
+struct Stats {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Stats {
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+    fn std(&self) -> Option<f64> {
+        (self.n > 1).then(|| (self.m2 / (self.n - 1) as f64).sqrt())
+    }
+}
+
+/// Summarises module records per program, largest total first.
+pub fn summarise(
+    modules: impl IntoIterator<Item = Module>,
+    include_warmup: bool,
+    include_autotuning: bool,
+) -> Vec<ProgramSummary> {
+    let mut acc: HashMap<String, Acc> = HashMap::new();
+    for m in modules {
+        if (m.warmup && !include_warmup) || (m.program == "unknown" && !include_autotuning) {
+            continue;
+        }
+        let a = acc.entry(m.program.clone()).or_default();
+        if a.n == 0 {
+            a.name = m.name.clone();
+        }
+        a.n += 1;
+        a.thunks.add(f64::from(m.thunks));
+        a.dur.add(m.dur_ns as f64);
+        a.sum += m.dur_ns;
+    }
+    let total: i64 = acc.values().map(|a| a.sum).sum();
+    let mut out: Vec<ProgramSummary> = acc
+        .into_iter()
+        .map(|(program, a)| ProgramSummary {
+            program,
+            name: a.name,
+            executions: a.n,
+            thunks_mean: a.thunks.mean,
+            thunks_std: a.thunks.std(),
+            dur_mean_ns: a.dur.mean,
+            dur_std_ns: a.dur.std(),
+            dur_sum_ns: a.sum,
+            percent: if total > 0 {
+                100.0 * a.sum as f64 / total as f64
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.dur_sum_ns
+            .cmp(&a.dur_sum_ns)
+            .then_with(|| a.program.cmp(&b.program))
+    });
+    out
+}
+
+/// Reads module records (or derives them from archives) from every input.
+fn read_modules(args: &Args) -> Result<Vec<Module>> {
+    let mut modules = Vec::new();
+    let mut archives = Vec::new();
+    for path in args.io.inputs_or_stdin() {
+        match input::open(&path)? {
+            Opened::Archive(_) => archives.push(path),
+            Opened::Stream(mut stream) => {
+                let place = stream.place.clone();
+                let mut push = |m: Module| -> Result<()> {
+                    modules.push(m);
+                    Ok(())
+                };
+                match records::sniff(&place, &mut stream.reader)? {
+                    TextKind::JsonLines => {
+                        records::read_json_lines(&place, stream.reader, &mut push)?
+                    }
+                    TextKind::RecordCsv => {
+                        records::read_record_csv(&place, stream.reader, &mut push)?
+                    }
+                    TextKind::Empty => 0,
+                    _ => {
+                        return Err(Error::data(
+                            place,
+                            "not module records: expected njx-export --table modules output",
+                        ));
+                    }
+                };
+            }
+            _ => {
+                return Err(Error::data(
+                    input::place_of(&path),
+                    "not module records or an nsys-jax archive",
+                ));
+            }
+        }
+    }
+    if !archives.is_empty() {
+        let all = crate::modules::load(&archives, false, &mut |n| eprintln!("njx-modules: {n}"))?;
+        modules.extend(all.modules);
+    }
+    Ok(modules)
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.6}", ns / 1e6)
+}
+
+/// Runs `njx-modules`.
+pub fn run(args: &Args) -> Result<()> {
+    let summary = summarise(
+        read_modules(args)?,
+        args.include_warmup,
+        args.include_autotuning,
+    );
+    let format = args.io.format.unwrap_or(Format::Table);
+    let mut out = open_output(args.io.output.as_deref())?;
+    if format != Format::Table {
+        let mut w = RecordWriter::new(out, format)?;
+        summary.iter().try_for_each(|s| w.write(s))?;
+        return w.finish();
+    }
+    if summary.is_empty() {
+        writeln!(out, "No module executions in the input.").map_err(Error::Output)?;
+        return out.flush().map_err(Error::Output);
+    }
+    let mut rows = vec![vec![
+        "program".to_string(),
+        "name".into(),
+        "executions".into(),
+        "thunks".into(),
+        "ms mean".into(),
+        "ms std".into(),
+        "percent".into(),
+    ]];
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
+    for s in &summary {
+        rows.push(vec![
+            s.program.clone(),
+            s.name.clone(),
+            s.executions.to_string(),
+            match s.thunks_std {
+                Some(sd) if sd > 0.0 => format!("{:.1} ± {:.1}", s.thunks_mean, sd),
+                _ => format!("{:.0}", s.thunks_mean),
+            },
+            ms(s.dur_mean_ns),
+            opt(s.dur_std_ns, &ms),
+            format!("{:.3}", s.percent),
+        ]);
+    }
+    write_table(&mut out, &rows, &[2, 3, 4, 5, 6])?;
+    out.flush().map_err(Error::Output)
+}
