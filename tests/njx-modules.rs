@@ -1,0 +1,449 @@
+//! Module and thunk executions: the derivation rules on hand-made projected ranges (in
+//! process), and the peer's published figures on the real pax profiles (through the
+//! built binaries).
+
+mod common;
+
+use common::*;
+use njx::modules::derive::{self, Comm, ProgramInfo, mark_warmup, split_hidden};
+use njx::modules::{Executions, align_clocks};
+use njx::record::{GpuRange, Thunk};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Program 7 (`jit_step`) has fingerprint `f7`; its `all-reduce.1` is communication.
+struct Fake;
+impl ProgramInfo for Fake {
+    fn program_key(&mut self, program_id: Option<u64>, _name: &str) -> njx::Result<String> {
+        Ok(program_id.map_or("unknown".into(), |id| format!("f{id}")))
+    }
+    fn communication(&mut self, _: u64, _: &str, instruction: &str) -> njx::Result<Option<Comm>> {
+        Ok(instruction.starts_with("all-reduce").then(|| Comm {
+            collective: "all-reduce".into(),
+            group_size: 2,
+            message_bytes: 4096,
+        }))
+    }
+}
+
+fn gr(
+    id: u64,
+    parent: Option<u64>,
+    tid: u64,
+    name: &str,
+    start: i64,
+    dur: i64,
+    ops: u64,
+) -> GpuRange {
+    GpuRange {
+        profile: Arc::from("p"),
+        pid: Some(1),
+        tid,
+        id,
+        parent,
+        depth: 0,
+        children: 0,
+        name: name.to_string(),
+        start_ns: start,
+        dur_ns: dur,
+        cpu_start_ns: None,
+        cpu_dur_ns: None,
+        gpu_ops: Some(ops),
+        device: None,
+        stream: None,
+    }
+}
+
+const STEP: &str = "TSL:XlaModule:#hlo_module=jit_step,program_id=7#";
+
+/// Three executions of jit_step on the main thread (1) and a cut-short fourth; an
+/// early thunk; NCCL between a module and its thunk; a thunk with a thunk inside.
+fn profile() -> Vec<GpuRange> {
+    let mut r = vec![gr(1, None, 1, "TSL:Thunk:#hlo_op=early.1#", 0, 5, 1)];
+    let mut id = 10;
+    for e in 0..4i64 {
+        let t0 = 100 + e * 1000;
+        let m = id;
+        let ops = if e == 3 { 1 } else { 10 + e as u64 };
+        r.push(gr(m, None, 1, STEP, t0, 500, ops));
+        r.push(gr(
+            m + 1,
+            Some(m),
+            1,
+            "TSL:Thunk:#hlo_op=fusion.1#",
+            t0,
+            200,
+            1,
+        ));
+        r.push(gr(
+            m + 2,
+            Some(m),
+            1,
+            "NCCL:ncclAllReduce",
+            t0 + 100,
+            300,
+            1,
+        ));
+        r.push(gr(
+            m + 3,
+            Some(m + 2),
+            1,
+            "TSL:Thunk:#hlo_op=all-reduce.1#",
+            t0 + 150,
+            150,
+            1,
+        ));
+        r.push(gr(
+            m + 4,
+            Some(m),
+            1,
+            "TSL:Thunk:#name=cb,hlo_op=command_buffer#",
+            t0 + 320,
+            100,
+            1,
+        ));
+        r.push(gr(
+            m + 5,
+            Some(m + 4),
+            1,
+            "TSL:Thunk:#hlo_op=fusion.2#",
+            t0 + 330,
+            80,
+            1,
+        ));
+        id += 10;
+    }
+    r
+}
+
+#[test]
+fn derivation_follows_nsys_jax() {
+    let launchers = [njx::input::threads::Launcher {
+        pid: 1,
+        tid: 99,
+        device: 3,
+    }];
+    let d = derive::derive(&Arc::from("p"), &profile(), &launchers, &mut Fake).unwrap();
+    // The cut-short fourth execution and the early thunk are gone, and said so.
+    assert_eq!(d.modules.len(), 3);
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("ignored 1 thunks that start before"))
+    );
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("dropped the last execution"))
+    );
+    for (e, m) in d.modules.iter().enumerate() {
+        assert_eq!(
+            (m.program.as_str(), m.program_id, m.name.as_str()),
+            ("f7", Some(7), "jit_step")
+        );
+        // The main thread of a one-device process runs on the first launcher's device.
+        assert_eq!((m.execution, m.device, m.thunks), (e as u32, 3, 3));
+    }
+    let names: Vec<&str> = d.thunks[..3].iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["fusion.1", "all-reduce.1", "fusion.2"]);
+    let ar = &d.thunks[1];
+    // all-reduce [t0+150, t0+300) overlaps fusion.1 [t0, t0+200) by 50.
+    assert!(ar.comm);
+    assert_eq!((ar.hidden_ns, ar.dur_ns), (50, 100));
+    assert_eq!(
+        (ar.collective.as_deref(), ar.group_size, ar.message_bytes),
+        (Some("all-reduce"), Some(2), Some(4096))
+    );
+    assert_eq!(d.thunks.iter().filter(|t| t.execution == 2).count(), 3);
+}
+
+#[test]
+fn warmup_marks_compiled_programs_and_one_more_with_communication() {
+    let d = derive::derive(&Arc::from("p"), &profile(), &[], &mut Fake).unwrap();
+    assert!(d.notes.iter().any(|n| n.contains("device 0 assumed")));
+    let warm = |compiled: bool, comm: bool| -> Vec<bool> {
+        let (mut m, mut t) = (d.modules.clone(), d.thunks.clone());
+        let set: HashSet<String> = if compiled {
+            HashSet::from(["f7".to_string()])
+        } else {
+            HashSet::new()
+        };
+        mark_warmup(&mut m, &mut t, &set, comm, &mut Vec::new());
+        assert!(t.iter().all(|t| t.warmup == m[t.execution as usize].warmup));
+        m.iter().map(|m| m.warmup).collect()
+    };
+    assert_eq!(warm(false, false), [false, false, false]);
+    assert_eq!(warm(true, false), [true, false, false]);
+    assert_eq!(warm(true, true), [true, true, false]);
+    assert_eq!(warm(false, true), [true, false, false]);
+    // When every execution falls under the threshold, all count as steady state.
+    let (mut m, mut t) = (d.modules.clone(), d.thunks.clone());
+    let mut notes = Vec::new();
+    let set = HashSet::from(["f7".to_string()]);
+    m.iter_mut().for_each(|m| m.execution = 0);
+    t.iter_mut().for_each(|t| t.execution = 0);
+    mark_warmup(&mut m, &mut t, &set, true, &mut notes);
+    assert!(m.iter().all(|m| !m.warmup) && notes.len() == 1);
+}
+
+fn thunk(device: u32, name: &str, start: i64, dur: i64, comm: bool) -> Thunk {
+    Thunk {
+        profile: Arc::from("p"),
+        program: "f7".into(),
+        program_id: Some(7),
+        module: "jit_step".into(),
+        execution: 0,
+        device,
+        name: name.into(),
+        thunk_execution: 0,
+        start_ns: start,
+        dur_ns: dur,
+        hidden_ns: 0,
+        comm,
+        warmup: false,
+        collective: comm.then(|| "all-reduce".into()),
+        group_size: comm.then_some(2),
+        message_bytes: comm.then_some(8),
+    }
+}
+
+#[test]
+fn hidden_time_sums_the_overlaps_with_compute_on_the_same_device() {
+    let mut t = vec![
+        thunk(0, "ar", 100, 100, true),
+        thunk(0, "f1", 50, 80, false),   // overlaps 30
+        thunk(0, "f2", 150, 20, false),  // overlaps 20
+        thunk(0, "f3", 190, 100, false), // overlaps 10
+        thunk(0, "ag", 120, 10, true),   // communication does not hide communication
+        thunk(1, "f4", 100, 100, false), // another device
+    ];
+    split_hidden(&mut t);
+    assert_eq!((t[0].hidden_ns, t[0].dur_ns), (60, 40));
+    assert_eq!((t[4].hidden_ns, t[4].dur_ns), (10, 0));
+    assert_eq!(t[1].hidden_ns, 0);
+}
+
+#[test]
+fn clocks_align_on_the_median_end_time_skew() {
+    let mut all = Executions::default();
+    // Device 1 ends each collective 30 ns after device 0 but one outlier: median skew
+    // is +15 for device 1 and -15 for device 0.
+    for (k, extra) in [0i64, 0, 1000].iter().enumerate() {
+        let base = 1000 * k as i64;
+        let mut a = thunk(0, "ar", base, 100, true);
+        let mut b = thunk(1, "ar", base + 30 + extra, 100, true);
+        a.thunk_execution = k as u32;
+        b.thunk_execution = k as u32;
+        all.thunks.push(a);
+        all.thunks.push(b);
+    }
+    let c = align_clocks(&mut all).unwrap();
+    assert_eq!(c[&0], -15.0);
+    assert_eq!(c[&1], 15.0);
+    assert_eq!(all.thunks[0].start_ns, 15);
+    assert_eq!(all.thunks[1].start_ns, 15);
+    // One device only: nothing to align.
+    let mut one = Executions::default();
+    one.thunks.push(thunk(0, "ar", 0, 10, true));
+    assert!(align_clocks(&mut one).is_none());
+}
+
+#[test]
+fn njx_modules_summarises_module_records() {
+    let rec = |exec: u32, dur: i64, warmup: bool, program: &str| {
+        serde_json::json!({"profile":"p","program":program,"program_id":7,"name":"jit_step",
+            "execution":exec,"device":0,"start_ns":0,"dur_ns":dur,"thunks":3,"warmup":warmup})
+        .to_string()
+    };
+    let input = [
+        rec(0, 1000, true, "f7"),
+        rec(1, 10, false, "f7"),
+        rec(2, 20, false, "f7"),
+        rec(0, 5, false, "unknown"),
+    ]
+    .join("\n");
+    let out = run("njx-modules", &["--format", "json"], input.as_bytes());
+    assert!(out.status.success());
+    let rows = json_lines(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["executions"], 2);
+    assert_eq!(rows[0]["dur_mean_ns"], 15.0);
+    assert!((rows[0]["dur_std_ns"].as_f64().unwrap() - 50f64.sqrt()).abs() < 1e-12);
+    assert_eq!(rows[0]["percent"], 100.0);
+    let out = run(
+        "njx-modules",
+        &[
+            "--format",
+            "json",
+            "--include-warmup",
+            "--include-autotuning",
+        ],
+        input.as_bytes(),
+    );
+    let rows = json_lines(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["executions"], 3);
+    let out = run("njx-modules", &[], b"not records\n");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+fn pax() -> Option<(Vec<String>, Value)> {
+    let dir = shared_data("pax_fsdp4_4proc")?;
+    let paths = (0..4)
+        .map(|i| {
+            dir.join(format!("pax_fsdp4_4proc_proc{i}.zip"))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let text = std::fs::read_to_string(dir.join("reference-nsys-jax.json")).unwrap();
+    Some((paths, serde_json::from_str(&text).unwrap()))
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-12)
+}
+
+#[test]
+fn four_processes_match_the_peers_raw_counts_and_times() {
+    let Some((paths, reference)) = pax() else {
+        return;
+    };
+    let mut args = vec!["--table", "thunks"];
+    args.extend(paths.iter().map(String::as_str));
+    let out = run("njx-export", &args, b"");
+    assert!(out.status.success());
+    let thunks = json_lines(&String::from_utf8(out.stdout).unwrap());
+    let reference = &reference["combined_4proc"];
+    let raw = &reference["raw_thunks"];
+    assert_eq!(thunks.len() as u64, raw["count"].as_u64().unwrap());
+    let comm = thunks.iter().filter(|t| t["comm"] == true).count() as u64;
+    assert_eq!(
+        comm,
+        reference["raw_counts"]["communication"].as_u64().unwrap()
+    );
+    let sum: i64 = thunks.iter().map(|t| t["dur_ns"].as_i64().unwrap()).sum();
+    let hidden: i64 = thunks
+        .iter()
+        .map(|t| t["hidden_ns"].as_i64().unwrap())
+        .sum();
+    assert!(close(
+        sum as f64 / 1e6,
+        raw["sum_ms"].as_f64().unwrap(),
+        1e-6
+    ));
+    assert!(close(
+        hidden as f64 / 1e6,
+        raw["hidden_sum_ms"].as_f64().unwrap(),
+        1e-6
+    ));
+    // Clock alignment: the peer's corrections, in ms, device by device.
+    let err = String::from_utf8(out.stderr).unwrap();
+    for (device, ms) in reference["alignment_ms"].as_object().unwrap() {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("device {device} corrected by")))
+            .unwrap_or_else(|| panic!("no correction for device {device}: {err}"));
+        let got: f64 = line
+            .rsplit(" by ")
+            .next()
+            .unwrap()
+            .trim_end_matches(" ms")
+            .parse()
+            .unwrap();
+        let want = -ms.as_f64().unwrap();
+        assert!(
+            (got - want).abs() < 1e-5,
+            "device {device}: {got} vs {want}"
+        );
+    }
+    let mut args = vec!["--table", "modules"];
+    args.extend(paths.iter().map(String::as_str));
+    let modules = json_lines(&ok("njx-export", &args));
+    assert_eq!(
+        modules.len() as u64,
+        reference["raw_counts"]["module"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn steady_state_summary_matches_the_peer() {
+    let Some((paths, reference)) = pax() else {
+        return;
+    };
+    let mut args = vec!["--format", "json"];
+    args.extend(paths.iter().map(String::as_str));
+    let rows = json_lines(&ok("njx-modules", &args));
+    let steady = reference["combined_4proc"]["steady_modules"]
+        .as_object()
+        .unwrap();
+    assert_eq!(rows.len(), steady.len());
+    for r in &rows {
+        let want = &steady[r["program"].as_str().unwrap()];
+        assert_eq!(r["executions"], want["count"]);
+        assert_eq!(r["name"], want["name"]);
+        assert!(close(
+            r["dur_mean_ns"].as_f64().unwrap() / 1e6,
+            want["dur_mean_ms"].as_f64().unwrap(),
+            1e-6
+        ));
+        match want["dur_std_ms"].as_f64() {
+            Some(s) => assert!(close(r["dur_std_ns"].as_f64().unwrap() / 1e6, s, 1e-6)),
+            None => assert!(r["dur_std_ns"].is_null()),
+        }
+        assert_eq!(r["thunks_mean"].as_f64(), want["thunks_mean"].as_f64());
+    }
+    // The shares of reference-summary.txt.
+    let table = ok(
+        "njx-modules",
+        &paths.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    for (program, pct) in [
+        ("6f8097e2", "84.046"),
+        ("25fa0b3e", "11.951"),
+        ("04555b14", "4.003"),
+    ] {
+        let line = table.lines().find(|l| l.starts_with(program)).unwrap();
+        assert!(line.trim_end().ends_with(pct), "{line}");
+    }
+}
+
+#[test]
+fn proc0_alone_matches_the_peers_raw_modules() {
+    let Some((paths, reference)) = pax() else {
+        return;
+    };
+    let rows = json_lines(&ok(
+        "njx-modules",
+        &[
+            "--format",
+            "json",
+            "--include-warmup",
+            "--include-autotuning",
+            &paths[0],
+        ],
+    ));
+    let raw = reference["proc0"]["raw_modules"].as_object().unwrap();
+    let got: HashMap<&str, &Value> = rows
+        .iter()
+        .map(|r| (r["program"].as_str().unwrap(), r))
+        .collect();
+    assert_eq!(got.len(), raw.len());
+    for (program, want) in raw {
+        let r = got[program.as_str()];
+        assert_eq!(r["executions"], want["count"], "{program}");
+        assert_eq!(r["name"], want["name"], "{program}");
+        let n = r["executions"].as_f64().unwrap();
+        assert!(close(
+            r["dur_sum_ns"].as_f64().unwrap() / 1e6,
+            want["sum_ms"].as_f64().unwrap(),
+            1e-6
+        ));
+        assert_eq!(
+            (r["thunks_mean"].as_f64().unwrap() * n).round(),
+            want["thunks_sum"].as_f64().unwrap()
+        );
+    }
+}
