@@ -27,6 +27,9 @@ pub struct Executions {
     pub modules: Vec<Module>,
     /// Thunk executions.
     pub thunks: Vec<Thunk>,
+    /// Programs whose compilation the profiles recorded (`unknown` for compilations
+    /// without a dump: autotuning candidates).
+    pub compiled: HashSet<String>,
 }
 
 /// Per-device clock corrections applied, nanoseconds to subtract from device times.
@@ -45,7 +48,20 @@ pub fn load(paths: &[PathBuf], align: bool, note: &mut dyn FnMut(String)) -> Res
         notes.into_iter().for_each(&mut *note);
         all.modules.extend(part.modules);
         all.thunks.extend(part.thunks);
+        all.compiled.extend(part.compiled);
     }
+    // nsys-jax decides warm-up over everything it analyses at once: a program compiled in
+    // one profile, or communication in any, counts for all of them.
+    let has_comm = all.thunks.iter().any(|t| t.comm);
+    let mut notes = Vec::new();
+    derive::mark_warmup(
+        &mut all.modules,
+        &mut all.thunks,
+        &all.compiled,
+        has_comm,
+        &mut notes,
+    );
+    notes.into_iter().for_each(&mut *note);
     if let Some(corrections) = align.then(|| align_clocks(&mut all)).flatten() {
         for (device, ns) in &corrections {
             note(format!(
@@ -140,11 +156,14 @@ fn load_archive(
             unnamed: 0,
         };
         let mut derived = derive::derive(&profile, &ranges, &launchers, &mut programs)?;
-        let mut compiled = HashSet::new();
         for (id, name) in compiled_names {
-            if let ProgramKey::Fingerprint(f) = programs.key(Some(id), &name)? {
-                compiled.insert(f);
-            }
+            // As nsys-jax's `_remap_program_id(…, allow_missing_protobuf=True)`: a
+            // compilation without a dump (an autotuning candidate) is `unknown`.
+            all.compiled.insert(match programs.key(Some(id), &name)? {
+                ProgramKey::Fingerprint(f) => f,
+                ProgramKey::Id(id) => id.to_string(),
+                ProgramKey::Unknown | ProgramKey::Missing(_) => "unknown".to_string(),
+            });
         }
         let (missing, unnamed) = (programs.missing, programs.unnamed);
         if !missing.is_empty() {
@@ -164,13 +183,11 @@ fn load_archive(
                 "{unnamed} thunk names are not instructions of their module's HLO: counted as compute"
             ));
         }
-        let has_comm = derived.thunks.iter().any(|t| t.comm);
         let Derived {
-            mut modules,
-            mut thunks,
-            mut notes,
+            modules,
+            thunks,
+            notes,
         } = derived;
-        derive::mark_warmup(&mut modules, &mut thunks, &compiled, has_comm, &mut notes);
         for n in notes {
             note(format!("{place}: {n}"));
         }
