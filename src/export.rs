@@ -5,7 +5,7 @@
 use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
 use crate::input::records::{self, TextKind};
-use crate::input::{self, Opened, archive::ParquetMember, gpuproj, pushpop};
+use crate::input::{self, Opened, gpuproj, pushpop};
 use crate::output::{RecordWriter, open_output};
 use crate::record::{GpuRange, Range};
 use clap::{Parser, ValueEnum};
@@ -152,15 +152,12 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
                 let place = archive.member_place(&member.path);
                 let profile: Arc<str> = member.profile.as_str().into();
                 total += if member.path.contains(".parquet") {
-                    match archive.open_parquet(&member.path)? {
-                        ParquetMember::File(f) => pushpop::read_parquet(&place, &profile, f, emit)?,
-                        ParquetMember::Slice(s) => {
-                            pushpop::read_parquet(&place, &profile, s, emit)?
-                        }
-                        ParquetMember::Bytes(b) => {
-                            pushpop::read_parquet(&place, &profile, b, emit)?
-                        }
-                    }
+                    pushpop::read_parquet(
+                        &place,
+                        &profile,
+                        archive.open_parquet(&member.path)?,
+                        emit,
+                    )?
                 } else {
                     let reader = archive.open_member(&member.path)?;
                     pushpop::read_csv(&place, &profile, reader, emit)?
@@ -209,11 +206,12 @@ pub fn for_each_gpu_range(
             for member in members {
                 let place = archive.member_place(&member.path);
                 let profile: Arc<str> = member.profile.as_str().into();
-                let counts = match archive.open_parquet(&member.path)? {
-                    ParquetMember::File(f) => gpuproj::read_parquet(&place, &profile, f, emit)?,
-                    ParquetMember::Slice(s) => gpuproj::read_parquet(&place, &profile, s, emit)?,
-                    ParquetMember::Bytes(b) => gpuproj::read_parquet(&place, &profile, b, emit)?,
-                };
+                let counts = gpuproj::read_parquet(
+                    &place,
+                    &profile,
+                    archive.open_parquet(&member.path)?,
+                    emit,
+                )?;
                 total += report(&place, counts);
             }
             Ok(total)

@@ -6,6 +6,7 @@
 
 use super::{decompress, place_of, profile_name, walk_dir};
 use crate::error::{Error, Result};
+use parquet::file::reader::ChunkReader;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -193,6 +194,37 @@ impl Archive {
     }
 }
 
+// A member is read by the Parquet reader whatever its storage.
+impl parquet::file::reader::Length for ParquetMember {
+    fn len(&self) -> u64 {
+        match self {
+            ParquetMember::File(f) => parquet::file::reader::Length::len(f),
+            ParquetMember::Slice(s) => s.len,
+            ParquetMember::Bytes(b) => b.len() as u64,
+        }
+    }
+}
+
+impl ChunkReader for ParquetMember {
+    type T = Box<dyn Read + Send>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(match self {
+            ParquetMember::File(f) => Box::new(f.get_read(start)?),
+            ParquetMember::Slice(s) => Box::new(s.get_read(start)?),
+            ParquetMember::Bytes(b) => Box::new(b.get_read(start)?),
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        match self {
+            ParquetMember::File(f) => f.get_bytes(start, length),
+            ParquetMember::Slice(s) => s.get_bytes(start, length),
+            ParquetMember::Bytes(b) => b.get_bytes(start, length),
+        }
+    }
+}
+
 /// A byte range of a file, read in place: how Parquet tables stored uncompressed in a
 /// zip archive are read without copying them into memory.
 pub struct FileSlice {
@@ -207,7 +239,7 @@ impl parquet::file::reader::Length for FileSlice {
     }
 }
 
-impl parquet::file::reader::ChunkReader for FileSlice {
+impl ChunkReader for FileSlice {
     type T = std::io::Take<BufReader<File>>;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {

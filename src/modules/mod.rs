@@ -11,7 +11,7 @@ pub mod tool;
 use crate::error::{Error, Result};
 use crate::export::GPU_PROJ_MEMBER;
 use crate::hlo::{Dumps, ProgramKey};
-use crate::input::archive::{Archive, ParquetMember};
+use crate::input::archive::Archive;
 use crate::input::{self, Opened, gpuproj, pushpop, threads};
 use crate::record::{GpuRange, Module, Thunk};
 use derive::{Comm, Derived, ProgramInfo};
@@ -141,11 +141,12 @@ fn load_archive(
             ranges.push(r);
             Ok(())
         };
-        match archive.open_parquet(&member.path)? {
-            ParquetMember::File(f) => gpuproj::read_parquet(&place, &profile, f, &mut push)?,
-            ParquetMember::Slice(s) => gpuproj::read_parquet(&place, &profile, s, &mut push)?,
-            ParquetMember::Bytes(b) => gpuproj::read_parquet(&place, &profile, b, &mut push)?,
-        };
+        gpuproj::read_parquet(
+            &place,
+            &profile,
+            archive.open_parquet(&member.path)?,
+            &mut push,
+        )?;
         let launchers = read_launchers(&mut archive, &member.profile)?;
         let compiled_names = compiled_programs(&mut archive, &member.profile)?;
         let mut programs = ArchivePrograms {
@@ -203,11 +204,7 @@ fn read_launchers(archive: &mut Archive, profile: &str) -> Result<Vec<threads::L
         return Ok(Vec::new());
     };
     let place = archive.member_place(&path);
-    match archive.open_parquet(&path)? {
-        ParquetMember::File(f) => threads::read_launchers(&place, f),
-        ParquetMember::Slice(s) => threads::read_launchers(&place, s),
-        ParquetMember::Bytes(b) => threads::read_launchers(&place, b),
-    }
+    threads::read_launchers(&place, archive.open_parquet(&path)?)
 }
 
 /// The member holding `path` for `profile`: shared, or the profile's own copy.
@@ -241,11 +238,7 @@ fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, S
             Ok(())
         };
         if path.contains(".parquet") {
-            match archive.open_parquet(&path)? {
-                ParquetMember::File(f) => pushpop::read_parquet(&place, &profile, f, &mut emit)?,
-                ParquetMember::Slice(s) => pushpop::read_parquet(&place, &profile, s, &mut emit)?,
-                ParquetMember::Bytes(b) => pushpop::read_parquet(&place, &profile, b, &mut emit)?,
-            };
+            pushpop::read_parquet(&place, &profile, archive.open_parquet(&path)?, &mut emit)?;
         } else {
             let reader = archive.open_member(&path)?;
             pushpop::read_csv(&place, &profile, reader, &mut emit)?;
