@@ -10,6 +10,10 @@
 //!   instructions, communication and message sizes, Python stack frames;
 //! - [`ranges`] (`njx-ranges`) rebuilds and reshapes NVTX range trees;
 //! - [`compile`] (`njx-compile-summary`) reports where XLA compilation time goes;
+//! - [`modules`] (`njx-export --table modules|thunks`, `njx-modules`) derives XLA module
+//!   and thunk executions per device and summarises them;
+//! - [`collectives`] (`njx-collectives`) reports collective bandwidth, hidden
+//!   communication, wait time and stragglers; [`plot`] draws its SVG;
 //! - [`output`], [`cli`] and [`error`] are shared by every tool: output formats, common
 //!   options, one error type with exit codes.
 //!
@@ -18,6 +22,7 @@
 //! ```
 
 pub mod cli;
+pub mod collectives;
 pub mod compile;
 pub mod error;
 pub mod export;
@@ -25,6 +30,7 @@ pub mod hlo;
 pub mod input;
 pub mod modules;
 pub mod output;
+pub mod plot;
 pub mod ranges;
 pub mod record;
 
@@ -38,5 +44,6 @@ pub fn commands() -> Vec<clap::Command> {
         ranges::tool::Args::command(),
         compile::Args::command(),
         modules::tool::Args::command(),
+        collectives::Args::command(),
     ]
 }

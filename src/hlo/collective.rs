@@ -22,6 +22,17 @@ pub enum CollectiveKind {
     HostToDevice,
 }
 
+const ALL: [CollectiveKind; 8] = [
+    CollectiveKind::AllGather,
+    CollectiveKind::AllReduce,
+    CollectiveKind::AllToAll,
+    CollectiveKind::CollectiveBroadcast,
+    CollectiveKind::CollectivePermute,
+    CollectiveKind::ReduceScatter,
+    CollectiveKind::DeviceToHost,
+    CollectiveKind::HostToDevice,
+];
+
 impl CollectiveKind {
     /// The name: the opcode without `-start`, or `device-to-host` / `host-to-device`.
     pub fn as_str(self) -> &'static str {
@@ -35,6 +46,11 @@ impl CollectiveKind {
             CollectiveKind::DeviceToHost => "device-to-host",
             CollectiveKind::HostToDevice => "host-to-device",
         }
+    }
+
+    /// The kind named `name`, as [`CollectiveKind::as_str`] writes it in records.
+    pub fn from_name(name: &str) -> Option<CollectiveKind> {
+        ALL.iter().copied().find(|k| k.as_str() == name)
     }
 
     /// The collective an opcode runs (`all-gather-start` → all-gather), if it is one.

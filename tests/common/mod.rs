@@ -13,6 +13,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-ranges" => env!("CARGO_BIN_EXE_njx-ranges"),
         "njx-compile-summary" => env!("CARGO_BIN_EXE_njx-compile-summary"),
         "njx-modules" => env!("CARGO_BIN_EXE_njx-modules"),
+        "njx-collectives" => env!("CARGO_BIN_EXE_njx-collectives"),
         other => panic!("unknown tool {other}"),
     }
 }

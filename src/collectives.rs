@@ -1,0 +1,627 @@
+//! `njx-collectives`: collective bandwidth, hidden versus exposed communication, and the
+//! time devices spend waiting for each other, from thunk records.
+//!
+//! - Bandwidth (nccl-tests' doc/PERFORMANCE.md, as nsys-jax's `_collective_correction`):
+//!   algorithm bandwidth = factor × message bytes / full time (exposed + hidden), with
+//!   factor n for all-gather and reduce-scatter (they are measured on the total size) and
+//!   1 otherwise; bus bandwidth = algorithm bandwidth × 2(n−1)/n for all-reduce, (n−1)/n
+//!   for all-gather, reduce-scatter and all-to-all, 1 for collective-permute, broadcast
+//!   and host transfers. GB are 10⁹ bytes (bytes per nanosecond).
+//! - The bandwidth table takes, for each instance of a collective (program, execution,
+//!   thunk, thunk execution), the fastest device's bus bandwidth — the other devices'
+//!   times include waiting for the last one to arrive — and reports its mean and
+//!   standard error over instances, per collective and message size (nsys-jax's
+//!   `communication` analysis).
+//! - Hidden share: hidden time over full time, per collective and overall.
+//! - Wait: for each instance, the longest minus the shortest exposed time over devices
+//!   is time a device spent waiting; summed per module execution, mean ± std over
+//!   executions, and as a share of the module's GPU time (estimated from its thunks:
+//!   first start to last end, mean over devices and executions).
+//! - Stragglers: in each instance the device with the shortest exposed time arrived last
+//!   (the others waited for it); per device, how often it was last and by how much on
+//!   average (longest minus shortest exposed time).
+
+use crate::cli::{Format, IoArgs};
+use crate::error::{Error, Result};
+use crate::hlo::{Collective, CollectiveKind};
+use crate::input::records::{self, TextKind};
+use crate::input::{self, Opened};
+use crate::output::{RecordWriter, open_output, write_table};
+use crate::record::Thunk;
+use clap::Parser;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Collective bandwidth, hidden communication, wait time and stragglers.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-collectives",
+    version,
+    after_help = "Input is thunk records (njx-export --table thunks) as JSON Lines or CSV, or \
+nsys-jax archives directly (read with clocks aligned). Compute thunks pass by unused.
+
+Tables (steady state unless --include-warmup):
+  bandwidth   bus bandwidth per collective and message size: mean and standard error over \
+collective instances of the fastest device's bandwidth (the other devices' times include \
+waiting), as nsys-jax reports it
+  hidden      share of communication time hidden behind compute, per collective and overall
+  wait        per program: in each collective instance, longest minus shortest exposed time \
+over devices, summed per module execution; mean ± std over executions and as a share of the \
+module's GPU time (first thunk start to last thunk end)
+  stragglers  per device: how often it was the last to arrive at a collective (shortest \
+exposed time: the others waited for it) and its mean lateness when it was
+
+Examples:
+  njx-export --table thunks rank*.zip | njx-collectives
+  njx-export --table thunks rank*.zip | njx-collectives --records | jq .busbw_gbps
+  njx-collectives --plot busbw.svg rank*.zip"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Write one collective record per communication thunk execution (thunk fields plus
+    /// algbw_gbps and busbw_gbps) instead of the report.
+    #[arg(long)]
+    pub records: bool,
+
+    /// Count initialisation executions too.
+    #[arg(long)]
+    pub include_warmup: bool,
+
+    /// Also draw bus bandwidth against message size (log scale) into FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+/// A communication thunk execution with its bandwidths: the thunk's fields then
+/// `algbw_gbps` and `busbw_gbps`.
+#[derive(Debug, Clone)]
+pub struct CollectiveRecord {
+    /// The communication thunk.
+    pub thunk: Thunk,
+    /// Algorithm bandwidth, GB/s.
+    pub algbw_gbps: f64,
+    /// Bus bandwidth, GB/s.
+    pub busbw_gbps: f64,
+}
+
+// Written as one flat record (serde's `flatten` goes through a map, which CSV cannot
+// write): the thunk's own fields, found by serialising it, then the two bandwidths.
+impl Serialize for CollectiveRecord {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeStruct};
+        let serde_json::Value::Object(fields) =
+            serde_json::to_value(&self.thunk).map_err(S::Error::custom)?
+        else {
+            return Err(S::Error::custom("a thunk serialises to an object"));
+        };
+        let mut st = serializer.serialize_struct("CollectiveRecord", fields.len() + 2)?;
+        if fields.len() != THUNK_FIELDS.len() {
+            return Err(S::Error::custom("THUNK_FIELDS is out of date"));
+        }
+        for key in THUNK_FIELDS {
+            let value = fields
+                .get(*key)
+                .ok_or_else(|| S::Error::custom(format!("thunk has no field {key}")))?;
+            st.serialize_field(key, value)?;
+        }
+        st.serialize_field("algbw_gbps", &self.algbw_gbps)?;
+        st.serialize_field("busbw_gbps", &self.busbw_gbps)?;
+        st.end()
+    }
+}
+
+/// The fields of [`Thunk`], in declaration order (checked by a test).
+const THUNK_FIELDS: &[&str] = &[
+    "profile",
+    "program",
+    "program_id",
+    "module",
+    "execution",
+    "device",
+    "name",
+    "thunk_execution",
+    "start_ns",
+    "dur_ns",
+    "hidden_ns",
+    "comm",
+    "warmup",
+    "collective",
+    "group_size",
+    "message_bytes",
+];
+
+/// Bandwidths of one communication thunk, `None` for compute thunks or missing fields.
+pub fn bandwidth(t: &Thunk) -> Option<(f64, f64)> {
+    let kind = CollectiveKind::from_name(t.collective.as_deref()?)?;
+    let c = Collective {
+        kind,
+        group_size: u64::from(t.group_size?),
+        message_bytes: t.message_bytes?,
+    };
+    let (alg, bus) = c.bandwidth_factors();
+    let full = (t.dur_ns + t.hidden_ns) as f64;
+    if full <= 0.0 {
+        return None;
+    }
+    let algbw = alg * c.message_bytes as f64 / full;
+    Some((algbw, algbw * bus))
+}
+
+/// Mean, sample standard deviation (None for one value).
+fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let std = (v.len() > 1)
+        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+    (mean, std)
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "table", rename_all = "lowercase")]
+enum Row {
+    Bandwidth {
+        collective: String,
+        message_bytes: u64,
+        busbw_mean_gbps: f64,
+        busbw_stderr_gbps: Option<f64>,
+        count: usize,
+    },
+    Hidden {
+        collective: String,
+        hidden_ratio: f64,
+        hidden_ns: i64,
+        total_ns: i64,
+    },
+    Wait {
+        program: String,
+        name: String,
+        executions: usize,
+        wait_mean_ns: f64,
+        wait_std_ns: Option<f64>,
+        module_mean_ns: f64,
+        wait_percent: f64,
+    },
+    Stragglers {
+        device: u32,
+        instances: usize,
+        last: usize,
+        last_percent: f64,
+        lateness_mean_ns: Option<f64>,
+    },
+}
+
+/// (program, execution, thunk, thunk execution): one instance of a collective.
+type Instance = (String, u32, String, u32);
+
+/// The report's tables from communication thunks (and all thunks, for module times).
+fn report(thunks: &[Thunk]) -> Vec<Row> {
+    let comm: Vec<&Thunk> = thunks.iter().filter(|t| t.comm).collect();
+    let mut instances: BTreeMap<Instance, Vec<&Thunk>> = BTreeMap::new();
+    for t in &comm {
+        instances
+            .entry((
+                t.program.clone(),
+                t.execution,
+                t.name.clone(),
+                t.thunk_execution,
+            ))
+            .or_default()
+            .push(t);
+    }
+    let mut rows = Vec::new();
+    // Bandwidth: fastest device per instance.
+    let mut by_size: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+    for devices in instances.values() {
+        let first = devices[0];
+        let (Some(kind), Some(size)) = (first.collective.clone(), first.message_bytes) else {
+            continue;
+        };
+        let best = devices
+            .iter()
+            .filter_map(|t| bandwidth(t).map(|b| b.1))
+            .fold(f64::NEG_INFINITY, f64::max);
+        if best.is_finite() {
+            by_size.entry((kind, size)).or_default().push(best);
+        }
+    }
+    for ((collective, message_bytes), v) in by_size {
+        let (mean, std) = mean_std(&v);
+        rows.push(Row::Bandwidth {
+            collective,
+            message_bytes,
+            busbw_mean_gbps: mean,
+            busbw_stderr_gbps: std.map(|s| s / (v.len() as f64).sqrt()),
+            count: v.len(),
+        });
+    }
+    // Hidden share.
+    let mut hidden: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for t in &comm {
+        let e = hidden
+            .entry(t.collective.clone().unwrap_or_default())
+            .or_default();
+        e.0 += t.hidden_ns;
+        e.1 += t.dur_ns + t.hidden_ns;
+    }
+    let overall = hidden.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    for (collective, (h, total)) in hidden
+        .into_iter()
+        .chain(std::iter::once(("overall".to_string(), overall)))
+    {
+        rows.push(Row::Hidden {
+            collective,
+            hidden_ratio: if total > 0 {
+                h as f64 / total as f64
+            } else {
+                0.0
+            },
+            hidden_ns: h,
+            total_ns: total,
+        });
+    }
+    // Wait per module execution.
+    let mut wait: BTreeMap<(String, u32), f64> = BTreeMap::new();
+    for ((program, execution, _, _), devices) in &instances {
+        let durs = devices.iter().map(|t| t.dur_ns);
+        let (lo, hi) = (durs.clone().min().unwrap_or(0), durs.max().unwrap_or(0));
+        *wait.entry((program.clone(), *execution)).or_default() += (hi - lo) as f64;
+    }
+    let mut span: HashMap<(&str, u32, u32), (i64, i64)> = HashMap::new();
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    for t in thunks {
+        let e = span
+            .entry((t.program.as_str(), t.execution, t.device))
+            .or_insert((i64::MAX, i64::MIN));
+        e.0 = e.0.min(t.start_ns);
+        e.1 = e.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
+        names.insert(t.program.as_str(), t.module.as_str());
+    }
+    let mut per_program: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for ((program, _), w) in wait {
+        per_program.entry(program).or_default().push(w);
+    }
+    let mut wait_rows: Vec<Row> = per_program
+        .into_iter()
+        .map(|(program, w)| {
+            let spans: Vec<f64> = span
+                .iter()
+                .filter(|((p, _, _), _)| *p == program)
+                .map(|(_, (s, e))| (e - s) as f64)
+                .collect();
+            let module_mean = mean_std(&spans).0;
+            let (mean, std) = mean_std(&w);
+            Row::Wait {
+                name: names.get(program.as_str()).unwrap_or(&"").to_string(),
+                program,
+                executions: w.len(),
+                wait_mean_ns: mean,
+                wait_std_ns: std,
+                module_mean_ns: module_mean,
+                wait_percent: if module_mean > 0.0 {
+                    100.0 * mean / module_mean
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    wait_rows.sort_by(|a, b| match (a, b) {
+        (
+            Row::Wait {
+                wait_mean_ns: x, ..
+            },
+            Row::Wait {
+                wait_mean_ns: y, ..
+            },
+        ) => y.total_cmp(x),
+        _ => std::cmp::Ordering::Equal,
+    });
+    rows.extend(wait_rows);
+    // Stragglers.
+    let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
+    for devices in instances.values().filter(|d| d.len() > 1) {
+        let last = devices
+            .iter()
+            .min_by_key(|t| (t.dur_ns, t.device))
+            .expect("non-empty");
+        let longest = devices.iter().map(|t| t.dur_ns).max().unwrap_or(0);
+        for t in devices {
+            seen.entry(t.device).or_default().0 += 1;
+        }
+        let e = seen.entry(last.device).or_default();
+        e.1 += 1;
+        e.2 += (longest - last.dur_ns) as f64;
+    }
+    for (device, (instances, last, lateness)) in seen {
+        rows.push(Row::Stragglers {
+            device,
+            instances,
+            last,
+            last_percent: 100.0 * last as f64 / instances as f64,
+            lateness_mean_ns: (last > 0).then(|| lateness / last as f64),
+        });
+    }
+    rows
+}
+
+/// Reads thunk records, or builds them from archives (clocks aligned).
+fn read_thunks(args: &Args) -> Result<Vec<Thunk>> {
+    let mut thunks = Vec::new();
+    let mut archives = Vec::new();
+    for path in args.io.inputs_or_stdin() {
+        match input::open(&path)? {
+            Opened::Archive(_) => archives.push(path),
+            Opened::Stream(mut stream) => {
+                let place = stream.place.clone();
+                let mut push = |t: Thunk| -> Result<()> {
+                    thunks.push(t);
+                    Ok(())
+                };
+                match records::sniff(&place, &mut stream.reader)? {
+                    TextKind::JsonLines => {
+                        records::read_json_lines(&place, stream.reader, &mut push)?
+                    }
+                    TextKind::RecordCsv => {
+                        records::read_record_csv(&place, stream.reader, &mut push)?
+                    }
+                    TextKind::Empty => 0,
+                    _ => {
+                        return Err(Error::data(
+                            place,
+                            "not thunk records: expected njx-export --table thunks output",
+                        ));
+                    }
+                };
+            }
+            _ => {
+                return Err(Error::data(
+                    input::place_of(&path),
+                    "not thunk records or an nsys-jax archive",
+                ));
+            }
+        }
+    }
+    if !archives.is_empty() {
+        let all =
+            crate::modules::load(&archives, true, &mut |n| eprintln!("njx-collectives: {n}"))?;
+        thunks.extend(all.thunks);
+    }
+    Ok(thunks)
+}
+
+fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
+    v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
+}
+
+/// Runs `njx-collectives`.
+pub fn run(args: &Args) -> Result<()> {
+    let mut thunks = read_thunks(args)?;
+    if !args.include_warmup {
+        thunks.retain(|t| !t.warmup);
+    }
+    let format = args.io.format.unwrap_or(if args.records {
+        Format::Json
+    } else {
+        Format::Table
+    });
+    let out = open_output(args.io.output.as_deref())?;
+    if args.records {
+        let mut w = RecordWriter::new(out, format)?;
+        for t in thunks.into_iter().filter(|t| t.comm) {
+            let (algbw_gbps, busbw_gbps) = bandwidth(&t).unwrap_or((f64::NAN, f64::NAN));
+            w.write(&CollectiveRecord {
+                thunk: t,
+                algbw_gbps,
+                busbw_gbps,
+            })?;
+        }
+        return w.finish();
+    }
+    let mut out = out;
+    if !thunks.iter().any(|t| t.comm) {
+        if format == Format::Table {
+            writeln!(
+                out,
+                "No communication in the input{}.",
+                if args.include_warmup {
+                    ""
+                } else {
+                    " (steady state)"
+                }
+            )
+            .map_err(Error::Output)?;
+        }
+        return out.flush().map_err(Error::Output);
+    }
+    let rows = report(&thunks);
+    if let Some(path) = &args.plot {
+        crate::plot::bandwidth_svg(path, &bandwidth_series(&rows))?;
+    }
+    if format != Format::Table {
+        if format == Format::Csv {
+            return Err(Error::Usage(
+                "the report has four tables of different columns: use --format json (one object per \
+                 line with a `table` field) or --records --format csv"
+                    .into(),
+            ));
+        }
+        let mut w = RecordWriter::new(out, format)?;
+        rows.iter().try_for_each(|r| w.write(r))?;
+        return w.finish();
+    }
+    write_report(&mut out, &rows)?;
+    out.flush().map_err(Error::Output)
+}
+
+/// (collective → [(message bytes, mean bus bandwidth)]) for the plot.
+fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<(u64, f64)>> {
+    let mut series: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+    for r in rows {
+        if let Row::Bandwidth {
+            collective,
+            message_bytes,
+            busbw_mean_gbps,
+            ..
+        } = r
+        {
+            series
+                .entry(collective.clone())
+                .or_default()
+                .push((*message_bytes, *busbw_mean_gbps));
+        }
+    }
+    series
+}
+
+fn write_report(out: &mut Box<dyn Write>, rows: &[Row]) -> Result<()> {
+    let w = |out: &mut Box<dyn Write>, s: &str| writeln!(out, "{s}").map_err(Error::Output);
+    w(
+        out,
+        "Bus bandwidth [GB/s], fastest device per collective instance (mean ± standard error)",
+    )?;
+    let mut t = vec![vec![
+        "collective".to_string(),
+        "size [B]".into(),
+        "busbw".into(),
+        "± stderr".into(),
+        "instances".into(),
+    ]];
+    for r in rows {
+        if let Row::Bandwidth {
+            collective,
+            message_bytes,
+            busbw_mean_gbps,
+            busbw_stderr_gbps,
+            count,
+        } = r
+        {
+            t.push(vec![
+                collective.clone(),
+                message_bytes.to_string(),
+                format!("{busbw_mean_gbps:.4}"),
+                fmt_opt(*busbw_stderr_gbps, 1.0, 4),
+                count.to_string(),
+            ]);
+        }
+    }
+    write_table(out, &t, &[1, 2, 3, 4])?;
+    w(out, "")?;
+    w(out, "Communication hidden behind compute")?;
+    let mut t = vec![vec![
+        "collective".to_string(),
+        "hidden".into(),
+        "hidden ms".into(),
+        "total ms".into(),
+    ]];
+    for r in rows {
+        if let Row::Hidden {
+            collective,
+            hidden_ratio,
+            hidden_ns,
+            total_ns,
+        } = r
+        {
+            t.push(vec![
+                collective.clone(),
+                format!("{hidden_ratio:.4}"),
+                format!("{:.3}", *hidden_ns as f64 / 1e6),
+                format!("{:.3}", *total_ns as f64 / 1e6),
+            ]);
+        }
+    }
+    write_table(out, &t, &[1, 2, 3])?;
+    w(out, "")?;
+    w(
+        out,
+        "Wait time per module execution (longest − shortest exposed time over devices, summed)",
+    )?;
+    let mut t = vec![vec![
+        "program".to_string(),
+        "name".into(),
+        "executions".into(),
+        "wait ms".into(),
+        "± std".into(),
+        "module ms".into(),
+        "wait %".into(),
+    ]];
+    for r in rows {
+        if let Row::Wait {
+            program,
+            name,
+            executions,
+            wait_mean_ns,
+            wait_std_ns,
+            module_mean_ns,
+            wait_percent,
+        } = r
+        {
+            t.push(vec![
+                program.clone(),
+                name.clone(),
+                executions.to_string(),
+                format!("{:.3}", wait_mean_ns / 1e6),
+                fmt_opt(*wait_std_ns, 1e6, 3),
+                format!("{:.3}", module_mean_ns / 1e6),
+                format!("{wait_percent:.2}"),
+            ]);
+        }
+    }
+    write_table(out, &t, &[2, 3, 4, 5, 6])?;
+    w(out, "")?;
+    w(
+        out,
+        "Stragglers: the device that arrives last at a collective (the others wait for it)",
+    )?;
+    let mut t = vec![vec![
+        "device".to_string(),
+        "instances".into(),
+        "last".into(),
+        "last %".into(),
+        "mean lateness ms".into(),
+    ]];
+    for r in rows {
+        if let Row::Stragglers {
+            device,
+            instances,
+            last,
+            last_percent,
+            lateness_mean_ns,
+        } = r
+        {
+            t.push(vec![
+                device.to_string(),
+                instances.to_string(),
+                last.to_string(),
+                format!("{last_percent:.1}"),
+                fmt_opt(*lateness_mean_ns, 1e6, 3),
+            ]);
+        }
+    }
+    write_table(out, &t, &[0, 1, 2, 3, 4])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::THUNK_FIELDS;
+
+    #[test]
+    fn thunk_fields_are_listed_in_declaration_order() {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let t: crate::record::Thunk = serde_json::from_str(
+            r#"{"profile":"p","program":"f","program_id":1,"module":"m","execution":0,"device":0,
+            "name":"n","thunk_execution":0,"start_ns":0,"dur_ns":1,"hidden_ns":0,"comm":false,
+            "warmup":false,"collective":null,"group_size":null,"message_bytes":null}"#,
+        )
+        .unwrap();
+        w.serialize(&t).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), THUNK_FIELDS.join(","));
+    }
+}
