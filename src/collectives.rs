@@ -24,8 +24,6 @@
 use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
 use crate::hlo::{Collective, CollectiveKind};
-use crate::input::records::{self, TextKind};
-use crate::input::{self, Opened};
 use crate::output::{RecordWriter, open_output, write_table};
 use crate::record::Thunk;
 use clap::Parser;
@@ -351,58 +349,19 @@ fn report(thunks: &[Thunk]) -> Vec<Row> {
     rows
 }
 
-/// Reads thunk records, or builds them from archives (clocks aligned).
-fn read_thunks(args: &Args) -> Result<Vec<Thunk>> {
-    let mut thunks = Vec::new();
-    let mut archives = Vec::new();
-    for path in args.io.inputs_or_stdin() {
-        match input::open(&path)? {
-            Opened::Archive(_) => archives.push(path),
-            Opened::Stream(mut stream) => {
-                let place = stream.place.clone();
-                let mut push = |t: Thunk| -> Result<()> {
-                    thunks.push(t);
-                    Ok(())
-                };
-                match records::sniff(&place, &mut stream.reader)? {
-                    TextKind::JsonLines => {
-                        records::read_json_lines(&place, stream.reader, &mut push)?
-                    }
-                    TextKind::RecordCsv => {
-                        records::read_record_csv(&place, stream.reader, &mut push)?
-                    }
-                    TextKind::Empty => 0,
-                    _ => {
-                        return Err(Error::data(
-                            place,
-                            "not thunk records: expected njx-export --table thunks output",
-                        ));
-                    }
-                };
-            }
-            _ => {
-                return Err(Error::data(
-                    input::place_of(&path),
-                    "not thunk records or an nsys-jax archive",
-                ));
-            }
-        }
-    }
-    if !archives.is_empty() {
-        let all =
-            crate::modules::load(&archives, true, &mut |n| eprintln!("njx-collectives: {n}"))?;
-        thunks.extend(all.thunks);
-    }
-    Ok(thunks)
-}
-
 fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
 }
 
 /// Runs `njx-collectives`.
 pub fn run(args: &Args) -> Result<()> {
-    let mut thunks = read_thunks(args)?;
+    let mut thunks = crate::modules::read_records(
+        &args.io.inputs_or_stdin(),
+        "thunks",
+        "njx-collectives",
+        true,
+        |e| e.thunks,
+    )?;
     if !args.include_warmup {
         thunks.retain(|t| !t.warmup);
     }

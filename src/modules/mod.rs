@@ -12,9 +12,11 @@ use crate::error::{Error, Result};
 use crate::export::GPU_PROJ_MEMBER;
 use crate::hlo::{Dumps, ProgramKey};
 use crate::input::archive::Archive;
+use crate::input::records::{self, TextKind};
 use crate::input::{self, Opened, gpuproj, pushpop, threads};
 use crate::record::{GpuRange, Module, Thunk};
 use derive::{Comm, Derived, ProgramInfo};
+use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,6 +73,61 @@ pub fn load(paths: &[PathBuf], align: bool, note: &mut dyn FnMut(String)) -> Res
         }
     }
     Ok(all)
+}
+
+/// Execution records (`table`: `modules` or `thunks`) from every input: record streams
+/// (JSON Lines or CSV) as they are, nsys-jax archives through [`load`] (clocks aligned
+/// when `align`) and `pick`. Messages go to stderr prefixed by `tool`.
+pub fn read_records<T: DeserializeOwned>(
+    paths: &[PathBuf],
+    table: &str,
+    tool: &str,
+    align: bool,
+    pick: impl FnOnce(Executions) -> Vec<T>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    let mut archives = Vec::new();
+    for path in paths {
+        match input::open(path)? {
+            Opened::Archive(_) => archives.push(path.clone()),
+            Opened::Stream(mut stream) => {
+                let place = stream.place.clone();
+                let mut push = |r: T| -> Result<()> {
+                    out.push(r);
+                    Ok(())
+                };
+                match records::sniff(&place, &mut stream.reader)? {
+                    TextKind::JsonLines => {
+                        records::read_json_lines(&place, stream.reader, &mut push)?
+                    }
+                    TextKind::RecordCsv => {
+                        records::read_record_csv(&place, stream.reader, &mut push)?
+                    }
+                    TextKind::Empty => 0,
+                    _ => {
+                        return Err(Error::data(
+                            place,
+                            format!(
+                                "not {table} records: expected njx-export --table {table} output"
+                            ),
+                        ));
+                    }
+                };
+            }
+            _ => {
+                return Err(Error::data(
+                    input::place_of(path),
+                    format!("not {table} records or an nsys-jax archive"),
+                ));
+            }
+        }
+    }
+    if !archives.is_empty() {
+        out.extend(pick(load(&archives, align, &mut |n| {
+            eprintln!("{tool}: {n}")
+        })?));
+    }
+    Ok(out)
 }
 
 /// `f` applied to every item on a pool of threads (one per core), results in item order.

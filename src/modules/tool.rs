@@ -2,8 +2,6 @@
 
 use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
-use crate::input::records::{self, TextKind};
-use crate::input::{self, Opened};
 use crate::output::{RecordWriter, open_output, write_table};
 use crate::record::Module;
 use clap::Parser;
@@ -141,61 +139,21 @@ pub fn summarise(
     out
 }
 
-/// Reads module records (or derives them from archives) from every input.
-fn read_modules(args: &Args) -> Result<Vec<Module>> {
-    let mut modules = Vec::new();
-    let mut archives = Vec::new();
-    for path in args.io.inputs_or_stdin() {
-        match input::open(&path)? {
-            Opened::Archive(_) => archives.push(path),
-            Opened::Stream(mut stream) => {
-                let place = stream.place.clone();
-                let mut push = |m: Module| -> Result<()> {
-                    modules.push(m);
-                    Ok(())
-                };
-                match records::sniff(&place, &mut stream.reader)? {
-                    TextKind::JsonLines => {
-                        records::read_json_lines(&place, stream.reader, &mut push)?
-                    }
-                    TextKind::RecordCsv => {
-                        records::read_record_csv(&place, stream.reader, &mut push)?
-                    }
-                    TextKind::Empty => 0,
-                    _ => {
-                        return Err(Error::data(
-                            place,
-                            "not module records: expected njx-export --table modules output",
-                        ));
-                    }
-                };
-            }
-            _ => {
-                return Err(Error::data(
-                    input::place_of(&path),
-                    "not module records or an nsys-jax archive",
-                ));
-            }
-        }
-    }
-    if !archives.is_empty() {
-        let all = crate::modules::load(&archives, false, &mut |n| eprintln!("njx-modules: {n}"))?;
-        modules.extend(all.modules);
-    }
-    Ok(modules)
-}
-
 fn ms(ns: f64) -> String {
     format!("{:.6}", ns / 1e6)
 }
 
 /// Runs `njx-modules`.
 pub fn run(args: &Args) -> Result<()> {
-    let summary = summarise(
-        read_modules(args)?,
-        args.include_warmup,
-        args.include_autotuning,
-    );
+    // Durations do not depend on clocks: no alignment needed.
+    let modules = super::read_records(
+        &args.io.inputs_or_stdin(),
+        "modules",
+        "njx-modules",
+        false,
+        |e| e.modules,
+    )?;
+    let summary = summarise(modules, args.include_warmup, args.include_autotuning);
     let format = args.io.format.unwrap_or(Format::Table);
     let mut out = open_output(args.io.output.as_deref())?;
     if format != Format::Table {
