@@ -149,19 +149,8 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
             };
             let mut total = 0;
             for member in members {
-                let place = archive.member_place(&member.path);
                 let profile: Arc<str> = member.profile.as_str().into();
-                total += if member.path.contains(".parquet") {
-                    pushpop::read_parquet(
-                        &place,
-                        &profile,
-                        archive.open_parquet(&member.path)?,
-                        emit,
-                    )?
-                } else {
-                    let reader = archive.open_member(&member.path)?;
-                    pushpop::read_csv(&place, &profile, reader, emit)?
-                };
+                total += pushpop::read_member(&mut archive, &member.path, &profile, emit)?;
             }
             Ok(total)
         }

@@ -232,13 +232,10 @@ impl Dumps {
 /// single-profile archive, or a file all profiles of a combine archive share), else
 /// the profile's copy `path/<profile>`.
 fn member_for(archive: &Archive, path: &str, profile: &str) -> Result<String> {
-    let found = archive.find(path);
-    if let Some(shared) = found.iter().find(|m| m.path == path) {
-        return Ok(shared.path.clone());
-    }
-    match found.iter().find(|m| m.profile == profile) {
-        Some(m) => Ok(m.path.clone()),
+    match archive.member_for(path, profile) {
+        Some(member) => Ok(member),
         None => {
+            let found = archive.find(path);
             let profiles: Vec<&str> = found.iter().map(|m| m.profile.as_str()).collect();
             Err(Error::data(
                 archive.member_place(path),

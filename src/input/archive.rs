@@ -144,6 +144,17 @@ impl Archive {
             .collect()
     }
 
+    /// The member holding `path` for `profile`: `path` itself when all profiles share it
+    /// (or the archive has one profile), else the profile's copy `path/<profile>`.
+    pub fn member_for(&self, path: &str, profile: &str) -> Option<String> {
+        let found = self.find(path);
+        found
+            .iter()
+            .find(|m| m.path == path)
+            .or_else(|| found.iter().find(|m| m.profile == profile))
+            .map(|m| m.path.clone())
+    }
+
     /// Opens a member as a stream, decompressing gzip or xz content.
     pub fn open_member(&mut self, member: &str) -> Result<Box<dyn BufRead + '_>> {
         let place = self.member_place(member);

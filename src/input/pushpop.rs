@@ -315,6 +315,22 @@ pub fn read_csv<R: BufRead>(
     Ok(rows)
 }
 
+/// Reads the table stored as `member` of `archive` (Parquet or CSV, by its name) for
+/// `profile`.
+pub fn read_member(
+    archive: &mut crate::input::Archive,
+    member: &str,
+    profile: &Arc<str>,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+) -> Result<u64> {
+    let place = archive.member_place(member);
+    if member.contains(".parquet") {
+        read_parquet(&place, profile, archive.open_parquet(member)?, emit)
+    } else {
+        read_csv(&place, profile, archive.open_member(member)?, emit)
+    }
+}
+
 /// Reads the Parquet form of the table.
 pub fn read_parquet<R: ChunkReader + 'static>(
     place: &str,

@@ -257,21 +257,11 @@ fn load_archive(
 
 /// The launcher threads of `profile`, from `thread-metadata.parquet`.
 fn read_launchers(archive: &mut Archive, profile: &str) -> Result<Vec<threads::Launcher>> {
-    let Some(path) = member_of(archive, "thread-metadata.parquet", profile) else {
+    let Some(path) = archive.member_for("thread-metadata.parquet", profile) else {
         return Ok(Vec::new());
     };
     let place = archive.member_place(&path);
     threads::read_launchers(&place, archive.open_parquet(&path)?)
-}
-
-/// The member holding `path` for `profile`: shared, or the profile's own copy.
-fn member_of(archive: &Archive, path: &str, profile: &str) -> Option<String> {
-    let found = archive.find(path);
-    found
-        .iter()
-        .find(|m| m.path == path)
-        .or_else(|| found.iter().find(|m| m.profile == profile))
-        .map(|m| m.path.clone())
 }
 
 /// Programs whose compilation the profile recorded: (program id, module name) of its
@@ -279,10 +269,9 @@ fn member_of(archive: &Archive, path: &str, profile: &str) -> Option<String> {
 fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, String)>> {
     let mut found = Vec::new();
     for base in crate::export::PUSHPOP_MEMBERS {
-        let Some(path) = member_of(archive, base, profile) else {
+        let Some(path) = archive.member_for(base, profile) else {
             continue;
         };
-        let place = archive.member_place(&path);
         let profile: Arc<str> = profile.into();
         let mut emit = |r: crate::record::Range| -> Result<()> {
             let backend = r
@@ -294,12 +283,7 @@ fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, S
             found.extend(backend);
             Ok(())
         };
-        if path.contains(".parquet") {
-            pushpop::read_parquet(&place, &profile, archive.open_parquet(&path)?, &mut emit)?;
-        } else {
-            let reader = archive.open_member(&path)?;
-            pushpop::read_csv(&place, &profile, reader, &mut emit)?;
-        }
+        pushpop::read_member(archive, &path, &profile, &mut emit)?;
         found.sort();
         found.dedup();
         return Ok(found);
