@@ -157,14 +157,7 @@ fn the_pax_profiles_match_the_peers_communication_summary() {
     let Some(dir) = shared_data("pax_fsdp4_4proc") else {
         return;
     };
-    let paths: Vec<String> = (0..4)
-        .map(|i| {
-            dir.join(format!("pax_fsdp4_4proc_proc{i}.zip"))
-                .to_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let paths: Vec<String> = pax_archives(&dir);
     let mut args = vec!["--table", "thunks"];
     args.extend(paths.iter().map(String::as_str));
     let thunks = ok("njx-export", &args);

@@ -184,14 +184,7 @@ fn four_processes_match_the_peers_total() {
     let Some((dir, reference)) = reference() else {
         return;
     };
-    let paths: Vec<String> = (0..4)
-        .map(|i| {
-            dir.join(format!("pax_fsdp4_4proc_proc{i}.zip"))
-                .to_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let paths: Vec<String> = pax_archives(&dir);
     let args: Vec<&str> = paths.iter().map(String::as_str).collect();
     let got = by_category(&args);
     let combined = &reference["combined_4proc"];

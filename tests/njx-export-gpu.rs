@@ -755,14 +755,7 @@ fn all_four_real_archives_export_with_their_profiles() {
     let Some(dir) = shared_data("pax_fsdp4_4proc") else {
         return;
     };
-    let paths: Vec<String> = (0..4)
-        .map(|i| {
-            dir.join(format!("pax_fsdp4_4proc_proc{i}.zip"))
-                .to_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let paths: Vec<String> = pax_archives(&dir);
     let args: Vec<&str> = paths.iter().map(String::as_str).collect();
     let (got, err) = export(&args);
     for i in 0..4 {

@@ -290,14 +290,7 @@ fn njx_modules_summarises_module_records() {
 
 fn pax() -> Option<(Vec<String>, Value)> {
     let dir = shared_data("pax_fsdp4_4proc")?;
-    let paths = (0..4)
-        .map(|i| {
-            dir.join(format!("pax_fsdp4_4proc_proc{i}.zip"))
-                .to_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let paths = pax_archives(&dir);
     let text = std::fs::read_to_string(dir.join("reference-nsys-jax.json")).unwrap();
     Some((paths, serde_json::from_str(&text).unwrap()))
 }

@@ -101,6 +101,18 @@ Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lv
 1200000000,1300000000,100000000,0,100000000,TSL:XlaModule:#module=jit_f#,7,1,0,0,12,,:12,TSL:XlaModule:#module=jit_f#
 ";
 
+/// Paths of the four pax archives in `dir` (`shared_data("pax_fsdp4_4proc")`), rank order.
+pub fn pax_archives(dir: &Path) -> Vec<String> {
+    (0..4)
+        .map(|i| {
+            dir.join(format!("pax_fsdp4_4proc_proc{i}.zip"))
+                .to_str()
+                .expect("utf-8 path")
+                .to_string()
+        })
+        .collect()
+}
+
 /// A fresh temporary directory.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temporary directory")
