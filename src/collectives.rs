@@ -25,7 +25,7 @@ use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
 use crate::hlo::{Collective, CollectiveKind};
 use crate::output::{RecordWriter, open_output, write_table};
-use crate::record::Thunk;
+use crate::record::{Instance, Thunk};
 use clap::Parser;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -195,23 +195,12 @@ enum Row {
     },
 }
 
-/// (program, execution, thunk, thunk execution): one instance of a collective.
-type Instance = (String, u32, String, u32);
-
 /// The report's tables from communication thunks (and all thunks, for module times).
 fn report(thunks: &[Thunk]) -> Vec<Row> {
     let comm: Vec<&Thunk> = thunks.iter().filter(|t| t.comm).collect();
     let mut instances: BTreeMap<Instance, Vec<&Thunk>> = BTreeMap::new();
     for t in &comm {
-        instances
-            .entry((
-                t.program.clone(),
-                t.execution,
-                t.name.clone(),
-                t.thunk_execution,
-            ))
-            .or_default()
-            .push(t);
+        instances.entry(t.instance()).or_default().push(t);
     }
     let mut rows = Vec::new();
     // Bandwidth: fastest device per instance.
@@ -265,12 +254,13 @@ fn report(thunks: &[Thunk]) -> Vec<Row> {
         });
     }
     // Wait per module execution.
-    let mut wait: BTreeMap<(String, u32), f64> = BTreeMap::new();
+    let mut wait: BTreeMap<(&str, u32), f64> = BTreeMap::new();
     for ((program, execution, _, _), devices) in &instances {
         let durs = devices.iter().map(|t| t.dur_ns);
         let (lo, hi) = (durs.clone().min().unwrap_or(0), durs.max().unwrap_or(0));
-        *wait.entry((program.clone(), *execution)).or_default() += (hi - lo) as f64;
+        *wait.entry((program, *execution)).or_default() += (hi - lo) as f64;
     }
+    // Module GPU time per (program, execution, device), from its thunks.
     let mut span: HashMap<(&str, u32, u32), (i64, i64)> = HashMap::new();
     let mut names: HashMap<&str, &str> = HashMap::new();
     for t in thunks {
@@ -281,23 +271,25 @@ fn report(thunks: &[Thunk]) -> Vec<Row> {
         e.1 = e.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
         names.insert(t.program.as_str(), t.module.as_str());
     }
-    let mut per_program: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut module_times: HashMap<&str, Vec<f64>> = HashMap::new();
+    for ((program, _, _), (s, e)) in span {
+        module_times
+            .entry(program)
+            .or_default()
+            .push((e - s) as f64);
+    }
+    let mut per_program: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for ((program, _), w) in wait {
         per_program.entry(program).or_default().push(w);
     }
     let mut wait_rows: Vec<Row> = per_program
         .into_iter()
         .map(|(program, w)| {
-            let spans: Vec<f64> = span
-                .iter()
-                .filter(|((p, _, _), _)| *p == program)
-                .map(|(_, (s, e))| (e - s) as f64)
-                .collect();
-            let module_mean = mean_std(&spans).0;
+            let module_mean = module_times.get(program).map_or(0.0, |v| mean_std(v).0);
             let (mean, std) = mean_std(&w);
             Row::Wait {
-                name: names.get(program.as_str()).unwrap_or(&"").to_string(),
-                program,
+                name: names.get(program).unwrap_or(&"").to_string(),
+                program: program.to_string(),
                 executions: w.len(),
                 wait_mean_ns: mean,
                 wait_std_ns: std,

@@ -14,7 +14,7 @@ use crate::hlo::{Dumps, ProgramKey};
 use crate::input::archive::Archive;
 use crate::input::records::{self, TextKind};
 use crate::input::{self, Opened, gpuproj, pushpop, threads};
-use crate::record::{GpuRange, Module, Thunk};
+use crate::record::{GpuRange, Instance, Module, Thunk};
 use derive::{Comm, Derived, ProgramInfo};
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -357,17 +357,11 @@ pub fn align_clocks(all: &mut Executions) -> Option<Corrections> {
         return None;
     }
     // End times (exposed + hidden) per collective instance.
-    // (program, execution, thunk, thunk execution) → (device, end) of each device.
-    type Instance<'a> = (&'a str, u32, &'a str, u32);
+    // Collective instance → (device, end) of each device.
     let mut instances: HashMap<Instance, Vec<(u32, i64)>> = HashMap::new();
     for t in comm.iter().filter(|t| t.group_size == Some(max_group)) {
         instances
-            .entry((
-                t.program.as_str(),
-                t.execution,
-                t.name.as_str(),
-                t.thunk_execution,
-            ))
+            .entry(t.instance())
             .or_default()
             .push((t.device, t.start_ns + t.dur_ns + t.hidden_ns));
     }
