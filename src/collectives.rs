@@ -397,11 +397,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     if format != Format::Table {
         if format == Format::Csv {
-            return Err(Error::Usage(
-                "the report has four tables of different columns: use --format json (one object per \
-                 line with a `table` field) or --records --format csv"
-                    .into(),
-            ));
+            return write_csv(out, &rows);
         }
         let mut w = RecordWriter::new(out, format)?;
         rows.iter().try_for_each(|r| w.write(r))?;
@@ -409,6 +405,38 @@ pub fn run(args: &Args) -> Result<()> {
     }
     write_report(&mut out, &rows)?;
     out.flush().map_err(Error::Output)
+}
+
+/// The four tables as one CSV: a `table` column, then every table's columns in order of
+/// first appearance, empty where a table has no such column.
+fn write_csv(out: Box<dyn Write>, rows: &[Row]) -> Result<()> {
+    let objects: Vec<serde_json::Map<String, serde_json::Value>> = rows
+        .iter()
+        .map(|r| match serde_json::to_value(r) {
+            Ok(serde_json::Value::Object(m)) => Ok(m),
+            _ => Err(Error::Output(std::io::Error::other(
+                "report row is not an object",
+            ))),
+        })
+        .collect::<Result<_>>()?;
+    let mut columns: Vec<String> = vec!["table".to_string()];
+    for o in &objects {
+        for k in o.keys() {
+            if !columns.contains(k) {
+                columns.push(k.clone());
+            }
+        }
+    }
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(&columns)?;
+    for o in &objects {
+        w.write_record(columns.iter().map(|c| match o.get(c) {
+            None | Some(serde_json::Value::Null) => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        }))?;
+    }
+    w.flush().map_err(Error::Output)
 }
 
 /// (collective → [(message bytes, mean bus bandwidth)]) for the plot.

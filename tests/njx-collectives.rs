@@ -109,6 +109,36 @@ fn known_skews_give_known_tables() {
 }
 
 #[test]
+fn the_report_as_csv_has_one_table_column() {
+    let out = run(
+        "njx-collectives",
+        &["--format", "csv"],
+        records().as_bytes(),
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let headers = rdr.headers().unwrap().clone();
+    assert_eq!(&headers[0], "table");
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    let tables: Vec<&str> = rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(
+        tables,
+        [
+            "bandwidth",
+            "hidden",
+            "hidden",
+            "wait",
+            "stragglers",
+            "stragglers"
+        ]
+    );
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    assert_eq!(&rows[3][col("wait_mean_ns")], "300.0");
+    assert_eq!(&rows[0][col("wait_mean_ns")], "");
+}
+
+#[test]
 fn collective_records_carry_bandwidths() {
     let out = run(
         "njx-collectives",
