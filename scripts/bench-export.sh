@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Throughput and peak memory of njx-export on large synthetic nvtx_pushpop_trace CSVs.
+# Throughput and peak memory of njx-export on large synthetic nvtx_pushpop_trace CSVs, and
+# of pipelines that read its records (njx-compile-summary --total, njx-flamefold --by stack).
 #
 # Usage (from the repository root):  scripts/bench-export.sh
 #
@@ -25,6 +26,7 @@ SMALL=$DATA/pushpop-200m.csv
 GEN=$TARGET/release/examples/gen_pushpop
 EXPORT=$TARGET/release/njx-export
 SUMMARY=$TARGET/release/njx-compile-summary
+FLAMEFOLD=$TARGET/release/njx-flamefold
 
 echo "== building (release)" >&2
 cargo build --release --quiet --bins --example gen_pushpop
@@ -114,13 +116,17 @@ peak_mb() {
     echo "${out[*]}" | sed 's/+/ + /g'
 }
 
-# bench LABEL FILE UNCOMPRESSED_BYTES: njx-export FILE > /dev/null, best of RUNS.
+# bench LABEL FILE UNCOMPRESSED_BYTES [CMD...]: CMD (default: njx-export FILE) > /dev/null,
+# best of RUNS.
 bench() {
     local label=$1 file=$2 raw=$3 best_s="" best_kb="" s kb i
+    shift 3
+    local cmd=("$@")
+    if ((${#cmd[@]} == 0)); then cmd=("$EXPORT" "$file"); fi
     cat "$file" > /dev/null
     for ((i = 0; i < RUNS; i++)); do
-        echo "== njx-export $file (run $((i + 1))/$RUNS)" >&2
-        timed "$TMP/t" "$EXPORT" "$file"
+        echo "== ${cmd[*]} (run $((i + 1))/$RUNS)" >&2
+        timed "$TMP/t" "${cmd[@]}"
         read -r s kb < "$TMP/t"
         if [[ -z $best_s ]] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then
             best_s=$s
@@ -130,19 +136,20 @@ bench() {
     row "$label" "$file" "$raw" "$best_s" "$(peak_mb "$best_kb")"
 }
 
-# bench_pipeline FILE: njx-export FILE | njx-compile-summary --total > /dev/null.
+# bench_pipeline LABEL FILE CMD...: njx-export FILE | CMD > /dev/null.
 bench_pipeline() {
-    local file=$1 raw best_s="" best_peak="" s kb1 kb2 t0 t1 i
+    local label=$1 file=$2 raw best_s="" best_peak="" s kb1 kb2 t0 t1 i
+    shift 2
     raw=$(file_size "$file")
     cat "$file" > /dev/null
     for ((i = 0; i < RUNS; i++)); do
-        echo "== njx-export $file | njx-compile-summary --total (run $((i + 1))/$RUNS)" >&2
+        echo "== njx-export $file | $label (run $((i + 1))/$RUNS)" >&2
         t0=$(date +%s.%N)
         if ((HAVE_TIME)); then
             /usr/bin/time -f '%e %M' -o "$TMP/p1" "$EXPORT" "$file" |
-                /usr/bin/time -f '%e %M' -o "$TMP/p2" "$SUMMARY" --total > /dev/null
+                /usr/bin/time -f '%e %M' -o "$TMP/p2" "$@" > /dev/null
         else
-            "$EXPORT" "$file" | "$SUMMARY" --total > /dev/null
+            "$EXPORT" "$file" | "$@" > /dev/null
         fi
         t1=$(date +%s.%N)
         s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
@@ -157,7 +164,7 @@ bench_pipeline() {
             best_peak=$(peak_mb "$kb1" "$kb2")
         fi
     done
-    row "export | compile-summary --total" "$file" "$raw" "$best_s" "$best_peak"
+    row "export | $label" "$file" "$raw" "$best_s" "$best_peak"
 }
 
 BIG_RAW=$(file_size "$BIG")
@@ -168,7 +175,13 @@ bench "gzip -1 (200 MiB CSV)" "$SMALL.gz" "$SMALL_RAW"
 if ((HAVE_XZ)); then
     bench "xz -1 (200 MiB CSV)" "$SMALL.xz" "$SMALL_RAW"
 fi
-bench_pipeline "$BIG"
+bench_pipeline "compile-summary --total" "$BIG" "$SUMMARY" --total
+bench_pipeline "flamefold --by stack" "$BIG" "$FLAMEFOLD"
+# njx-flamefold's memory follows the distinct stacks, not the input: the 200 MiB trace read
+# once, then five times as five profiles (links with other names) into the same stacks.
+for i in 1 2 3 4 5; do ln -sf "$(basename "$SMALL")" "$DATA/copy$i.csv"; done
+bench "flamefold --by stack (200 MiB)" "$SMALL" "$SMALL_RAW" "$FLAMEFOLD" "$SMALL"
+bench "flamefold --by stack (5 x 200 MiB)" "$SMALL" $((5 * SMALL_RAW)) "$FLAMEFOLD" "$DATA"/copy[1-5].csv
 
 echo
 echo "njx-export throughput ($(nproc) CPUs, best of $RUNS run(s); MB = 10^6 bytes)"

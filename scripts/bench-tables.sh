@@ -36,3 +36,6 @@ measure "export thunks, 4 archives" "$bin/njx-export" --table thunks "$data"/*.z
 measure "export thunks, proc0" "$bin/njx-export" --table thunks "$data"/pax_fsdp4_4proc_proc0.zip
 measure "compile-summary --total, 4 archives" "$bin/njx-compile-summary" --total "$data"/*.zip
 measure "njx-modules, 4 archives" "$bin/njx-modules" "$data"/*.zip
+measure "flamefold --by stack, proc0 compile" sh -c "'$bin/njx-export' '$data/pax_fsdp4_4proc_proc0.zip' | '$bin/njx-ranges' --xla-compile | '$bin/njx-flamefold'"
+measure "flamefold --by source, 4 archives" "$bin/njx-flamefold" --by source "$data"/*.zip
+measure "flamefold --by module, 4 archives" "$bin/njx-flamefold" --by module "$data"/*.zip

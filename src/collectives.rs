@@ -362,7 +362,7 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         Format::Table
     });
-    let out = open_output(args.io.output.as_deref())?;
+    let out = open_output(args.io.output())?;
     if args.records {
         let mut w = RecordWriter::new(out, format)?;
         for t in thunks.into_iter().filter(|t| t.comm) {

@@ -297,7 +297,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let compilations = collect(args)?;
     let format = args.io.format.unwrap_or(Format::Table);
-    let mut out = open_output(args.io.output.as_deref())?;
+    let mut out = open_output(args.io.output())?;
     if compilations.is_empty() {
         if format == Format::Table {
             writeln!(out, "No XlaCompile ranges in the input.").map_err(Error::Output)?;

@@ -68,7 +68,7 @@ pub struct Args {
 /// Runs `njx-export`.
 pub fn run(args: &Args) -> Result<()> {
     let format = args.io.format.unwrap_or(Format::Json);
-    let mut writer = RecordWriter::new(open_output(args.io.output.as_deref())?, format)?;
+    let mut writer = RecordWriter::new(open_output(args.io.output())?, format)?;
     let paths = args.io.inputs_or_stdin();
     match args.table {
         Table::Ranges | Table::GpuRanges => {

@@ -14,6 +14,8 @@
 //!   and thunk executions per device and summarises them;
 //! - [`collectives`] (`njx-collectives`) reports collective bandwidth, hidden
 //!   communication, wait time and stragglers; [`plot`] draws its SVG;
+//! - [`flamefold`] (`njx-flamefold`) folds NVTX trees and GPU time (by Python source,
+//!   op_name, opcode, module, device) into stacks for flame graphs, and draws them;
 //! - [`output`], [`cli`] and [`error`] are shared by every tool: output formats, common
 //!   options, one error type with exit codes.
 //!
@@ -26,6 +28,7 @@ pub mod collectives;
 pub mod compile;
 pub mod error;
 pub mod export;
+pub mod flamefold;
 pub mod hlo;
 pub mod input;
 pub mod modules;
@@ -45,5 +48,6 @@ pub fn commands() -> Vec<clap::Command> {
         compile::Args::command(),
         modules::tool::Args::command(),
         collectives::Args::command(),
+        flamefold::tool::Args::command(),
     ]
 }

@@ -37,7 +37,7 @@ pub fn parse_dump_name(file_name: &str) -> Option<(u64, &str)> {
 /// nsys-jax matches `module_(\d+)\.(.+?)\.(.+)\.hlo\.pb\.xz` among the files named
 /// `*after_optimizations.hlo.pb.xz`, so the module name ends at the first dot; matching
 /// the name as a prefix agrees with it and also finds module names that contain dots.
-fn is_after_optimizations_of(rest: &str, name: &str) -> bool {
+pub fn is_after_optimizations_of(rest: &str, name: &str) -> bool {
     rest.strip_prefix(name)
         .and_then(|stage| stage.strip_prefix('.'))
         .is_some_and(|stage| stage.ends_with(AFTER_OPTIMIZATIONS))

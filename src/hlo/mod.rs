@@ -53,7 +53,7 @@ mod collective;
 mod dumps;
 
 pub use collective::{Collective, CollectiveKind, byte_size, element_bits};
-pub use dumps::{Dumps, ProgramKey, parse_dump_name};
+pub use dumps::{Dumps, ProgramKey, is_after_optimizations_of, parse_dump_name};
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;

@@ -131,7 +131,7 @@ pub fn read_records<T: DeserializeOwned>(
 }
 
 /// `f` applied to every item on a pool of threads (one per core), results in item order.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(items.len());

@@ -155,7 +155,7 @@ pub fn run(args: &Args) -> Result<()> {
     )?;
     let summary = summarise(modules, args.include_warmup, args.include_autotuning);
     let format = args.io.format.unwrap_or(Format::Table);
-    let mut out = open_output(args.io.output.as_deref())?;
+    let mut out = open_output(args.io.output())?;
     if format != Format::Table {
         let mut w = RecordWriter::new(out, format)?;
         summary.iter().try_for_each(|s| w.write(s))?;

@@ -93,7 +93,7 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let filters = args.filters()?;
     let format = args.io.format.unwrap_or(Format::Json);
-    let mut writer = RecordWriter::new(open_output(args.io.output.as_deref())?, format)?;
+    let mut writer = RecordWriter::new(open_output(args.io.output())?, format)?;
     let mut builder = TreeBuilder::new(filters);
     let mut sink = |forest: Vec<crate::record::Range>| -> Result<()> {
         forest.iter().try_for_each(|r| writer.write(r))

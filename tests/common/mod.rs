@@ -14,6 +14,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-compile-summary" => env!("CARGO_BIN_EXE_njx-compile-summary"),
         "njx-modules" => env!("CARGO_BIN_EXE_njx-modules"),
         "njx-collectives" => env!("CARGO_BIN_EXE_njx-collectives"),
+        "njx-flamefold" => env!("CARGO_BIN_EXE_njx-flamefold"),
         other => panic!("unknown tool {other}"),
     }
 }

@@ -1,0 +1,686 @@
+//! GPU time of XLA thunks folded by Python source, op_name, opcode, module or device:
+//! the flame graphs of the nsys-jax Analysis notebook (the cell that builds
+//! `src_runtime`, `op_name_runtime` and `op_runtime`).
+//!
+//! As there, the steady-state executions of the programs that make up 99% of module time
+//! (`--top-modules`) count; each thunk's time, summed over devices and executions, goes
+//! under `[GPU active]`, and two more stacks complete the GPU's wall time:
+//! `[GPU idle during module execution]` (module time less thunk time) and
+//! `[GPU idle between module executions]` (per device, first module start to last module
+//! end, less module time, summed over devices).
+//!
+//! By source, a thunk's time is shared equally among the distinct stacks
+//! `[GPU active];<Python frames…>;<op_name>` of its HLO instruction and of the
+//! instructions of the computations it calls directly (those with frames); without any
+//! frames among the distinct `[GPU active];[Unknown];<op_name>`; without op_names it is
+//! `[GPU active];[Unknown]`. By op_name the stacks are `[GPU active];<op_name split on
+//! />`. Several dumps of one program (one per process) must agree on opcode and op_names;
+//! stacks that differ keep their common outer and inner frames around
+//! `[inconsistent metadata]`.
+//!
+//! Only aggregates are held: time per (program, thunk, device) and per (device,
+//! program), so memory follows the number of distinct thunks, not of executions (except
+//! for archives, whose tables [`crate::modules::load`] reads whole).
+
+use super::Folded;
+use crate::error::{Error, Result};
+use crate::hlo::{HloModule, is_after_optimizations_of, parse_dump_name};
+use crate::input::records::{self, TextKind};
+use crate::input::{self, Opened};
+use crate::record::{Module, Thunk};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// What the GPU time is folded by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMode {
+    /// Python stack frames of the HLO instructions.
+    Source,
+    /// JAX op_name, split on `/`.
+    OpName,
+    /// HLO opcode (`fusion`, `custom-call`, …).
+    Opcode,
+    /// Program, then thunk.
+    Module,
+    /// Device, then program and thunk.
+    Device,
+}
+
+impl GpuMode {
+    /// Whether the mode needs the HLO dumps.
+    pub fn needs_hlo(self) -> bool {
+        matches!(self, GpuMode::Source | GpuMode::OpName | GpuMode::Opcode)
+    }
+}
+
+/// Options of the GPU modes.
+#[derive(Debug, Clone)]
+pub struct GpuOptions {
+    /// What to fold by.
+    pub mode: GpuMode,
+    /// Keep the largest programs until they cover this fraction of module time.
+    pub top_modules: f64,
+    /// Count initialisation executions too.
+    pub include_warmup: bool,
+}
+
+/// The top frame of busy GPU time.
+pub const GPU_ACTIVE: &str = "[GPU active]";
+/// The frame of time without known source or op_name.
+pub const UNKNOWN: &str = "[Unknown]";
+/// Module time not covered by thunks.
+pub const IDLE_INSIDE: &str = "[GPU idle during module execution]";
+/// Time between modules.
+pub const IDLE_BETWEEN: &str = "[GPU idle between module executions]";
+/// Where stacks of several dumps of one program differ.
+pub const INCONSISTENT: &str = "[inconsistent metadata]";
+
+/// Per program: its module name and times.
+#[derive(Debug, Default, Clone)]
+struct ProgramAcc {
+    name: String,
+    module_ns: i64,
+    thunk_ns: i64,
+}
+
+/// Per (device, program): first start, last end, module and thunk time.
+#[derive(Debug, Clone)]
+struct Span {
+    start: i64,
+    end: i64,
+    module_ns: i64,
+    thunk_ns: i64,
+}
+
+impl Default for Span {
+    fn default() -> Self {
+        Span {
+            start: i64::MAX,
+            end: i64::MIN,
+            module_ns: 0,
+            thunk_ns: 0,
+        }
+    }
+}
+
+/// Time aggregated from execution records.
+#[derive(Debug, Default)]
+pub struct Executions {
+    programs: BTreeMap<String, ProgramAcc>,
+    spans: BTreeMap<(u32, String), Span>,
+    thunks: BTreeMap<(String, String, u32), i64>,
+    /// Program → (profile, program id, module name): where to look for its dumps.
+    dumps_of: BTreeMap<String, BTreeSet<(String, u64, String)>>,
+    modules_read: u64,
+    thunks_read: u64,
+    include_warmup: bool,
+}
+
+impl Executions {
+    fn counts(&self, warmup: bool, program: &str) -> bool {
+        // Autotuning executions (program `unknown`) belong to initialisation too.
+        self.include_warmup || (!warmup && program != "unknown")
+    }
+
+    /// Adds one module execution.
+    pub fn add_module(&mut self, m: &Module) {
+        self.modules_read += 1;
+        if !self.counts(m.warmup, &m.program) {
+            return;
+        }
+        let p = self.programs.entry(m.program.clone()).or_default();
+        p.name.clone_from(&m.name);
+        p.module_ns += m.dur_ns;
+        let s = self.spans.entry((m.device, m.program.clone())).or_default();
+        s.start = s.start.min(m.start_ns);
+        s.end = s.end.max(m.start_ns + m.dur_ns);
+        s.module_ns += m.dur_ns;
+    }
+
+    /// Adds one thunk execution.
+    pub fn add_thunk(&mut self, t: &Thunk) {
+        self.thunks_read += 1;
+        if !self.counts(t.warmup, &t.program) {
+            return;
+        }
+        let p = self.programs.entry(t.program.clone()).or_default();
+        if p.name.is_empty() {
+            p.name.clone_from(&t.module);
+        }
+        p.thunk_ns += t.dur_ns;
+        self.spans
+            .entry((t.device, t.program.clone()))
+            .or_default()
+            .thunk_ns += t.dur_ns;
+        *self
+            .thunks
+            .entry((t.program.clone(), t.name.clone(), t.device))
+            .or_default() += t.dur_ns;
+        if let Some(id) = t.program_id {
+            self.dumps_of.entry(t.program.clone()).or_default().insert((
+                t.profile.to_string(),
+                id,
+                t.module.clone(),
+            ));
+        }
+    }
+
+    fn has_modules(&self) -> bool {
+        self.programs.values().any(|p| p.module_ns > 0)
+    }
+
+    /// The programs that cover `fraction` of the time, largest first (the notebook's
+    /// `top_module_ids`): module time, or thunk time when there are no module records.
+    fn top_programs(&self, fraction: f64) -> Vec<String> {
+        let by_modules = self.has_modules();
+        let time = |p: &ProgramAcc| if by_modules { p.module_ns } else { p.thunk_ns };
+        let mut programs: Vec<(&String, i64)> =
+            self.programs.iter().map(|(k, p)| (k, time(p))).collect();
+        programs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let total: i64 = programs.iter().map(|p| p.1).sum();
+        let mut seen = 0.0;
+        let mut out = Vec::new();
+        for (key, ns) in programs {
+            if seen < fraction {
+                out.push(key.clone());
+            }
+            seen += ns as f64 / total.max(1) as f64;
+        }
+        out
+    }
+}
+
+/// Reads module and thunk executions from every input: record streams (JSON Lines or
+/// CSV; a file of module records and one of thunk records, in any order) and nsys-jax
+/// archives (both tables derived as `njx-export --table` does).
+pub fn read_executions(
+    paths: &[PathBuf],
+    include_warmup: bool,
+    note: &mut dyn FnMut(String),
+) -> Result<Executions> {
+    let mut acc = Executions {
+        include_warmup,
+        ..Executions::default()
+    };
+    let mut archives = Vec::new();
+    for path in paths {
+        match input::open(path)? {
+            Opened::Archive(_) => archives.push(path.clone()),
+            Opened::Stream(mut stream) => {
+                let place = stream.place.clone();
+                let kind = records::sniff(&place, &mut stream.reader)?;
+                let thunks = first_line_has(&mut stream.reader, &place, "thunk_execution")?;
+                match (kind, thunks) {
+                    (TextKind::JsonLines, true) => {
+                        records::read_json_lines(&place, stream.reader, &mut |t: Thunk| {
+                            acc.add_thunk(&t);
+                            Ok(())
+                        })?
+                    }
+                    (TextKind::JsonLines, false) => {
+                        records::read_json_lines(&place, stream.reader, &mut |m: Module| {
+                            acc.add_module(&m);
+                            Ok(())
+                        })?
+                    }
+                    (TextKind::RecordCsv, true) => {
+                        records::read_record_csv(&place, stream.reader, &mut |t: Thunk| {
+                            acc.add_thunk(&t);
+                            Ok(())
+                        })?
+                    }
+                    (TextKind::RecordCsv, false) => {
+                        records::read_record_csv(&place, stream.reader, &mut |m: Module| {
+                            acc.add_module(&m);
+                            Ok(())
+                        })?
+                    }
+                    (TextKind::Empty, _) => 0,
+                    _ => {
+                        return Err(Error::data(
+                            place,
+                            "not module or thunk records: expected njx-export --table \
+                             modules|thunks output (or pass the nsys-jax archives)",
+                        ));
+                    }
+                };
+            }
+            _ => {
+                return Err(Error::data(
+                    input::place_of(path),
+                    "not module or thunk records or an nsys-jax archive",
+                ));
+            }
+        }
+    }
+    if !archives.is_empty() {
+        // Clock alignment shifts each device as a whole: no time here depends on it.
+        let all = crate::modules::load(&archives, false, note)?;
+        all.modules.iter().for_each(|m| acc.add_module(m));
+        all.thunks.iter().for_each(|t| acc.add_thunk(t));
+    }
+    Ok(acc)
+}
+
+/// Whether the first line of a buffered stream mentions `field`.
+fn first_line_has(reader: &mut dyn BufRead, place: &str, field: &str) -> Result<bool> {
+    let head = reader.fill_buf().map_err(|e| Error::io(place, e))?;
+    let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    Ok(head[..end]
+        .windows(field.len())
+        .any(|w| w == field.as_bytes()))
+}
+
+/// What the HLO says about one thunk: its opcode and, for its instruction and those of
+/// the computations it calls, the op_name and the Python frames.
+#[derive(Debug, Clone, PartialEq)]
+struct ThunkInfo {
+    opcode: String,
+    insts: Vec<(String, Vec<String>)>,
+}
+
+/// What one program needs from the dumps: where its executions came from (profile,
+/// program id, module name) and the thunks to look up.
+struct Wanted<'a> {
+    from: &'a BTreeSet<(String, u64, String)>,
+    names: BTreeSet<&'a str>,
+}
+
+/// Per program: per thunk, what the dumps say (`None` for a thunk no dump has), or `None`
+/// for a program without any dump.
+type Infos = BTreeMap<String, Option<BTreeMap<String, Option<ThunkInfo>>>>;
+
+/// Reads the after-optimizations dumps the programs need from every source (archives,
+/// also nsys-jax-combine ones, and XLA dump folders), each once, on every core: a dump is
+/// a candidate when its file name has the program id and module name of an execution,
+/// and it counts for the program whose key its fingerprint is. Several dumps of one
+/// program (one per process, or one per compilation) are reduced in source order.
+fn read_infos(
+    sources: &[PathBuf],
+    wanted: &BTreeMap<&str, Wanted<'_>>,
+    note: &mut dyn FnMut(String),
+) -> Result<Infos> {
+    let per_source = crate::modules::parallel_map(sources, |path| source_infos(path, wanted));
+    let mut out: Infos = wanted.keys().map(|p| (p.to_string(), None)).collect();
+    for found in per_source {
+        for (program, place, infos) in found? {
+            let slot = out
+                .get_mut(&program)
+                .expect("only wanted programs are read");
+            *slot = Some(match slot.take() {
+                None => infos,
+                Some(mut acc) => {
+                    for (name, info) in infos {
+                        let have = acc.entry(name.clone()).or_insert(None);
+                        *have = match (have.take(), info) {
+                            (Some(a), Some(b)) => Some(reduce(a, b, &name, &place, note)),
+                            (a, b) => a.or(b),
+                        };
+                    }
+                    acc
+                }
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The infos of one source: (program, dump place, per-thunk infos) for each candidate
+/// dump that belongs to a wanted program, in member order.
+#[allow(clippy::type_complexity)]
+fn source_infos(
+    path: &Path,
+    wanted: &BTreeMap<&str, Wanted<'_>>,
+) -> Result<Vec<(String, String, BTreeMap<String, Option<ThunkInfo>>)>> {
+    let mut archive = match input::open(path)? {
+        Opened::Archive(a) => a,
+        _ => {
+            return Err(Error::data(
+                input::place_of(path),
+                "--hlo takes nsys-jax archives or folders of XLA dumps",
+            ));
+        }
+    };
+    // `dump/<file>`, `dump/<file>/<profile>` (combine archives) or `<file>` in an XLA
+    // dump folder.
+    let candidates: Vec<String> = archive
+        .members()
+        .iter()
+        .filter(|m| {
+            let mut parts = m.rsplit('/');
+            let Some((id, rest)) = parts
+                .next()
+                .and_then(parse_dump_name)
+                .or_else(|| parts.next().and_then(parse_dump_name))
+            else {
+                return false;
+            };
+            wanted.values().any(|w| {
+                w.from
+                    .iter()
+                    .any(|(_, i, module)| *i == id && is_after_optimizations_of(rest, module))
+            })
+        })
+        .cloned()
+        .collect();
+    let mut out = Vec::new();
+    for member in candidates {
+        let place = archive.member_place(&member);
+        let hlo = HloModule::read(place.clone(), archive.open_member(&member)?)?;
+        let key = match hlo.fingerprint() {
+            Some(f) => f.to_string(),
+            None => hlo.id().to_string(),
+        };
+        // The same id may be another program in another process.
+        let Some(w) = wanted.get(key.as_str()) else {
+            continue;
+        };
+        let infos = w
+            .names
+            .iter()
+            .map(|&n| Ok((n.to_string(), thunk_info(&hlo, n)?)))
+            .collect::<Result<BTreeMap<_, _>>>()?;
+        out.push((key, place, infos));
+    }
+    Ok(out)
+}
+
+fn thunk_info(hlo: &HloModule, name: &str) -> Result<Option<ThunkInfo>> {
+    let Some(inst) = hlo.instruction(name) else {
+        return Ok(None);
+    };
+    let mut insts = Vec::new();
+    for i in std::iter::once(inst).chain(inst.called_instructions()?) {
+        let frames = i.stack_frames()?.iter().map(|f| f.to_string()).collect();
+        insts.push((i.op_name().to_string(), frames));
+    }
+    Ok(Some(ThunkInfo {
+        opcode: inst.opcode().to_string(),
+        insts,
+    }))
+}
+
+/// Two dumps' view of one thunk as one: stacks that differ keep their common outer and
+/// inner frames around [`INCONSISTENT`] (the notebook's `reduce_instructions_and_frames`).
+fn reduce(
+    mut a: ThunkInfo,
+    b: ThunkInfo,
+    name: &str,
+    place: &str,
+    note: &mut dyn FnMut(String),
+) -> ThunkInfo {
+    let a_names: Vec<&String> = a.insts.iter().map(|i| &i.0).collect();
+    let b_names: Vec<&String> = b.insts.iter().map(|i| &i.0).collect();
+    if a.opcode != b.opcode || a_names != b_names {
+        note(format!(
+            "{place}: thunk {name}: opcode or op_names differ from another dump of the same \
+             program; the first dump's are used"
+        ));
+        return a;
+    }
+    for ((_, fa), (_, fb)) in a.insts.iter_mut().zip(b.insts) {
+        if *fa == fb {
+            continue;
+        }
+        let prefix = fa.iter().zip(&fb).take_while(|(x, y)| x == y).count();
+        let suffix = fa[prefix..]
+            .iter()
+            .rev()
+            .zip(fb[prefix..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let tail = fa[fa.len() - suffix..].to_vec();
+        fa.truncate(prefix);
+        fa.push(INCONSISTENT.to_string());
+        fa.extend(tail);
+    }
+    a
+}
+
+/// The stacks a thunk's time is shared among, as the notebook's preference lists.
+fn locations(mode: GpuMode, info: Option<&ThunkInfo>) -> Vec<Vec<String>> {
+    let unknown = || vec![vec![GPU_ACTIVE.to_string(), UNKNOWN.to_string()]];
+    let Some(info) = info else {
+        return unknown();
+    };
+    let mut first: Vec<Vec<String>> = Vec::new();
+    let mut second: Vec<Vec<String>> = Vec::new();
+    for (op_name, frames) in &info.insts {
+        match mode {
+            GpuMode::Source => {
+                if !frames.is_empty() {
+                    let mut s = vec![GPU_ACTIVE.to_string()];
+                    s.extend(frames.iter().cloned());
+                    if !op_name.is_empty() {
+                        s.push(op_name.clone());
+                    }
+                    first.push(s);
+                }
+                if !op_name.is_empty() {
+                    second.push(vec![
+                        GPU_ACTIVE.to_string(),
+                        UNKNOWN.to_string(),
+                        op_name.clone(),
+                    ]);
+                }
+            }
+            GpuMode::OpName if !op_name.is_empty() => {
+                let mut s = vec![GPU_ACTIVE.to_string()];
+                s.extend(op_name.split('/').map(str::to_string));
+                first.push(s);
+            }
+            _ => {}
+        }
+    }
+    if mode == GpuMode::Opcode {
+        return vec![vec![GPU_ACTIVE.to_string(), info.opcode.clone()]];
+    }
+    // Distinct stacks only: the notebook collects them in sets.
+    for list in [&mut first, &mut second] {
+        list.sort();
+        list.dedup();
+    }
+    if !first.is_empty() {
+        first
+    } else if !second.is_empty() {
+        second
+    } else {
+        unknown()
+    }
+}
+
+/// Folds the GPU time of `acc` by `options.mode`; `hlo` are the dump sources (archives
+/// among the inputs and `--hlo`).
+pub fn fold(
+    acc: &Executions,
+    options: &GpuOptions,
+    hlo: &[PathBuf],
+    note: &mut dyn FnMut(String),
+) -> Result<Folded> {
+    let mut folded = Folded::default();
+    let top = options.top_modules;
+    if !acc.has_modules() && acc.thunks_read > 0 {
+        note(
+            "no module records: programs ranked by thunk time, and the [GPU idle …] stacks \
+             left out (pass the module records or the archives too)"
+                .into(),
+        );
+    }
+    let programs = acc.top_programs(top);
+    let chosen: BTreeSet<&str> = programs.iter().map(String::as_str).collect();
+    if programs.len() < acc.programs.len() {
+        note(format!(
+            "{} of {} programs cover {:.0}% of the time and are shown (--top-modules)",
+            programs.len(),
+            acc.programs.len(),
+            top * 100.0
+        ));
+    }
+    let module_frame = |program: &str| {
+        let name = acc.programs.get(program).map_or("", |p| p.name.as_str());
+        format!("{name} ({program})")
+    };
+    // Time per (program, thunk) over devices, and per device.
+    let mut per_thunk: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    for ((program, name, device), &ns) in &acc.thunks {
+        if !chosen.contains(program.as_str()) {
+            continue;
+        }
+        match options.mode {
+            GpuMode::Device => {
+                let frames = [
+                    format!("device {device}"),
+                    GPU_ACTIVE.to_string(),
+                    module_frame(program),
+                    name.clone(),
+                ];
+                folded.add_path(&frames, ns as f64);
+            }
+            GpuMode::Module => {
+                let frames = [GPU_ACTIVE.to_string(), module_frame(program), name.clone()];
+                folded.add_path(&frames, ns as f64);
+            }
+            _ => *per_thunk.entry((program, name)).or_default() += ns,
+        }
+    }
+    if options.mode.needs_hlo() {
+        let empty = BTreeSet::new();
+        let mut wanted: BTreeMap<&str, Wanted<'_>> = BTreeMap::new();
+        for &(program, name) in per_thunk.keys() {
+            wanted
+                .entry(program)
+                .or_insert_with(|| Wanted {
+                    from: acc.dumps_of.get(program).unwrap_or(&empty),
+                    names: BTreeSet::new(),
+                })
+                .names
+                .insert(name);
+        }
+        let infos = read_infos(hlo, &wanted, note)?;
+        for (program, w) in &wanted {
+            let infos = infos.get(*program).and_then(Option::as_ref);
+            if infos.is_none() {
+                note(format!(
+                    "no HLO dump of program {program} ({}): its time goes under \
+                     {GPU_ACTIVE};{UNKNOWN}",
+                    module_frame(program)
+                ));
+            }
+            for &name in &w.names {
+                let info = infos.and_then(|i| i.get(name)?.as_ref());
+                if infos.is_some() && info.is_none() {
+                    note(format!(
+                        "program {program}: no instruction {name} in its HLO dump: its time \
+                         goes under {GPU_ACTIVE};{UNKNOWN}"
+                    ));
+                }
+                let ns = per_thunk[&(*program, name)] as f64;
+                let stacks = locations(options.mode, info);
+                let share = ns / stacks.len() as f64;
+                for s in stacks {
+                    folded.add_path(&s, share);
+                }
+            }
+        }
+    }
+    add_idle(acc, &chosen, options.mode, &mut folded);
+    Ok(folded)
+}
+
+/// The two idle stacks, per device in `--by device`.
+fn add_idle(acc: &Executions, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &mut Folded) {
+    if !acc.has_modules() {
+        return;
+    }
+    // Per device: module time, thunk time, first start, last end.
+    let mut devices: BTreeMap<u32, (i64, i64, i64, i64)> = BTreeMap::new();
+    for ((device, program), s) in &acc.spans {
+        if !chosen.contains(program.as_str()) || s.module_ns == 0 {
+            continue;
+        }
+        let d = devices.entry(*device).or_insert((0, 0, i64::MAX, i64::MIN));
+        d.0 += s.module_ns;
+        d.1 += s.thunk_ns;
+        d.2 = d.2.min(s.start);
+        d.3 = d.3.max(s.end);
+    }
+    let (mut modules, mut thunks, mut wall) = (0i64, 0i64, 0i64);
+    for (device, &(m, t, start, end)) in &devices {
+        if mode == GpuMode::Device {
+            let root = format!("device {device}");
+            folded.add_path(&[root.as_str(), IDLE_INSIDE], (m - t).max(0) as f64);
+            folded.add_path(
+                &[root.as_str(), IDLE_BETWEEN],
+                (end - start - m).max(0) as f64,
+            );
+        }
+        modules += m;
+        thunks += t;
+        wall += end - start;
+    }
+    if mode != GpuMode::Device {
+        // The notebook's totals: (2) - (1) and (3) - (2), over all devices at once.
+        folded.add_path(&[IDLE_INSIDE], (modules - thunks).max(0) as f64);
+        folded.add_path(&[IDLE_BETWEEN], (wall - modules).max(0) as f64);
+    }
+}
+
+/// Whether `path` is an archive or folder (a source of HLO dumps).
+pub fn is_archive(path: &Path) -> bool {
+    path != Path::new("-") && (path.is_dir() || matches!(input::open(path), Ok(Opened::Archive(_))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(insts: &[(&str, &[&str])]) -> ThunkInfo {
+        ThunkInfo {
+            opcode: "fusion".into(),
+            insts: insts
+                .iter()
+                .map(|(n, f)| (n.to_string(), f.iter().map(|s| s.to_string()).collect()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn source_prefers_frames_then_op_names_then_unknown() {
+        let i = info(&[
+            ("jit(f)/dot", &["a.py:1[f]"]),
+            ("jit(f)/add", &[]),
+            ("", &[]),
+        ]);
+        assert_eq!(
+            locations(GpuMode::Source, Some(&i)),
+            vec![vec!["[GPU active]", "a.py:1[f]", "jit(f)/dot"]]
+        );
+        let i = info(&[
+            ("jit(f)/dot", &[]),
+            ("jit(f)/dot", &[]),
+            ("jit(f)/add", &[]),
+        ]);
+        assert_eq!(locations(GpuMode::Source, Some(&i)).len(), 2);
+        assert_eq!(
+            locations(GpuMode::OpName, Some(&i))[0],
+            vec!["[GPU active]", "jit(f)", "add"]
+        );
+        let i = info(&[("", &[])]);
+        assert_eq!(
+            locations(GpuMode::OpName, Some(&i)),
+            vec![vec!["[GPU active]", "[Unknown]"]]
+        );
+    }
+
+    #[test]
+    fn differing_stacks_keep_common_ends() {
+        let a = info(&[("x", &["m.py:1[main]", "a.py:2[f]", "lib.py:3[g]"])]);
+        let b = info(&[("x", &["m.py:1[main]", "b.py:9[h]", "lib.py:3[g]"])]);
+        let r = reduce(a, b, "fusion", "here", &mut |_| {});
+        assert_eq!(
+            r.insts[0].1,
+            vec!["m.py:1[main]", INCONSISTENT, "lib.py:3[g]"]
+        );
+    }
+}

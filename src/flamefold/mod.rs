@@ -1,0 +1,329 @@
+//! `njx-flamefold`: folded stacks (`frame;frame;frame count`) for flame graphs.
+//!
+//! Stacks are collected into a [`Folded`] tree whose size is the number of distinct
+//! stacks, whatever the size of the input: [`stack`] folds NVTX range trees by their
+//! name paths, [`gpu`] folds the GPU time of XLA thunks by Python source, op_name,
+//! opcode, module or device as the nsys-jax Analysis notebook does. The output is what
+//! `flamegraph.pl`, `inferno-flamegraph` and speedscope read; [`render_svg`] draws it
+//! with the inferno crate, and [`diff`] pairs two folded files for differential graphs.
+
+pub mod gpu;
+pub mod stack;
+pub mod tool;
+
+use crate::error::{Error, Result};
+use crate::input;
+use clap::ValueEnum;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// The unit of the counts written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Unit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+}
+
+impl Unit {
+    /// Nanoseconds per unit.
+    pub fn ns(self) -> f64 {
+        match self {
+            Unit::Ns => 1.0,
+            Unit::Us => 1e3,
+            Unit::Ms => 1e6,
+        }
+    }
+
+    /// The unit's short name (`ns`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Us => "us",
+            Unit::Ms => "ms",
+        }
+    }
+}
+
+/// One node of a [`Folded`] tree: a frame under its parent stack.
+#[derive(Debug, Clone)]
+struct Node {
+    parent: u32,
+    frame: u32,
+    /// Nanoseconds spent in exactly this stack (not in deeper ones).
+    weight: f64,
+}
+
+/// A tree of stacks with the time spent in each, frames interned: memory grows with the
+/// number of distinct stacks, not with the input.
+#[derive(Debug, Clone)]
+pub struct Folded {
+    frames: Vec<String>,
+    frame_ids: HashMap<String, u32>,
+    nodes: Vec<Node>,
+    children: HashMap<(u32, u32), u32>,
+}
+
+impl Default for Folded {
+    fn default() -> Self {
+        Folded {
+            frames: Vec::new(),
+            frame_ids: HashMap::new(),
+            nodes: vec![Node {
+                parent: 0,
+                frame: u32::MAX,
+                weight: 0.0,
+            }],
+            children: HashMap::new(),
+        }
+    }
+}
+
+/// A frame name renderers read back unchanged: `;` separates frames and a line ends a
+/// stack, so they become `:` and spaces; an empty name becomes `[empty]`.
+pub fn clean_frame(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.is_empty() {
+        return "[empty]".into();
+    }
+    if !name.contains([';', '\n', '\r']) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| match c {
+            ';' => ':',
+            '\n' | '\r' => ' ',
+            c => c,
+        })
+        .collect::<String>()
+        .into()
+}
+
+impl Folded {
+    /// The empty stack, parent of every root frame.
+    pub const ROOT: u32 = 0;
+
+    /// The stack `node;frame`, created on first use.
+    pub fn child(&mut self, node: u32, frame: &str) -> u32 {
+        let frame = clean_frame(frame);
+        let frame_id = match self.frame_ids.get(frame.as_ref()) {
+            Some(&id) => id,
+            None => {
+                let id = self.frames.len() as u32;
+                self.frames.push(frame.to_string());
+                self.frame_ids.insert(frame.into_owned(), id);
+                id
+            }
+        };
+        let next = self.nodes.len() as u32;
+        *self.children.entry((node, frame_id)).or_insert_with(|| {
+            self.nodes.push(Node {
+                parent: node,
+                frame: frame_id,
+                weight: 0.0,
+            });
+            next
+        })
+    }
+
+    /// The stack of `frames` under `node`.
+    pub fn path<S: AsRef<str>>(&mut self, node: u32, frames: &[S]) -> u32 {
+        frames
+            .iter()
+            .fold(node, |at, frame| self.child(at, frame.as_ref()))
+    }
+
+    /// Adds `ns` nanoseconds to the stack `node`.
+    pub fn add(&mut self, node: u32, ns: f64) {
+        self.nodes[node as usize].weight += ns;
+    }
+
+    /// Adds `ns` nanoseconds to the stack of `frames`.
+    pub fn add_path<S: AsRef<str>>(&mut self, frames: &[S], ns: f64) {
+        let node = self.path(Self::ROOT, frames);
+        self.add(node, ns);
+    }
+
+    /// Total nanoseconds over every stack.
+    pub fn total_ns(&self) -> f64 {
+        self.nodes.iter().map(|n| n.weight).sum()
+    }
+
+    /// Number of distinct stacks that hold time.
+    pub fn len(&self) -> usize {
+        self.nodes.iter().filter(|n| n.weight > 0.0).count()
+    }
+
+    /// Whether no stack holds time.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `;`-joined name of a stack.
+    fn stack_name(&self, mut node: u32, buf: &mut Vec<u32>) -> String {
+        buf.clear();
+        while node != Self::ROOT {
+            let n = &self.nodes[node as usize];
+            buf.push(n.frame);
+            node = n.parent;
+        }
+        let mut s = String::new();
+        for (i, f) in buf.iter().rev().enumerate() {
+            if i > 0 {
+                s.push(';');
+            }
+            s.push_str(&self.frames[*f as usize]);
+        }
+        s
+    }
+
+    /// The folded lines, `stack count`: every stack holding time with its time in `unit`
+    /// rounded to an integer (a stack whose time rounds to 0 keeps a line with count 0),
+    /// sorted by stack.
+    pub fn lines(&self, unit: Unit) -> Vec<String> {
+        let mut buf = Vec::new();
+        let mut out: Vec<(usize, String)> = (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].weight > 0.0)
+            .map(|i| {
+                let count = (self.nodes[i as usize].weight / unit.ns()).round() as u64;
+                let mut line = self.stack_name(i, &mut buf);
+                let stack_len = line.len();
+                line.push(' ');
+                line.push_str(&count.to_string());
+                (stack_len, line)
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| a.1[..a.0].cmp(&b.1[..b.0]));
+        out.into_iter().map(|(_, line)| line).collect()
+    }
+}
+
+/// Reads a folded file (`stack count` lines; counts may have decimals) into stack →
+/// count, summing repeated stacks. Blank lines are skipped; anything else without a
+/// count is an error naming the line.
+pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
+    let mut stream = match input::open(path)? {
+        input::Opened::Stream(s) => s,
+        _ => {
+            return Err(Error::data(
+                input::place_of(path),
+                "not a folded-stacks text file (`stack count` lines)",
+            ));
+        }
+    };
+    let mut out = BTreeMap::new();
+    let mut line = String::new();
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        let read = stream
+            .reader
+            .read_line(&mut line)
+            .map_err(|e| Error::io(stream.place.clone(), e))?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        let text = line.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let parsed = text
+            .trim_end()
+            .rsplit_once([' ', '\t'])
+            .and_then(|(stack, count)| {
+                let count: f64 = count.parse().ok()?;
+                (count.is_finite() && count >= 0.0 && !stack.trim().is_empty())
+                    .then(|| (stack.trim_end().to_string(), count))
+            });
+        let Some((stack, count)) = parsed else {
+            return Err(Error::data(
+                format!("{}:{n}", stream.place),
+                format!("not a folded stack line (`frame;frame count`): {text}"),
+            ));
+        };
+        *out.entry(stack).or_insert(0.0) += count;
+    }
+    Ok(out)
+}
+
+/// Pairs two folded files for a differential flame graph: every stack of either with its
+/// count before and after (0 where absent), sorted by stack. `normalize` scales the
+/// counts before so both files have the same total, as `inferno-diff-folded -n`.
+pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String, u64, u64)>> {
+    let a = read_folded(before)?;
+    let b = read_folded(after)?;
+    let scale = if normalize {
+        let (ta, tb): (f64, f64) = (a.values().sum(), b.values().sum());
+        if ta > 0.0 { tb / ta } else { 1.0 }
+    } else {
+        1.0
+    };
+    let mut stacks: Vec<&String> = a.keys().chain(b.keys()).collect();
+    stacks.sort_unstable();
+    stacks.dedup();
+    Ok(stacks
+        .into_iter()
+        .map(|s| {
+            let x = a.get(s).copied().unwrap_or(0.0) * scale;
+            let y = b.get(s).copied().unwrap_or(0.0);
+            (s.clone(), x.round() as u64, y.round() as u64)
+        })
+        .collect())
+}
+
+/// How the SVG is drawn.
+#[derive(Debug, Clone)]
+pub struct SvgOptions {
+    /// Title at the top.
+    pub title: String,
+    /// Width in pixels.
+    pub width: usize,
+    /// What the counts are (`ns`).
+    pub count_name: String,
+}
+
+/// Draws folded lines (`stack count`, or `stack before after` for a differential graph)
+/// as an interactive flame graph SVG.
+pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> Result<()> {
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = options.title.clone();
+    opts.image_width = Some(options.width);
+    opts.count_name = options.count_name.clone();
+    // Colours from the frame names, so the same input always draws the same picture.
+    opts.hash = true;
+    opts.deterministic = true;
+    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
+        match e.kind() {
+            std::io::ErrorKind::InvalidData => Error::data("flame graph", e.to_string()),
+            _ => Error::Output(e),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_never_hold_separators() {
+        assert_eq!(clean_frame("a;b\nc"), "a:b c");
+        assert_eq!(clean_frame(""), "[empty]");
+        assert_eq!(clean_frame("fusion.1"), "fusion.1");
+    }
+
+    #[test]
+    fn stacks_are_shared_and_sorted() {
+        let mut f = Folded::default();
+        f.add_path(&["b", "c"], 2e6);
+        f.add_path(&["a"], 1e6);
+        f.add_path(&["b", "c"], 1.4e6);
+        f.add_path(&["b"], 0.0);
+        assert_eq!(f.lines(Unit::Ms), vec!["a 1", "b;c 3"]);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.total_ns(), 4.4e6);
+    }
+}

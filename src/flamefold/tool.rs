@@ -1,0 +1,220 @@
+//! The `njx-flamefold` command line.
+
+use super::gpu::{self, GpuMode, GpuOptions};
+use super::stack::StackFolder;
+use super::{Folded, SvgOptions, Unit, diff, render_svg};
+use crate::cli::Files;
+use crate::error::{Error, Result};
+use crate::export::for_each_range;
+use crate::output::open_output;
+use clap::{Parser, ValueEnum};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+/// What the stacks are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// NVTX range names, root to leaf, weighted by self time (range records or anything
+    /// njx-export reads).
+    Stack,
+    /// Python source frames of each thunk's HLO instructions (GPU time).
+    Source,
+    /// JAX op_name of each thunk's HLO instructions, split on `/` (GPU time).
+    OpName,
+    /// HLO opcode of each thunk (GPU time).
+    Opcode,
+    /// Program, then thunk (GPU time).
+    Module,
+    /// Device, then program and thunk (GPU time, idle time per device).
+    Device,
+}
+
+/// Folded stacks for flame graphs: NVTX trees, and GPU time by Python source, op_name,
+/// opcode, module or device.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-flamefold",
+    version,
+    after_help = "Writes folded stacks, `frame;frame;frame count` sorted by stack, the input of \
+flamegraph.pl, inferno-flamegraph and speedscope; counts are integers in --unit (nanoseconds by \
+default). `;` and line breaks inside names become `:` and spaces.
+
+--by stack reads range records (or anything njx-export reads) in the order njx-export and \
+njx-ranges write them and weights each name path by self time; worker threads spliced in by \
+njx-ranges share the span they cover, so each tree adds up to its root's wall time.
+
+The GPU modes read thunk and module records (njx-export --table thunks|modules) or nsys-jax \
+archives, as the nsys-jax Analysis notebook: steady-state executions of the programs covering \
+--top-modules of module time; each thunk's GPU time under [GPU active], shared equally among the \
+distinct Python stacks (or op_names) of its HLO instruction and the instructions it calls, \
+[GPU active];[Unknown] without any; plus [GPU idle during module execution] and [GPU idle \
+between module executions]. source, op-name and opcode need the HLO dumps: archives among the \
+inputs are used, --hlo adds archives or XLA dump folders.
+
+Examples:
+  njx-export rank0.zip | njx-ranges --xla-compile | njx-flamefold --unit ms > compile.folded
+  njx-flamefold --by source rank*.zip --svg source.svg
+  njx-export --table thunks rank*.zip | njx-flamefold --by op-name --hlo rank*.zip
+  njx-flamefold --by op-name before.zip > before.folded; njx-flamefold --by op-name after.zip > \
+after.folded
+  njx-flamefold --diff before.folded after.folded | inferno-flamegraph > diff.svg"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub files: Files,
+
+    /// What the stacks are made of.
+    #[arg(long, value_enum, default_value = "stack")]
+    pub by: By,
+
+    /// Archives or XLA dump folders holding the HLO dumps (source, op-name, opcode).
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub hlo: Vec<PathBuf>,
+
+    /// Unit of the counts.
+    #[arg(long, value_enum, default_value = "ns")]
+    pub unit: Unit,
+
+    /// Keep the largest programs until they cover this fraction of module time.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.99)]
+    pub top_modules: f64,
+
+    /// Count initialisation executions (warm-up, autotuning) too.
+    #[arg(long)]
+    pub include_warmup: bool,
+
+    /// Draw the flame graph to FILE as SVG (the folded lines go to -o only when named).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
+    /// Title of the SVG.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// Width of the SVG in pixels.
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
+    pub width: usize,
+
+    /// Pair two folded files as `stack before after` lines for a differential flame graph.
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"])]
+    pub diff: Option<Vec<PathBuf>>,
+
+    /// With --diff: scale BEFORE to the total of AFTER.
+    #[arg(long, requires = "diff")]
+    pub normalize: bool,
+}
+
+fn default_title(by: By, diff: bool) -> &'static str {
+    if diff {
+        return "Differential flame graph";
+    }
+    match by {
+        By::Stack => "NVTX ranges by self time",
+        By::Source => "GPU time by Python source",
+        By::OpName => "GPU time by op_name",
+        By::Opcode => "GPU time by HLO opcode",
+        By::Module => "GPU time by module and thunk",
+        By::Device => "GPU time by device",
+    }
+}
+
+/// Folds the inputs as `args` asks.
+pub fn fold(args: &Args, note: &mut dyn FnMut(String)) -> Result<Folded> {
+    let paths = args.files.inputs_or_stdin();
+    let mode = match args.by {
+        By::Stack => {
+            let mut folded = Folded::default();
+            let mut folder = StackFolder::default();
+            for path in &paths {
+                for_each_range(path, &mut |r| folder.push(&mut folded, r))?;
+            }
+            folder.finish(&mut folded);
+            return Ok(folded);
+        }
+        By::Source => GpuMode::Source,
+        By::OpName => GpuMode::OpName,
+        By::Opcode => GpuMode::Opcode,
+        By::Module => GpuMode::Module,
+        By::Device => GpuMode::Device,
+    };
+    if !(args.top_modules > 0.0 && args.top_modules <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--top-modules {}: a fraction in (0, 1]",
+            args.top_modules
+        )));
+    }
+    let options = GpuOptions {
+        mode,
+        top_modules: args.top_modules,
+        include_warmup: args.include_warmup,
+    };
+    let mut hlo: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| gpu::is_archive(p))
+        .cloned()
+        .collect();
+    hlo.extend(args.hlo.iter().cloned());
+    if mode.needs_hlo() && hlo.is_empty() {
+        return Err(Error::Usage(format!(
+            "--by {} needs the HLO dumps: pass the nsys-jax archives as inputs or with --hlo",
+            args.by
+                .to_possible_value()
+                .expect("no skipped values")
+                .get_name()
+        )));
+    }
+    let executions = gpu::read_executions(&paths, args.include_warmup, note)?;
+    gpu::fold(&executions, &options, &hlo, note)
+}
+
+/// Runs `njx-flamefold`.
+pub fn run(args: &Args) -> Result<()> {
+    let mut note = |n: String| eprintln!("njx-flamefold: {n}");
+    let lines: Vec<String> = if let Some(pair) = &args.diff {
+        if !args.files.inputs.is_empty() {
+            return Err(Error::Usage(
+                "--diff takes exactly the two folded files, no other inputs".into(),
+            ));
+        }
+        diff(&pair[0], &pair[1], args.normalize)?
+            .into_iter()
+            .map(|(s, a, b)| format!("{s} {a} {b}"))
+            .collect()
+    } else {
+        let folded = fold(args, &mut note)?;
+        if folded.is_empty() {
+            note("nothing to fold: the input has no time".into());
+        }
+        folded.lines(args.unit)
+    };
+    if let Some(svg) = &args.svg {
+        let file = File::create(svg).map_err(|e| Error::io(svg.display().to_string(), e))?;
+        let mut out = BufWriter::new(file);
+        let options = SvgOptions {
+            title: args
+                .title
+                .clone()
+                .unwrap_or_else(|| default_title(args.by, args.diff.is_some()).to_string()),
+            width: args.width,
+            count_name: args.unit.name().to_string(),
+        };
+        if lines.is_empty() {
+            return Err(Error::data(
+                svg.display().to_string(),
+                "no stacks to draw: the input has no time",
+            ));
+        }
+        render_svg(&lines, &options, &mut out)?;
+        out.flush()
+            .map_err(|e| Error::io(svg.display().to_string(), e))?;
+        if args.files.output.is_none() {
+            return Ok(());
+        }
+    }
+    let mut out = open_output(args.files.output.as_deref())?;
+    for line in &lines {
+        writeln!(out, "{line}").map_err(Error::Output)?;
+    }
+    out.flush().map_err(Error::Output)
+}
