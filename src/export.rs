@@ -8,6 +8,7 @@ use crate::input::records::{self, TextKind};
 use crate::input::{self, Opened, gpuproj, pushpop};
 use crate::output::{RecordWriter, open_output};
 use crate::record::{GpuRange, Range};
+use crate::sqlite;
 use clap::{Parser, ValueEnum};
 use std::path::Path;
 use std::sync::Arc;
@@ -41,14 +42,18 @@ pub enum Table {
     version,
     after_help = "Inputs: `nsys stats --report nvtx_pushpop_trace` CSV (plain, .gz, .xz or on \
 stdin); nsys-jax archives (.zip) and their extracted directories; nsys-jax-combine archives \
-(one profile per `path/<profile>` member). Records from each input carry its profile name. \
---table gpu-ranges, modules and thunks read archives. Modules and thunks of several inputs \
-are written once all are read, with device clocks aligned on the collectives that span every \
-device (corrections on stderr; --no-align keeps raw clocks).
+(one profile per `path/<profile>` member); nsys SQLite exports (`nsys export --type sqlite`: \
+ranges and gpu-ranges computed from NVTX_EVENTS and the CUDA activity tables, --start-end \
+adds the NVTX start/end ranges); .nsys-rep reports, exported to SQLite by running `nsys \
+export` when nsys is on PATH. Records from each input carry its profile name. --table \
+gpu-ranges reads archives and SQLite exports, modules and thunks read archives. Modules and \
+thunks of several inputs are written once all are read, with device clocks aligned on the \
+collectives that span every device (corrections on stderr; --no-align keeps raw clocks).
 
 Examples:
   njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
   njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-export --table gpu-ranges report.sqlite
   njx-export --table modules rank*.zip | njx-modules
   njx-export --format csv rank0.zip > ranges.csv"
 )]
@@ -63,6 +68,12 @@ pub struct Args {
     /// Keep each profile's raw device clocks (modules and thunks).
     #[arg(long)]
     pub no_align: bool,
+
+    /// Also export NVTX start/end ranges (nvtxRangeStart/End) of SQLite exports and
+    /// .nsys-rep reports, each as a root of its own (the other inputs hold push/pop ranges
+    /// only).
+    #[arg(long)]
+    pub start_end: bool,
 }
 
 /// Runs `njx-export`.
@@ -70,12 +81,15 @@ pub fn run(args: &Args) -> Result<()> {
     let format = args.io.format.unwrap_or(Format::Json);
     let mut writer = RecordWriter::new(open_output(args.io.output())?, format)?;
     let paths = args.io.inputs_or_stdin();
+    let options = sqlite::Options {
+        start_end: args.start_end,
+    };
     match args.table {
         Table::Ranges | Table::GpuRanges => {
             for path in &paths {
                 match args.table {
-                    Table::Ranges => for_each_range(path, &mut |r| writer.write(&r))?,
-                    _ => for_each_gpu_range(path, &mut |r| writer.write(&r))?,
+                    Table::Ranges => for_each_range_with(path, options, &mut |r| writer.write(&r))?,
+                    _ => for_each_gpu_range_with(path, options, &mut |r| writer.write(&r))?,
                 };
             }
         }
@@ -94,10 +108,49 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 /// Reads range records from any input a range tool accepts — a push/pop CSV or Parquet
-/// table, an nsys-jax archive (every profile in it), or range records as JSON Lines or
-/// CSV — handing each to `emit`. Returns how many were read.
+/// table, an nsys-jax archive (every profile in it), an nsys SQLite export or `.nsys-rep`
+/// report, or range records as JSON Lines or CSV — handing each to `emit`. Returns how
+/// many were read.
 pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) -> Result<u64> {
+    for_each_range_with(path, sqlite::Options::default(), emit)
+}
+
+/// Prints a note about the input on stderr as `tool: note`, `tool` being the running
+/// program (the readers are shared by several tools).
+fn note(msg: String) {
+    let tool = std::env::args_os()
+        .next()
+        .and_then(|a| {
+            Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "njx".to_string());
+    eprintln!("{tool}: {msg}");
+}
+
+/// An `.nsys-rep` report exported to SQLite and opened (the temporary export lives as
+/// long as the returned guard); `None` for other inputs.
+fn open_report(path: &Path) -> Result<Option<(sqlite::Db, sqlite::report::Exported)>> {
+    if !sqlite::report::is_report(path) {
+        return Ok(None);
+    }
+    let place = input::place_of(path);
+    let exported = sqlite::report::export(path, &place)?;
+    let db = sqlite::Db::open(exported.path(), &place)?;
+    Ok(Some((db, exported)))
+}
+
+/// [`for_each_range`] with the options of SQLite inputs.
+pub fn for_each_range_with(
+    path: &Path,
+    options: sqlite::Options,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+) -> Result<u64> {
     let profile_of_path: Arc<str> = input::profile_name(path).into();
+    if let Some((db, _exported)) = open_report(path)? {
+        return sqlite::nvtx::read_ranges(&db, &profile_of_path, options, &mut note, emit);
+    }
     match input::open(path)? {
         Opened::Stream(mut stream) => {
             let place = stream.place.clone();
@@ -107,14 +160,6 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
                 }
                 TextKind::JsonLines => records::read_json_lines(&place, stream.reader, emit),
                 TextKind::RecordCsv => records::read_record_csv(&place, stream.reader, emit),
-                TextKind::Unknown(_) if path.extension().is_some_and(|e| e == "nsys-rep") => {
-                    Err(Error::data(
-                        place,
-                        "reading .nsys-rep reports is not supported yet; run \
-                         `nsys stats --report nvtx_pushpop_trace --format csv` on it and \
-                         pass the CSV",
-                    ))
-                }
                 TextKind::Unknown(first) => Err(Error::data(
                     format!("{place}:1"),
                     format!(
@@ -128,11 +173,10 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
         Opened::Parquet { place, file } => {
             pushpop::read_parquet(&place, &profile_of_path, file, emit)
         }
-        Opened::Sqlite { place } => Err(Error::data(
-            place,
-            "nsys SQLite exports are not read yet; run `nsys stats --report nvtx_pushpop_trace \
-             --format csv` on the report and pass the CSV",
-        )),
+        Opened::Sqlite { place } => {
+            let db = sqlite::Db::open(path, &place)?;
+            sqlite::nvtx::read_ranges(&db, &profile_of_path, options, &mut note, emit)
+        }
         Opened::Archive(mut archive) => {
             let Some(members) = PUSHPOP_MEMBERS
                 .iter()
@@ -160,13 +204,29 @@ pub fn for_each_range(path: &Path, emit: &mut dyn FnMut(Range) -> Result<()>) ->
 /// Member name of the GPU projection table in nsys-jax archives.
 pub const GPU_PROJ_MEMBER: &str = "nvtx_gpu_proj_trace/trace.parquet";
 
-/// Reads GPU-projected range records from an nsys-jax archive (every profile in it) or a
-/// standalone `trace.parquet`, handing each to `emit`. Rows of GPU work outside any range
-/// are no records: their number is reported on stderr. Returns how many records were read.
+/// Reads GPU-projected range records from an nsys-jax archive (every profile in it), a
+/// standalone `trace.parquet`, or an nsys SQLite export or `.nsys-rep` report (projected
+/// here, see [`sqlite::gpuproj`]), handing each to `emit`. GPU work outside any range is
+/// in no record: how much is reported on stderr. Returns how many records were read.
 pub fn for_each_gpu_range(
     path: &Path,
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<u64> {
+    for_each_gpu_range_with(path, sqlite::Options::default(), emit)
+}
+
+/// [`for_each_gpu_range`] with the options of SQLite inputs.
+pub fn for_each_gpu_range_with(
+    path: &Path,
+    options: sqlite::Options,
+    emit: &mut dyn FnMut(GpuRange) -> Result<()>,
+) -> Result<u64> {
+    let profile_of_path: Arc<str> = input::profile_name(path).into();
+    if let Some((db, _exported)) = open_report(path)? {
+        let counts =
+            sqlite::gpuproj::read_gpu_ranges(&db, &profile_of_path, options, &mut note, emit)?;
+        return Ok(counts.records);
+    }
     let report = |place: &str, counts: gpuproj::Counts| {
         if counts.outside > 0 {
             eprintln!(
@@ -179,8 +239,7 @@ pub fn for_each_gpu_range(
     };
     match input::open(path)? {
         Opened::Parquet { place, file } => {
-            let profile: Arc<str> = input::profile_name(path).into();
-            let counts = gpuproj::read_parquet(&place, &profile, file, emit)?;
+            let counts = gpuproj::read_parquet(&place, &profile_of_path, file, emit)?;
             Ok(report(&place, counts))
         }
         Opened::Archive(mut archive) => {
@@ -209,13 +268,15 @@ pub fn for_each_gpu_range(
             stream.place,
             format!(
                 "--table gpu-ranges reads the GPU projection table ({GPU_PROJ_MEMBER}) of \
-                 nsys-jax archives, or such a Parquet file; this is a text stream"
+                 nsys-jax archives, or such a Parquet file, or nsys SQLite exports; this is a \
+                 text stream"
             ),
         )),
-        Opened::Sqlite { place } => Err(Error::data(
-            place,
-            "nsys SQLite exports are not read yet; --table gpu-ranges reads the \
-             nvtx_gpu_proj_trace/trace.parquet of nsys-jax archives",
-        )),
+        Opened::Sqlite { place } => {
+            let db = sqlite::Db::open(path, &place)?;
+            let counts =
+                sqlite::gpuproj::read_gpu_ranges(&db, &profile_of_path, options, &mut note, emit)?;
+            Ok(counts.records)
+        }
     }
 }

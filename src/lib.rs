@@ -4,6 +4,8 @@
 //!
 //! - [`input`] opens what users have (nsys `nvtx_pushpop_trace` CSV, nsys-jax archives,
 //!   record streams), sniffing compression and archive layout in one place;
+//! - [`sqlite`] reads nsys SQLite exports (and `.nsys-rep` reports through `nsys export`)
+//!   natively: the NVTX range tree and its projection onto the GPU;
 //! - [`record`] defines the records the tools exchange (JSON Lines or CSV);
 //! - [`export`] (`njx-export`) turns inputs into records;
 //! - [`hlo`] reads the XLA HLO dumps in archives: program keys stable across ranks,
@@ -36,6 +38,7 @@ pub mod output;
 pub mod plot;
 pub mod ranges;
 pub mod record;
+pub mod sqlite;
 
 pub use error::{Error, Result};
 

@@ -49,7 +49,8 @@ pub struct Range {
 ///
 /// `parent`, `depth` and `children` describe the projected tree as nsys computed it. The
 /// CPU-side times and the number of GPU operations are only in the first form of the
-/// table (null otherwise); `device` and `stream` only in tables made per GPU or per stream.
+/// table and in projections computed from nsys SQLite exports (null otherwise); `device`
+/// and `stream` only in tables made per GPU or per stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuRange {
     /// Which input the range came from (archive stem, or profile name in a combined archive).

@@ -53,7 +53,7 @@ pub fn place_of(path: &Path) -> String {
 }
 
 /// The profile name an input gives its records: the file name without directories and
-/// without the `.zip`, `.gz`, `.xz`, `.csv`, `.parquet` or `.sqlite` suffixes.
+/// without the `.zip`, `.gz`, `.xz`, `.csv`, `.parquet`, `.sqlite` or `.nsys-rep` suffixes.
 pub fn profile_name(path: &Path) -> String {
     if path == Path::new("-") {
         return "stdin".to_string();
@@ -63,7 +63,15 @@ pub fn profile_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
     for suffix in [
-        ".gz", ".xz", ".zip", ".csv", ".parquet", ".sqlite", ".jsonl",
+        ".gz",
+        ".xz",
+        ".zip",
+        ".csv",
+        ".parquet",
+        ".sqlite",
+        ".jsonl",
+        ".nsys-rep",
+        ".qdrep",
     ] {
         if let Some(stripped) = name.strip_suffix(suffix) {
             name = stripped.to_string();

@@ -1,0 +1,227 @@
+//! nsys SQLite exports (`nsys export --type sqlite`), read natively: the CPU-side NVTX
+//! range tree with the semantics of nsys' `nvtx_pushpop_trace` report ([`nvtx`]), the
+//! projection of those ranges onto the GPU work they launched, as nsys'
+//! `nvtx_gpu_proj_trace` report defines it ([`gpuproj`]), and `.nsys-rep` reports by
+//! running `nsys export` on them first ([`report`]).
+//!
+//! The semantics come from the SQL of nsys' own reports (`nvtx_pushpop_trace.py`,
+//! `nvtx_gpu_proj_trace.py`), re-implemented as sorts and sweeps so that time and memory
+//! grow as O(n log n) and O(n) with the number of ranges and GPU operations — nsys' own
+//! queries join ranges with ranges and ranges with API calls through an R-tree.
+//!
+//! The schema drifts between nsys versions (2023.1 → 2026.1 seen): tables exist only for
+//! what was traced, columns are added, the export's metadata table was renamed
+//! (`EXPORT_META_DATA` → `META_DATA_EXPORT`). So tables are looked up in `sqlite_master`,
+//! columns are selected by name (a missing optional column reads as null), event type
+//! numbers are taken from `ENUM_NSYS_EVENT_TYPE` where the export has it, and a table that
+//! is absent means "nothing of that kind was recorded", said on stderr.
+//!
+//! Databases are opened read-only and `immutable` (no locks, no journal): exports are
+//! usually read-only files, sometimes on file systems without locking.
+
+pub mod gpuproj;
+pub mod nvtx;
+pub mod report;
+
+use crate::error::{Error, Result};
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// What to read from an export besides the push/pop ranges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Also read NVTX start/end ranges (`nvtxRangeStart`/`End`), each as a root of its own.
+    pub start_end: bool,
+}
+
+/// The tables whose presence marks an nsys export.
+const NSYS_MARKERS: &[&str] = &["META_DATA_EXPORT", "EXPORT_META_DATA", "NVTX_EVENTS"];
+
+/// An open nsys export.
+pub struct Db {
+    conn: Connection,
+    place: String,
+    tables: HashSet<String>,
+}
+
+impl Db {
+    /// Opens the export at `path` read-only; `place` names it in messages. Fails, naming
+    /// the file, when it is no SQLite database or not one that nsys wrote.
+    pub fn open(path: &Path, place: &str) -> Result<Db> {
+        let absolute = std::path::absolute(path).map_err(|e| Error::io(place, e))?;
+        let uri = format!("file://{}?immutable=1", uri_path(&absolute));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags)
+            .map_err(|e| Error::data(place, format!("cannot open as SQLite: {e}")))?;
+        let mut db = Db {
+            conn,
+            place: place.to_string(),
+            tables: HashSet::new(),
+        };
+        // The first read tells a corrupt or non-database file.
+        let tables: Vec<String> = {
+            let mut stmt = db
+                .conn
+                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .map_err(|e| db.not_a_database(e))?;
+            stmt.query_map([], |row| row.get::<_, String>(0))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+                .map_err(|e| db.not_a_database(e))?
+        };
+        db.tables = tables.iter().cloned().collect();
+        if !NSYS_MARKERS.iter().any(|t| db.has(t)) {
+            let mut found = tables;
+            found.sort();
+            let shown = if found.is_empty() {
+                "none".to_string()
+            } else if found.len() > 8 {
+                format!("{}, … ({} in all)", found[..8].join(", "), found.len())
+            } else {
+                found.join(", ")
+            };
+            return Err(Error::data(
+                place,
+                format!(
+                    "an SQLite database but not an nsys export (no {} table; tables: {shown})",
+                    NSYS_MARKERS.join(", ")
+                ),
+            ));
+        }
+        Ok(db)
+    }
+
+    fn not_a_database(&self, e: rusqlite::Error) -> Error {
+        Error::data(&self.place, format!("not a readable SQLite database: {e}"))
+    }
+
+    /// The name of the file in messages.
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// Whether the export has `table`.
+    pub fn has(&self, table: &str) -> bool {
+        self.tables.contains(table)
+    }
+
+    /// The columns of `table`, in their order.
+    pub fn columns(&self, table: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("PRAGMA table_info(\"{table}\")"))
+            .map_err(|e| self.sql_error(table, e))?;
+        let names = stmt
+            .query_map([], |row| row.get::<_, String>(1))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+            .map_err(|e| self.sql_error(table, e))?;
+        Ok(names)
+    }
+
+    /// A `SELECT` of `columns` from `table` (and `rowid` first when `with_rowid`), with
+    /// `NULL` in place of optional columns the table lacks; a missing required column
+    /// is an error naming the columns found. `filter` is appended as the `WHERE` clause.
+    pub fn select(
+        &self,
+        table: &str,
+        columns: &[(&str, bool)],
+        with_rowid: bool,
+        filter: Option<&str>,
+    ) -> Result<String> {
+        let have = self.columns(table)?;
+        let mut parts: Vec<String> = Vec::new();
+        if with_rowid {
+            parts.push("rowid".to_string());
+        }
+        for &(name, required) in columns {
+            if have.iter().any(|h| h == name) {
+                parts.push(format!("\"{name}\""));
+            } else if required {
+                return Err(Error::data(
+                    &self.place,
+                    format!(
+                        "table {table} has no column `{name}` (columns: {})",
+                        have.join(", ")
+                    ),
+                ));
+            } else {
+                parts.push("NULL".to_string());
+            }
+        }
+        let mut sql = format!("SELECT {} FROM \"{table}\"", parts.join(", "));
+        if let Some(f) = filter {
+            sql.push_str(" WHERE ");
+            sql.push_str(f);
+        }
+        Ok(sql)
+    }
+
+    /// The connection, for queries.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// An SQLite error while reading `table`.
+    pub fn sql_error(&self, table: &str, e: rusqlite::Error) -> Error {
+        Error::data(&self.place, format!("table {table}: {e}"))
+    }
+
+    /// An error about one row of `table`.
+    pub fn row_error(&self, table: &str, rowid: i64, msg: impl std::fmt::Display) -> Error {
+        Error::data(&self.place, format!("table {table}, row {rowid}: {msg}"))
+    }
+}
+
+/// `path` as the path part of a `file:` URI: bytes other than unreserved characters and
+/// `/` percent-encoded (so `?`, `#` and `%` in file names survive).
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Process id encoded in an nsys global thread or process id
+/// (`0xHHVVPPPPPPTTTTTT`: hardware, VM, process, thread).
+pub fn pid_of(global_tid: i64) -> u64 {
+    ((global_tid as u64) >> 24) & 0xFF_FFFF
+}
+
+/// Thread id encoded in an nsys global thread id.
+pub fn tid_of(global_tid: i64) -> u64 {
+    (global_tid as u64) & 0xFF_FFFF
+}
+
+/// The global process id of a global thread id: the thread bits cleared, as in the
+/// `globalPid` columns of the GPU activity tables.
+pub fn global_pid_of(global_tid: i64) -> i64 {
+    ((global_tid as u64) & !0xFF_FFFF) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_ids_decode_as_nsys_documents() {
+        let g: i64 = 282323165693308;
+        assert_eq!(pid_of(g), (g as u64 >> 24) & 0xFFFFFF);
+        assert_eq!(tid_of(g), g as u64 & 0xFFFFFF);
+        assert_eq!(global_pid_of(g), 282323165642752);
+    }
+
+    #[test]
+    fn uri_paths_escape_what_uris_reserve() {
+        assert_eq!(
+            uri_path(Path::new("/a b/r?1#%.sqlite")),
+            "/a%20b/r%3F1%23%25.sqlite"
+        );
+    }
+}

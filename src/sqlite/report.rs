@@ -1,0 +1,118 @@
+//! `.nsys-rep` reports: nsys' own binary format, which only nsys reads. When `nsys` is on
+//! `PATH`, `nsys export --type sqlite` turns the report into an SQLite export in a
+//! temporary folder, removed again once read; otherwise the error says how to export by
+//! hand.
+
+use crate::error::{Error, Result};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The first bytes of every `.nsys-rep` (and older `.qdrep`) file seen.
+const MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
+
+/// Whether `path` is an nsys report: named `.nsys-rep` or `.qdrep`, or starting with
+/// the reports' header.
+pub fn is_report(path: &Path) -> bool {
+    if path == Path::new("-") || !path.is_file() {
+        return false;
+    }
+    if path
+        .extension()
+        .is_some_and(|e| e == "nsys-rep" || e == "qdrep")
+    {
+        return true;
+    }
+    let mut head = [0u8; MAGIC.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == MAGIC)
+}
+
+/// An SQLite export of a report in a temporary folder, removed when dropped.
+pub struct Exported {
+    dir: PathBuf,
+    sqlite: PathBuf,
+}
+
+impl Exported {
+    /// The SQLite file.
+    pub fn path(&self) -> &Path {
+        &self.sqlite
+    }
+}
+
+impl Drop for Exported {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A new empty folder under the system's temporary folder.
+fn temp_dir() -> std::io::Result<PathBuf> {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    loop {
+        let dir = std::env::temp_dir().join(format!(
+            "njx-{}-{nanos}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            other => return other.map(|()| dir),
+        }
+    }
+}
+
+/// Exports the report at `path` (named `place` in messages) to SQLite with `nsys export`.
+/// nsys' own output goes to stderr, so that stdout stays the records.
+pub fn export(path: &Path, place: &str) -> Result<Exported> {
+    let dir = temp_dir().map_err(|e| Error::io("temporary folder", e))?;
+    let exported = Exported {
+        sqlite: dir.join("report.sqlite"),
+        dir,
+    };
+    let status = Command::new("nsys")
+        .args([
+            "export",
+            "--type",
+            "sqlite",
+            "--force-overwrite",
+            "true",
+            "--output",
+        ])
+        .arg(&exported.sqlite)
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(std::io::stderr())
+        .status();
+    let status = match status {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::data(
+                place,
+                "an nsys report, which only nsys can read, and `nsys` is not on PATH: export \
+                 it by hand with `nsys export --type sqlite REPORT.nsys-rep` and pass the \
+                 .sqlite file",
+            ));
+        }
+        Err(e) => return Err(Error::io(format!("{place}: running nsys export"), e)),
+    };
+    if !status.success() {
+        return Err(Error::data(
+            place,
+            format!("`nsys export --type sqlite` failed ({status}); its messages are above"),
+        ));
+    }
+    if !exported.sqlite.is_file() {
+        return Err(Error::data(
+            place,
+            "`nsys export --type sqlite` succeeded but wrote no SQLite file",
+        ));
+    }
+    Ok(exported)
+}
