@@ -5,12 +5,12 @@
 use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
 use crate::input::records::{self, TextKind};
-use crate::input::{self, Opened, gpuproj, pushpop};
+use crate::input::{self, Archive, Opened, gpuproj, pushpop};
 use crate::output::{RecordWriter, open_output};
 use crate::record::{GpuRange, Range};
 use crate::sqlite;
 use clap::{Parser, ValueEnum};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Member names of the push/pop table in nsys-jax archives, newest form first.
@@ -45,9 +45,10 @@ stdin); nsys-jax archives (.zip) and their extracted directories; nsys-jax-combi
 (one profile per `path/<profile>` member); nsys SQLite exports (`nsys export --type sqlite`: \
 ranges and gpu-ranges computed from NVTX_EVENTS and the CUDA activity tables, --start-end \
 adds the NVTX start/end ranges); .nsys-rep reports, exported to SQLite by running `nsys \
-export` when nsys is on PATH. Records from each input carry its profile name. --table \
-gpu-ranges reads archives and SQLite exports, modules and thunks read archives. Modules and \
-thunks of several inputs are written once all are read, with device clocks aligned on the \
+export` when nsys is on PATH; archives njx-capture wrote (report.sqlite and dump/). Records \
+from each input carry its profile name. --table gpu-ranges, modules and thunks read archives \
+and SQLite exports; modules and thunks of SQLite exports take the HLO dumps from --hlo (an XLA \
+dump folder or archive), devices from the XlaLauncher thread names. Modules and thunks of several inputs are written once all are read, with device clocks aligned on the \
 collectives that span every device (corrections on stderr; --no-align keeps raw clocks).
 
 Examples:
@@ -55,6 +56,7 @@ Examples:
   njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
   njx-export --table gpu-ranges report.sqlite
   njx-export --table modules rank*.zip | njx-modules
+  njx-export --table thunks report.sqlite --hlo xla_dump/ | njx-collectives
   njx-export --format csv rank0.zip > ranges.csv"
 )]
 pub struct Args {
@@ -68,6 +70,11 @@ pub struct Args {
     /// Keep each profile's raw device clocks (modules and thunks).
     #[arg(long)]
     pub no_align: bool,
+
+    /// Archives or XLA dump folders holding the HLO dumps (modules and thunks): needed for
+    /// SQLite exports and reports, searched after an archive's own dumps.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub hlo: Vec<PathBuf>,
 
     /// Also export NVTX start/end ranges (nvtxRangeStart/End) of SQLite exports and
     /// .nsys-rep reports, each as a root of its own (the other inputs hold push/pop ranges
@@ -94,7 +101,7 @@ pub fn run(args: &Args) -> Result<()> {
             }
         }
         Table::Modules | Table::Thunks => {
-            let all = crate::modules::load(&paths, !args.no_align, &mut |n| {
+            let all = crate::modules::load(&paths, &args.hlo, !args.no_align, &mut |n| {
                 eprintln!("njx-export: {n}")
             })?;
             if args.table == Table::Modules {
@@ -141,6 +148,20 @@ fn open_report(path: &Path) -> Result<Option<(sqlite::Db, sqlite::report::Export
     Ok(Some((db, exported)))
 }
 
+/// The SQLite export held by an archive njx-capture wrote, copied out and opened (the
+/// copy lives as long as the returned guard); `None` when the archive has none.
+fn open_archive_sqlite(
+    archive: &mut Archive,
+) -> Result<Option<(sqlite::Db, sqlite::report::Exported)>> {
+    if archive.find(sqlite::ARCHIVE_MEMBER).is_empty() {
+        return Ok(None);
+    }
+    let place = archive.member_place(sqlite::ARCHIVE_MEMBER);
+    let exported = sqlite::report::extract(archive.open_member(sqlite::ARCHIVE_MEMBER)?, &place)?;
+    let db = sqlite::Db::open(exported.path(), &place)?;
+    Ok(Some((db, exported)))
+}
+
 /// [`for_each_range`] with the options of SQLite inputs.
 pub fn for_each_range_with(
     path: &Path,
@@ -183,11 +204,21 @@ pub fn for_each_range_with(
                 .map(|m| archive.find(m))
                 .find(|found| !found.is_empty())
             else {
+                if let Some((db, _copy)) = open_archive_sqlite(&mut archive)? {
+                    return sqlite::nvtx::read_ranges(
+                        &db,
+                        &profile_of_path,
+                        options,
+                        &mut note,
+                        emit,
+                    );
+                }
                 return Err(Error::data(
                     archive.place(),
                     format!(
-                        "archive has no NVTX push/pop table (looked for {})",
-                        PUSHPOP_MEMBERS.join(", ")
+                        "archive has no NVTX push/pop table (looked for {} and {})",
+                        PUSHPOP_MEMBERS.join(", "),
+                        sqlite::ARCHIVE_MEMBER
                     ),
                 ));
             };
@@ -245,9 +276,23 @@ pub fn for_each_gpu_range_with(
         Opened::Archive(mut archive) => {
             let members = archive.find(GPU_PROJ_MEMBER);
             if members.is_empty() {
+                if let Some((db, _copy)) = open_archive_sqlite(&mut archive)? {
+                    let counts = sqlite::gpuproj::read_gpu_ranges(
+                        &db,
+                        &profile_of_path,
+                        options,
+                        &mut note,
+                        emit,
+                    )?;
+                    return Ok(counts.records);
+                }
                 return Err(Error::data(
                     archive.place(),
-                    format!("archive has no GPU projection table (looked for {GPU_PROJ_MEMBER})"),
+                    format!(
+                        "archive has no GPU projection table (looked for {GPU_PROJ_MEMBER} and \
+                         {})",
+                        sqlite::ARCHIVE_MEMBER
+                    ),
                 ));
             }
             let mut total = 0;

@@ -192,10 +192,12 @@ impl Executions {
 }
 
 /// Reads module and thunk executions from every input: record streams (JSON Lines or
-/// CSV; a file of module records and one of thunk records, in any order) and nsys-jax
-/// archives (both tables derived as `njx-export --table` does).
+/// CSV; a file of module records and one of thunk records, in any order), nsys-jax
+/// archives and nsys SQLite exports or reports (both tables derived as `njx-export
+/// --table` does, HLO dumps also from `hlo`).
 pub fn read_executions(
     paths: &[PathBuf],
+    hlo: &[PathBuf],
     include_warmup: bool,
     note: &mut dyn FnMut(String),
 ) -> Result<Executions> {
@@ -205,8 +207,12 @@ pub fn read_executions(
     };
     let mut archives = Vec::new();
     for path in paths {
+        if crate::sqlite::report::is_report(path) {
+            archives.push(path.clone());
+            continue;
+        }
         match input::open(path)? {
-            Opened::Archive(_) => archives.push(path.clone()),
+            Opened::Archive(_) | Opened::Sqlite { .. } => archives.push(path.clone()),
             Opened::Stream(mut stream) => {
                 let place = stream.place.clone();
                 let kind = records::sniff(&place, &mut stream.reader)?;
@@ -256,7 +262,7 @@ pub fn read_executions(
     }
     if !archives.is_empty() {
         // Clock alignment shifts each device as a whole: no time here depends on it.
-        let all = crate::modules::load(&archives, false, note)?;
+        let all = crate::modules::load(&archives, hlo, false, note)?;
         all.modules.iter().for_each(|m| acc.add_module(m));
         all.thunks.iter().for_each(|t| acc.add_thunk(t));
     }

@@ -164,7 +164,7 @@ pub fn fold(args: &Args, note: &mut dyn FnMut(String)) -> Result<Folded> {
                 .get_name()
         )));
     }
-    let executions = gpu::read_executions(&paths, args.include_warmup, note)?;
+    let executions = gpu::read_executions(&paths, &args.hlo, args.include_warmup, note)?;
     gpu::fold(&executions, &options, &hlo, note)
 }
 

@@ -96,24 +96,28 @@ pub struct Dumps {
 
 impl Dumps {
     /// Indexes the HLO dumps (`dump/module_*.hlo.pb.xz` and `.hlo.pb`, also stored per
-    /// profile as `…/<profile>` by nsys-jax-combine) of an archive. Reads nothing yet.
+    /// profile as `…/<profile>` by nsys-jax-combine) of an archive, or the
+    /// `module_*.hlo.pb` files of an XLA dump folder. Reads nothing yet.
     pub fn new(archive: &Archive) -> Dumps {
         let mut files: Vec<DumpFile> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for member in archive.members() {
-            let Some(rel) = member.strip_prefix(DUMP_DIR) else {
-                continue;
+            // `dump/<file>`, in a combine archive `dump/<file>/<profile>`, or `<file>` at
+            // the top of an XLA dump folder (`--xla_dump_to`).
+            let (dir, rel) = match member.strip_prefix(DUMP_DIR) {
+                Some(rel) => (DUMP_DIR, rel),
+                None if !member.contains('/') => ("", member.as_str()),
+                None => continue,
             };
-            // `dump/<file>` or, in a combine archive, `dump/<file>/<profile>`.
             let file = match rel.split_once('/') {
                 None => rel,
-                Some((file, profile)) if !profile.contains('/') => file,
+                Some((file, profile)) if !profile.contains('/') && !dir.is_empty() => file,
                 Some(_) => continue,
             };
             let Some((id, rest)) = parse_dump_name(file) else {
                 continue;
             };
-            let path = format!("{DUMP_DIR}{file}");
+            let path = format!("{dir}{file}");
             if !seen.insert(path.clone()) {
                 continue; // another profile's copy of the same file
             }

@@ -24,6 +24,11 @@ static LAUNCHER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
+/// The global device of a launcher thread's name, `None` for other threads.
+pub fn launcher_device(name: &str) -> Option<u32> {
+    LAUNCHER.captures(name)?[1].parse().ok()
+}
+
 /// The launcher threads named in a thread-metadata table, in table order.
 pub fn read_launchers<R: ChunkReader + 'static>(place: &str, source: R) -> Result<Vec<Launcher>> {
     let perr =

@@ -15,6 +15,7 @@ use crate::input::archive::Archive;
 use crate::input::records::{self, TextKind};
 use crate::input::{self, Opened, gpuproj, pushpop, threads};
 use crate::record::{GpuRange, Instance, Module, Thunk};
+use crate::sqlite;
 use derive::{Comm, Derived, ProgramInfo};
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -38,14 +39,21 @@ pub struct Executions {
 pub type Corrections = BTreeMap<u32, f64>;
 
 /// Reads module and thunk executions from nsys-jax archives (every profile of each),
-/// aligning device clocks across them when `align` is set; messages about what was
-/// left out or corrected go to `note`.
-pub fn load(paths: &[PathBuf], align: bool, note: &mut dyn FnMut(String)) -> Result<Executions> {
+/// archives njx-capture wrote, nsys SQLite exports and `.nsys-rep` reports, aligning
+/// device clocks across them when `align` is set. HLO dumps come from each archive
+/// itself and from `hlo` (archives or XLA dump folders), the only source for SQLite
+/// exports. Messages about what was left out or corrected go to `note`.
+pub fn load(
+    paths: &[PathBuf],
+    hlo: &[PathBuf],
+    align: bool,
+    note: &mut dyn FnMut(String),
+) -> Result<Executions> {
     let mut all = Executions::default();
     // Archives are independent until the clocks are aligned: read them on every core
     // (decoding the xz-compressed tables and HLO dumps is most of the work), then merge
     // in input order so the output does not depend on scheduling.
-    for result in parallel_map(paths, |p| load_path(p)) {
+    for result in parallel_map(paths, |p| load_path(p, hlo)) {
         let (part, notes) = result?;
         notes.into_iter().for_each(&mut *note);
         all.modules.extend(part.modules);
@@ -88,8 +96,12 @@ pub fn read_records<T: DeserializeOwned>(
     let mut out = Vec::new();
     let mut archives = Vec::new();
     for path in paths {
+        if sqlite::report::is_report(path) {
+            archives.push(path.clone());
+            continue;
+        }
         match input::open(path)? {
-            Opened::Archive(_) => archives.push(path.clone()),
+            Opened::Archive(_) | Opened::Sqlite { .. } => archives.push(path.clone()),
             Opened::Stream(mut stream) => {
                 let place = stream.place.clone();
                 let mut push = |r: T| -> Result<()> {
@@ -117,13 +129,13 @@ pub fn read_records<T: DeserializeOwned>(
             _ => {
                 return Err(Error::data(
                     input::place_of(path),
-                    format!("not {table} records or an nsys-jax archive"),
+                    format!("not {table} records, an nsys-jax archive or an nsys SQLite export"),
                 ));
             }
         }
     }
     if !archives.is_empty() {
-        out.extend(pick(load(&archives, align, &mut |n| {
+        out.extend(pick(load(&archives, &[], align, &mut |n| {
             eprintln!("{tool}: {n}")
         })?));
     }
@@ -160,38 +172,87 @@ pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + 
         .collect()
 }
 
-fn load_path(path: &Path) -> Result<(Executions, Vec<String>)> {
-    let archive = match input::open(path)? {
-        Opened::Archive(a) => a,
+fn load_path(path: &Path, hlo: &[PathBuf]) -> Result<(Executions, Vec<String>)> {
+    let mut part = Executions::default();
+    let mut notes = Vec::new();
+    let mut note = |n: String| notes.push(n);
+    let profile: Arc<str> = input::profile_name(path).into();
+    if sqlite::report::is_report(path) {
+        let place = input::place_of(path);
+        let exported = sqlite::report::export(path, &place)?;
+        let db = sqlite::Db::open(exported.path(), &place)?;
+        load_sqlite(&db, &profile, hlo_sources(hlo)?, &mut part, &mut note)?;
+        return Ok((part, notes));
+    }
+    match input::open(path)? {
+        Opened::Archive(archive) if archive.find(GPU_PROJ_MEMBER).is_empty() => {
+            // An archive njx-capture wrote: the SQLite export and the dumps beside it.
+            if archive.find(sqlite::ARCHIVE_MEMBER).is_empty() {
+                return Err(Error::data(
+                    archive.place(),
+                    format!(
+                        "archive has no GPU projection table (looked for {GPU_PROJ_MEMBER} \
+                         and {})",
+                        sqlite::ARCHIVE_MEMBER
+                    ),
+                ));
+            }
+            let place = archive.member_place(sqlite::ARCHIVE_MEMBER);
+            let mut archive = archive;
+            let exported =
+                sqlite::report::extract(archive.open_member(sqlite::ARCHIVE_MEMBER)?, &place)?;
+            let db = sqlite::Db::open(exported.path(), &place)?;
+            let dumps = Dumps::new(&archive);
+            let mut sources = vec![(archive, dumps)];
+            sources.extend(hlo_sources(hlo)?);
+            load_sqlite(&db, &profile, sources, &mut part, &mut note)?;
+        }
+        Opened::Archive(archive) => load_archive(archive, hlo, &mut part, &mut note)?,
+        Opened::Sqlite { place } => {
+            let db = sqlite::Db::open(path, &place)?;
+            load_sqlite(&db, &profile, hlo_sources(hlo)?, &mut part, &mut note)?;
+        }
         _ => {
             return Err(Error::data(
                 input::place_of(path),
                 "module and thunk tables are built from nsys-jax archives (.zip or an \
-                 extracted directory)",
+                 extracted directory), nsys SQLite exports or .nsys-rep reports",
             ));
         }
-    };
-    let mut part = Executions::default();
-    let mut notes = Vec::new();
-    load_archive(archive, &mut part, &mut |n| notes.push(n))?;
+    }
     Ok((part, notes))
 }
 
+/// The HLO dumps of `--hlo` paths: archives or XLA dump folders.
+fn hlo_sources(paths: &[PathBuf]) -> Result<Vec<(Archive, Dumps)>> {
+    paths
+        .iter()
+        .map(|p| match input::open(p)? {
+            Opened::Archive(a) => {
+                let dumps = Dumps::new(&a);
+                Ok((a, dumps))
+            }
+            _ => Err(Error::data(
+                input::place_of(p),
+                "--hlo takes nsys-jax archives or folders of XLA dumps",
+            )),
+        })
+        .collect()
+}
+
 fn load_archive(
-    mut archive: Archive,
+    archive: Archive,
+    hlo: &[PathBuf],
     all: &mut Executions,
     note: &mut dyn FnMut(String),
 ) -> Result<()> {
     let members = archive.find(GPU_PROJ_MEMBER);
-    if members.is_empty() {
-        return Err(Error::data(
-            archive.place(),
-            format!("archive has no GPU projection table (looked for {GPU_PROJ_MEMBER})"),
-        ));
-    }
-    let mut dumps = Dumps::new(&archive);
+    let dumps = Dumps::new(&archive);
+    let mut sources = vec![(archive, dumps)];
+    sources.extend(hlo_sources(hlo)?);
     for member in members {
         let profile: Arc<str> = member.profile.as_str().into();
+        let archive = &mut sources[0].0;
         let place = archive.member_place(&member.path);
         let mut ranges: Vec<GpuRange> = Vec::new();
         let mut push = |r: GpuRange| -> Result<()> {
@@ -204,54 +265,132 @@ fn load_archive(
             archive.open_parquet(&member.path)?,
             &mut push,
         )?;
-        let launchers = read_launchers(&mut archive, &member.profile)?;
-        let compiled_names = compiled_programs(&mut archive, &member.profile)?;
-        let mut programs = ArchivePrograms {
-            archive: &mut archive,
-            dumps: &mut dumps,
-            profile: &member.profile,
-            missing: HashSet::new(),
-            unnamed: 0,
+        let launchers = read_launchers(archive, &member.profile)?;
+        let compiled = compiled_programs(archive, &member.profile)?;
+        let profile_data = Profile {
+            name: &profile,
+            place: &place,
+            ranges: &ranges,
+            launchers: &launchers,
+            compiled: &compiled,
         };
-        let mut derived = derive::derive(&profile, &ranges, &launchers, &mut programs)?;
-        for (id, name) in compiled_names {
-            // As nsys-jax's `_remap_program_id(…, allow_missing_protobuf=True)`: a
-            // compilation without a dump (an autotuning candidate) is `unknown`.
-            all.compiled.insert(match programs.key(Some(id), &name)? {
-                ProgramKey::Fingerprint(f) => f,
-                ProgramKey::Id(id) => id.to_string(),
-                ProgramKey::Unknown | ProgramKey::Missing(_) => "unknown".to_string(),
-            });
-        }
-        let (missing, unnamed) = (programs.missing, programs.unnamed);
-        if !missing.is_empty() {
-            let mut ids: Vec<_> = missing.into_iter().collect();
-            ids.sort();
-            derived.notes.push(format!(
-                "no HLO dump of program{} {}: keyed by program id, communication unknown",
-                if ids.len() == 1 { "" } else { "s" },
-                ids.iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if unnamed > 0 {
-            derived.notes.push(format!(
-                "{unnamed} thunk names are not instructions of their module's HLO: counted as compute"
-            ));
-        }
-        let Derived {
-            modules,
-            thunks,
-            notes,
-        } = derived;
-        for n in notes {
-            note(format!("{place}: {n}"));
-        }
-        all.modules.extend(modules);
-        all.thunks.extend(thunks);
+        derive_profile(profile_data, &mut sources, all, note)?;
     }
+    Ok(())
+}
+
+/// Module and thunk executions of an nsys SQLite export, the HLO dumps from `sources`.
+fn load_sqlite(
+    db: &sqlite::Db,
+    profile: &Arc<str>,
+    mut sources: Vec<(Archive, Dumps)>,
+    all: &mut Executions,
+    note: &mut dyn FnMut(String),
+) -> Result<()> {
+    let mut ranges: Vec<GpuRange> = Vec::new();
+    sqlite::gpuproj::read_gpu_ranges(db, profile, sqlite::Options::default(), note, &mut |r| {
+        ranges.push(r);
+        Ok(())
+    })?;
+    let launchers = sqlite::devices::launchers(db, note)?;
+    let mut compiled = Vec::new();
+    sqlite::nvtx::read_ranges(
+        db,
+        profile,
+        sqlite::Options::default(),
+        &mut |_| {},
+        &mut |r| {
+            compiled.extend(compiled_program(&r.name));
+            Ok(())
+        },
+    )?;
+    compiled.sort();
+    compiled.dedup();
+    if sources.is_empty() && !ranges.is_empty() {
+        note(format!(
+            "{}: no HLO dumps (--hlo): programs are keyed by program id and communication \
+             is unknown",
+            db.place()
+        ));
+    }
+    let profile_data = Profile {
+        name: profile,
+        place: db.place(),
+        ranges: &ranges,
+        launchers: &launchers,
+        compiled: &compiled,
+    };
+    derive_profile(profile_data, &mut sources, all, note)
+}
+
+/// What [`derive_profile`] needs of one profile.
+struct Profile<'a> {
+    name: &'a Arc<str>,
+    place: &'a str,
+    ranges: &'a [GpuRange],
+    launchers: &'a [threads::Launcher],
+    /// (program id, module name) of the compilations the profile recorded.
+    compiled: &'a [(u64, String)],
+}
+
+/// Derives the executions of one profile and adds them to `all`, the programs keyed by
+/// the dumps of `sources` (the first that has a program's dump).
+fn derive_profile(
+    p: Profile<'_>,
+    sources: &mut [(Archive, Dumps)],
+    all: &mut Executions,
+    note: &mut dyn FnMut(String),
+) -> Result<()> {
+    let mut programs = ArchivePrograms {
+        sources,
+        profile: p.name,
+        missing: HashSet::new(),
+        unnamed: 0,
+    };
+    let mut derived = derive::derive(p.name, p.ranges, p.launchers, &mut programs)?;
+    for (id, name) in p.compiled {
+        // As nsys-jax's `_remap_program_id(…, allow_missing_protobuf=True)`: a
+        // compilation without a dump (an autotuning candidate) is `unknown`. Its id too,
+        // since executions without a dump are keyed by id (where nsys-jax stops).
+        let key = match programs.key(Some(*id), name)? {
+            ProgramKey::Fingerprint(f) => f,
+            ProgramKey::Id(id) => id.to_string(),
+            ProgramKey::Unknown => "unknown".to_string(),
+            ProgramKey::Missing(id) => {
+                all.compiled.insert(id.to_string());
+                "unknown".to_string()
+            }
+        };
+        all.compiled.insert(key);
+    }
+    let (missing, unnamed) = (programs.missing, programs.unnamed);
+    if !missing.is_empty() {
+        let mut ids: Vec<_> = missing.into_iter().collect();
+        ids.sort();
+        derived.notes.push(format!(
+            "no HLO dump of program{} {}: keyed by program id, communication unknown",
+            if ids.len() == 1 { "" } else { "s" },
+            ids.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if unnamed > 0 {
+        derived.notes.push(format!(
+            "{unnamed} thunk names are not instructions of their module's HLO: counted as compute"
+        ));
+    }
+    let Derived {
+        modules,
+        thunks,
+        notes,
+    } = derived;
+    for n in notes {
+        note(format!("{}: {n}", p.place));
+    }
+    all.modules.extend(modules);
+    all.thunks.extend(thunks);
     Ok(())
 }
 
@@ -264,6 +403,15 @@ fn read_launchers(archive: &mut Archive, profile: &str) -> Result<Vec<threads::L
     threads::read_launchers(&place, archive.open_parquet(&path)?)
 }
 
+/// (program id, module name) of an `XlaCompileBackend` range: a compilation.
+fn compiled_program(name: &str) -> Option<(u64, String)> {
+    let (module, id) = name
+        .strip_prefix("TSL:XlaCompileBackend:#module=")?
+        .strip_suffix('#')?
+        .rsplit_once(",program_id=")?;
+    Some((id.parse().ok()?, module.to_string()))
+}
+
 /// Programs whose compilation the profile recorded: (program id, module name) of its
 /// `XlaCompileBackend` ranges.
 fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, String)>> {
@@ -274,13 +422,7 @@ fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, S
         };
         let profile: Arc<str> = profile.into();
         let mut emit = |r: crate::record::Range| -> Result<()> {
-            let backend = r
-                .name
-                .strip_prefix("TSL:XlaCompileBackend:#module=")
-                .and_then(|rest| rest.strip_suffix('#'))
-                .and_then(|rest| rest.rsplit_once(",program_id="))
-                .and_then(|(name, id)| Some((id.parse().ok()?, name.to_string())));
-            found.extend(backend);
+            found.extend(compiled_program(&r.name));
             Ok(())
         };
         pushpop::read_member(archive, &path, &profile, &mut emit)?;
@@ -291,10 +433,10 @@ fn compiled_programs(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, S
     Ok(found)
 }
 
-/// [`ProgramInfo`] from an archive's HLO dumps.
+/// [`ProgramInfo`] from HLO dumps: each program's dump is looked for in every source in
+/// turn (the profile's own archive first).
 struct ArchivePrograms<'a> {
-    archive: &'a mut Archive,
-    dumps: &'a mut Dumps,
+    sources: &'a mut [(Archive, Dumps)],
     profile: &'a str,
     missing: HashSet<u64>,
     unnamed: usize,
@@ -302,8 +444,13 @@ struct ArchivePrograms<'a> {
 
 impl ArchivePrograms<'_> {
     fn key(&mut self, program_id: Option<u64>, name: &str) -> Result<ProgramKey> {
-        self.dumps
-            .program_key(self.archive, self.profile, program_id, name)
+        for (archive, dumps) in self.sources.iter_mut() {
+            match dumps.program_key(archive, self.profile, program_id, name)? {
+                ProgramKey::Missing(_) => continue,
+                key => return Ok(key),
+            }
+        }
+        Ok(program_id.map_or(ProgramKey::Unknown, ProgramKey::Missing))
     }
 }
 
@@ -326,10 +473,14 @@ impl ProgramInfo for ArchivePrograms<'_> {
         module: &str,
         instruction: &str,
     ) -> Result<Option<Comm>> {
-        let Some(hlo) = self
-            .dumps
-            .load(self.archive, self.profile, program_id, module)?
-        else {
+        let mut hlo = None;
+        for (archive, dumps) in self.sources.iter_mut() {
+            hlo = dumps.load(archive, self.profile, program_id, module)?;
+            if hlo.is_some() {
+                break;
+            }
+        }
+        let Some(hlo) = hlo else {
             return Ok(None);
         };
         let Some(inst) = hlo.instruction(instruction) else {

@@ -1,8 +1,9 @@
 //! nsys SQLite exports (`nsys export --type sqlite`), read natively: the CPU-side NVTX
 //! range tree with the semantics of nsys' `nvtx_pushpop_trace` report ([`nvtx`]), the
 //! projection of those ranges onto the GPU work they launched, as nsys'
-//! `nvtx_gpu_proj_trace` report defines it ([`gpuproj`]), and `.nsys-rep` reports by
-//! running `nsys export` on them first ([`report`]).
+//! `nvtx_gpu_proj_trace` report defines it ([`gpuproj`]), the device of each launching
+//! thread for module and thunk records ([`devices`]), and `.nsys-rep` reports by running
+//! `nsys export` on them first ([`report`]).
 //!
 //! The semantics come from the SQL of nsys' own reports (`nvtx_pushpop_trace.py`,
 //! `nvtx_gpu_proj_trace.py`), re-implemented as sorts and sweeps so that time and memory
@@ -19,6 +20,7 @@
 //! Databases are opened read-only and `immutable` (no locks, no journal): exports are
 //! usually read-only files, sometimes on file systems without locking.
 
+pub mod devices;
 pub mod gpuproj;
 pub mod nvtx;
 pub mod report;
@@ -27,6 +29,9 @@ use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashSet;
 use std::path::Path;
+
+/// The member of an archive (as `njx-capture` writes them) that holds the SQLite export.
+pub const ARCHIVE_MEMBER: &str = "report.sqlite";
 
 /// What to read from an export besides the push/pop ranges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -68,6 +68,20 @@ fn temp_dir() -> std::io::Result<PathBuf> {
     }
 }
 
+/// Copies an export held elsewhere (an archive member) into a temporary folder, where
+/// SQLite can open it.
+pub fn extract(mut reader: impl Read, place: &str) -> Result<Exported> {
+    let dir = temp_dir().map_err(|e| Error::io("temporary folder", e))?;
+    let exported = Exported {
+        sqlite: dir.join("report.sqlite"),
+        dir,
+    };
+    let mut file = std::fs::File::create(&exported.sqlite)
+        .map_err(|e| Error::io(exported.sqlite.display().to_string(), e))?;
+    std::io::copy(&mut reader, &mut file).map_err(|e| Error::io(place, e))?;
+    Ok(exported)
+}
+
 /// Exports the report at `path` (named `place` in messages) to SQLite with `nsys export`.
 /// nsys' own output goes to stderr, so that stdout stays the records.
 pub fn export(path: &Path, place: &str) -> Result<Exported> {

@@ -150,6 +150,14 @@ pub const SCHEMA: &[(&str, &str)] = &[
     memKind                     INTEGER                                -- REFERENCES ENUM_CUDA_MEM_KIND(id)
 )"#,
     ),
+    (
+        "ThreadNames",
+        r#"CREATE TABLE ThreadNames (
+    nameId                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Thread name
+    priority                    INTEGER,                               -- Priority of the thread.
+    globalTid                   INTEGER                                -- Serialized GlobalId.
+)"#,
+    ),
 ];
 
 /// The NVTX rows of `ENUM_NSYS_EVENT_TYPE` (id, name).
@@ -291,6 +299,15 @@ impl NsysDb {
         );
     }
 
+    /// Names thread `gtid` (its name a registered string `name_id`, which this adds).
+    pub fn thread_name(&self, gtid: i64, name_id: i64, name: &str) {
+        self.string(name_id, name);
+        self.sql(
+            "INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?1, 0, ?2)",
+            params![name_id, gtid],
+        );
+    }
+
     /// Adds a CUDA API call (name: string id 1, which tests need not define).
     pub fn call(&self, start: i64, end: i64, gtid: i64, corr: i64) {
         self.sql(
@@ -301,16 +318,21 @@ impl NsysDb {
         );
     }
 
-    /// Adds a kernel launched in process `gpid` by the call with `corr`.
+    /// Adds a kernel launched in process `gpid` by the call with `corr`, on device 0.
     pub fn kernel(&self, start: i64, end: i64, gpid: i64, corr: i64) {
+        self.kernel_on(0, start, end, gpid, corr);
+    }
+
+    /// Adds a kernel on device `device`.
+    pub fn kernel_on(&self, device: i64, start: i64, end: i64, gpid: i64, corr: i64) {
         self.sql(
             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
              streamId, correlationId, globalPid, demangledName, shortName, \
              registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
              staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
              localMemoryTotal, gridId) \
-             VALUES (?1, ?2, 0, 1, 7, ?3, ?4, 1, 1, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, ?3)",
-            params![start, end, corr, gpid],
+             VALUES (?1, ?2, ?5, 1, 7, ?3, ?4, 1, 1, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, ?3)",
+            params![start, end, corr, gpid, device],
         );
     }
 
