@@ -18,6 +18,8 @@
 //!   communication, wait time and stragglers; [`plot`] draws its SVG;
 //! - [`flamefold`] (`njx-flamefold`) folds NVTX trees and GPU time (by Python source,
 //!   op_name, opcode, module, device) into stacks for flame graphs, and draws them;
+//! - [`capture`] (`njx-capture`) runs a program under `nsys profile` with the JAX/XLA
+//!   settings that make profiles analysable and writes the archive the tools above read;
 //! - [`output`], [`cli`] and [`error`] are shared by every tool: output formats, common
 //!   options, one error type with exit codes.
 //!
@@ -25,6 +27,7 @@
 //! njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
 //! ```
 
+pub mod capture;
 pub mod cli;
 pub mod collectives;
 pub mod compile;
@@ -46,6 +49,7 @@ pub use error::{Error, Result};
 pub fn commands() -> Vec<clap::Command> {
     use clap::CommandFactory;
     vec![
+        capture::Args::command(),
         export::Args::command(),
         ranges::tool::Args::command(),
         compile::Args::command(),

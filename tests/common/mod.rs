@@ -15,6 +15,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-modules" => env!("CARGO_BIN_EXE_njx-modules"),
         "njx-collectives" => env!("CARGO_BIN_EXE_njx-collectives"),
         "njx-flamefold" => env!("CARGO_BIN_EXE_njx-flamefold"),
+        "njx-capture" => env!("CARGO_BIN_EXE_njx-capture"),
         other => panic!("unknown tool {other}"),
     }
 }

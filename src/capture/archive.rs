@@ -1,0 +1,391 @@
+//! Post-processing a capture into its archive, with njx's own code once nsys has exported
+//! the report: the HLO dumps xz-compressed, the Python sources their stack frames name,
+//! the zip written under a temporary name beside its destination, the `--analysis`
+//! pipelines run on it and their outputs added, and the rename into place.
+//!
+//! The layout (README, "njx-capture archives"):
+//!
+//! ```text
+//! report.nsys-rep                      the nsys report, for the nsys GUI
+//! report.sqlite                        `nsys export --type sqlite` of it: what njx-export reads
+//! dump/module_NNNN.<name>.<stage>.hlo.pb.xz   XLA's HLO protobuf dumps, as nsys-jax stores them
+//! sources/<absolute path without the leading />   Python files named in the dumps' stack frames
+//! analysis/<n>-<name>.txt              standard output of the n-th --analysis pipeline
+//! analysis/<n>-<name>/<file>           files that pipeline wrote in its working folder
+//! ```
+
+use crate::error::{Error, Result};
+use crate::hlo::proto::HloProto;
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+/// The report, as the archive holds it.
+pub const REPORT: &str = "report.nsys-rep";
+/// The SQLite export of the report, where njx-export looks for it in an archive.
+pub const SQLITE: &str = crate::sqlite::ARCHIVE_MEMBER;
+/// The folder of the HLO dumps (the name nsys-jax archives use, which `crate::hlo` reads).
+pub const DUMP_DIR: &str = "dump/";
+/// The folder of the Python sources.
+pub const SOURCES_DIR: &str = "sources/";
+/// The folder of the analyses' outputs.
+pub const ANALYSIS_DIR: &str = "analysis/";
+
+/// xz preset of the dumps: HLO protobufs shrink about tenfold already at low presets, and
+/// the higher ones cost far more time than they save space.
+const XZ_PRESET: u32 = 3;
+
+/// At most this many dumps are compressed at once: each worker holds a whole dump (they
+/// reach hundreds of MB for large models) and, while reading its sources, its decoded form.
+const MAX_WORKERS: usize = 8;
+
+/// A line of progress on stderr about `archive`.
+pub fn note(archive: &Path, msg: impl std::fmt::Display) {
+    eprintln!("njx-capture: {}: {msg}", archive.display());
+}
+
+/// The HLO dumps of a capture, compressed, and the source files they name.
+#[derive(Debug, Default)]
+pub struct Dumps {
+    /// `(member name, compressed file)`, by name.
+    pub files: Vec<(String, PathBuf)>,
+    /// Every file name in the dumps' stack frame indices.
+    pub sources: BTreeSet<String>,
+}
+
+/// Whether `name` is an HLO protobuf dump of XLA's (`module_0040.jit_f.<stage>.hlo.pb`).
+fn is_hlo_dump(name: &str) -> bool {
+    name.starts_with("module_") && name.ends_with(".hlo.pb")
+}
+
+/// Compresses every HLO dump in `dump_dir` into `out_dir` (as `<name>.xz`), several at
+/// once, and reads the file names of their stack frames. A dump that does not decode is
+/// still stored; the warning says that its sources are missing.
+pub fn compress_dumps(archive: &Path, dump_dir: &Path, out_dir: &Path) -> Result<Dumps> {
+    let mut names = Vec::new();
+    match std::fs::read_dir(dump_dir) {
+        Ok(entries) => {
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io(dump_dir.display().to_string(), e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if is_hlo_dump(&name) && entry.path().is_file() {
+                    names.push(name);
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(dump_dir.display().to_string(), e)),
+    }
+    names.sort();
+    if names.is_empty() {
+        note(
+            archive,
+            "warning: XLA wrote no HLO dumps (did the program compile anything with XLA?)",
+        );
+        return Ok(Dumps::default());
+    }
+    note(archive, format!("compressing {} HLO dumps…", names.len()));
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir.display().to_string(), e))?;
+    let next = Mutex::new(names.iter());
+    let sources = Mutex::new(BTreeSet::new());
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_WORKERS)
+        .min(names.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| -> Result<()> {
+                    loop {
+                        let Some(name) = next.lock().map_or(None, |mut it| it.next()) else {
+                            return Ok(());
+                        };
+                        let found = compress_dump(archive, &dump_dir.join(name), out_dir, name)?;
+                        if let Ok(mut all) = sources.lock() {
+                            all.extend(found);
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })?;
+    let files = names
+        .iter()
+        .map(|n| (format!("{DUMP_DIR}{n}.xz"), out_dir.join(format!("{n}.xz"))))
+        .collect();
+    Ok(Dumps {
+        files,
+        sources: sources.into_inner().unwrap_or_default(),
+    })
+}
+
+/// Compresses one dump to `out_dir/<name>.xz`; returns the file names its stack frames
+/// name. The dump is decoded (and the decoded form dropped) before it is compressed, so
+/// that a worker holds at most the dump and one of the two.
+fn compress_dump(archive: &Path, path: &Path, out_dir: &Path, name: &str) -> Result<Vec<String>> {
+    let place = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Error::io(&place, e))?;
+    let sources = match <HloProto as prost::Message>::decode(&bytes[..]) {
+        Ok(proto) => proto
+            .hlo_module
+            .and_then(|m| m.stack_frame_index)
+            .map(|index| index.file_names)
+            .unwrap_or_default(),
+        Err(e) => {
+            note(
+                archive,
+                format!(
+                    "warning: {place}: not a valid XLA HloProto ({e}); stored, but its \
+                     sources are not gathered"
+                ),
+            );
+            Vec::new()
+        }
+    };
+    let target = out_dir.join(format!("{name}.xz"));
+    File::create(&target)
+        .and_then(|out| {
+            let options = lzma_rust2::XzOptions::with_preset(XZ_PRESET);
+            let mut xz = lzma_rust2::XzWriter::new(BufWriter::new(out), options)?;
+            xz.write_all(&bytes)?;
+            xz.finish()?.flush()
+        })
+        .map_err(|e| Error::io(target.display().to_string(), e))?;
+    Ok(sources)
+}
+
+/// The source files to store: `(member name, file)` for each absolute path that exists.
+/// Pseudo-files (`<string>`, `<frozen runpy>`) are skipped as nsys-jax does; relative and
+/// missing files are counted in a warning.
+pub fn sources(archive: &Path, names: &BTreeSet<String>) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for name in names {
+        if name.starts_with('<') {
+            continue;
+        }
+        let path = Path::new(name);
+        match name.strip_prefix('/') {
+            Some(rel) if path.is_file() => found.push((format!("{SOURCES_DIR}{rel}"), path.into())),
+            _ => missing.push(name.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        let shown: Vec<&str> = missing.iter().take(3).copied().collect();
+        note(
+            archive,
+            format!(
+                "warning: {} source files named in the HLO dumps are not here (or not absolute), \
+                 so not stored: {}{}",
+                missing.len(),
+                shown.join(", "),
+                if missing.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
+    found
+}
+
+/// A zip archive being written.
+pub struct ArchiveWriter {
+    place: String,
+    zip: ZipWriter<File>,
+}
+
+impl ArchiveWriter {
+    /// Starts a new archive at `path`.
+    pub fn create(path: &Path) -> Result<ArchiveWriter> {
+        let place = path.display().to_string();
+        let file = File::create(path).map_err(|e| Error::io(&place, e))?;
+        Ok(ArchiveWriter {
+            place,
+            zip: ZipWriter::new(file),
+        })
+    }
+
+    /// Opens a finished archive at `path` to add members.
+    pub fn append(path: &Path) -> Result<ArchiveWriter> {
+        let place = path.display().to_string();
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(&place, e))?;
+        let zip =
+            ZipWriter::new_append(file).map_err(|e| Error::io(&place, io::Error::other(e)))?;
+        Ok(ArchiveWriter { place, zip })
+    }
+
+    /// Adds the file at `path` as `member`, deflated or (for files compressed already)
+    /// stored.
+    pub fn add(&mut self, member: &str, path: &Path, deflate: bool) -> Result<()> {
+        let source = path.display().to_string();
+        let file = File::open(path).map_err(|e| Error::io(&source, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&source, e))?.len();
+        let method = if deflate {
+            CompressionMethod::Deflated
+        } else {
+            CompressionMethod::Stored
+        };
+        let options = SimpleFileOptions::default()
+            .compression_method(method)
+            .unix_permissions(0o644)
+            .large_file(len >= u64::from(u32::MAX));
+        self.zip
+            .start_file(member, options)
+            .map_err(|e| self.error(member, io::Error::other(e)))?;
+        io::copy(&mut BufReader::new(file), &mut self.zip).map_err(|e| self.error(member, e))?;
+        Ok(())
+    }
+
+    /// Writes the central directory.
+    pub fn finish(self) -> Result<()> {
+        let place = self.place;
+        self.zip
+            .finish()
+            .and_then(|mut f| f.flush().map_err(Into::into))
+            .map_err(|e| Error::io(&place, io::Error::other(e)))?;
+        Ok(())
+    }
+
+    fn error(&self, member: &str, e: io::Error) -> Error {
+        Error::io(format!("{}!{member}", self.place), e)
+    }
+}
+
+/// Runs the `n`-th analysis pipeline on `archive` (an absolute path) in a fresh working
+/// folder under `work`, and returns the members to add (its standard output, the files it
+/// wrote) and whether it succeeded.
+pub fn run_analysis(
+    n: usize,
+    pipeline: &str,
+    archive: &Path,
+    work: &Path,
+) -> Result<(Vec<(String, PathBuf)>, bool)> {
+    let name = format!("{n}-{}", slug(pipeline));
+    let cwd = work.join(&name);
+    let stdout = work.join(format!("{name}.txt"));
+    std::fs::create_dir_all(&cwd).map_err(|e| Error::io(cwd.display().to_string(), e))?;
+    let out = File::create(&stdout).map_err(|e| Error::io(stdout.display().to_string(), e))?;
+    let status = Command::new("bash")
+        .args(["-o", "pipefail", "-c", pipeline, "njx-capture"])
+        .arg(archive)
+        .env("NJX_ARCHIVE", archive)
+        .env("PATH", path_with_own_folder())
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .status()
+        .map_err(|e| Error::io(format!("--analysis {n}: running bash"), e))?;
+    let mut members = vec![(format!("{ANALYSIS_DIR}{name}.txt"), stdout)];
+    for file in crate::input::walk_dir(&cwd)? {
+        members.push((format!("{ANALYSIS_DIR}{name}/{file}"), cwd.join(&file)));
+    }
+    let ok = status.success();
+    if !ok {
+        note(
+            archive,
+            format!("warning: analysis {n} (`{pipeline}`) failed ({status}); its output is stored"),
+        );
+    }
+    Ok((members, ok))
+}
+
+/// `PATH` with the folder of njx-capture's own executable first, so that analyses find
+/// the njx tools installed beside it.
+fn path_with_own_folder() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let own = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let dirs = own.into_iter().chain(std::env::split_paths(&path));
+    std::env::join_paths(dirs).unwrap_or(path)
+}
+
+/// A file-name-safe rendering of a pipeline: letters, digits, `.`, `_`, `-`; runs of
+/// anything else become one `-`; at most 48 characters.
+fn slug(pipeline: &str) -> String {
+    let mut out = String::new();
+    for c in pipeline.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_') || (c == '-' && !out.ends_with('-'))
+        {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+        if out.len() >= 48 {
+            break;
+        }
+    }
+    let out = out.trim_matches(['-', '.']).to_string();
+    if out.is_empty() {
+        "analysis".to_string()
+    } else {
+        out
+    }
+}
+
+/// Moves the finished archive `staged` to `dest`: replacing it when `overwrite`, else only
+/// if nothing is there (a hard link, which fails when the name exists, then the staged name
+/// removed; where hard links are not supported, a check and a rename).
+pub fn place(staged: &Path, dest: &Path, overwrite: bool) -> Result<()> {
+    let place = dest.display().to_string();
+    if overwrite {
+        return std::fs::rename(staged, dest).map_err(|e| Error::io(&place, e));
+    }
+    match std::fs::hard_link(staged, dest) {
+        Ok(()) => std::fs::remove_file(staged).map_err(|e| Error::io(&place, e)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists(dest)),
+        Err(_) if dest.exists() => Err(exists(dest)),
+        Err(_) => std::fs::rename(staged, dest).map_err(|e| Error::io(&place, e)),
+    }
+}
+
+/// The error for an archive that exists without `-f`.
+pub fn exists(dest: &Path) -> Error {
+    Error::data(
+        dest.display().to_string(),
+        "exists; pass -f (--force-overwrite) to overwrite it",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_name_safe() {
+        assert_eq!(
+            slug("njx-export \"$1\" | njx-compile-summary --total"),
+            "njx-export-1-njx-compile-summary-total"
+        );
+        assert_eq!(slug("|||"), "analysis");
+        assert_eq!(slug(&"a".repeat(100)).len(), 48);
+    }
+
+    #[test]
+    fn placing_never_overwrites_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b.zip"));
+        std::fs::write(&a, b"new").unwrap();
+        std::fs::write(&b, b"old").unwrap();
+        let e = place(&a, &b, false).unwrap_err();
+        assert!(e.to_string().contains("pass -f"), "{e}");
+        assert_eq!(std::fs::read(&b).unwrap(), b"old");
+        place(&a, &b, true).unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), b"new");
+        assert!(!a.exists());
+    }
+}

@@ -1,0 +1,384 @@
+//! The command line of `njx-capture`: njx's own options, the `nsys profile` options passed
+//! through, and the program to run; and the archive name that `-o` gives (`%q{VAR}`
+//! expansion, suffixes), as nsys-jax's `main` and `expand` in `nsys_jax/scripts/nsys_jax.py`
+//! handle them.
+
+use crate::error::{Error, Result};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Run a program under `nsys profile` with the settings that make JAX/XLA profiles
+/// analysable, and write one archive that every njx tool reads.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-capture",
+    version,
+    override_usage = "njx-capture [OPTIONS] [NSYS_OPTIONS]... -- PROGRAM [ARGS]...\n       \
+                      njx-capture [OPTIONS] PROGRAM [ARGS]...",
+    after_help = "Options that are not njx-capture's own go to `nsys profile` unchanged; then \
+`--` is required before the program, and so it is when the program's arguments contain `--`. \
+njx-capture adds the nsys options --cuda-graph-trace=node --cpuctxsw=none \
+--python-sampling=true --trace=cublas,cuda,cudnn,cusolver,nvtx,osrt unless they are given, \
+and runs the program with JAX_TRACEBACK_IN_LOCATIONS_LIMIT=-1 and \
+JAX_ENABLE_COMPILATION_CACHE=false unless they are set, and XLA_FLAGS with \
+--xla_dump_hlo_as_proto=true (unless set) and --xla_dump_to pointed at its own working \
+folder; every other XLA flag is kept.
+
+Afterwards it exports the report with `nsys export --type sqlite` and writes the archive: \
+report.nsys-rep (for the nsys GUI), report.sqlite (what njx-export reads), \
+dump/module_*.hlo.pb.xz (XLA's HLO dumps), sources/<path> (the Python files named in the \
+dumps' stack frames) and analysis/<n>-<name>.txt (the output of each --analysis). The archive \
+is written under a temporary name in its folder and renamed into place.
+
+Exit status: the program's own; 128 + the signal with which nsys ends the program under \
+--capture-range-end=stop-shutdown (the default) counts as success, as in nsys-jax. 1 when \
+njx-capture itself fails (nsys missing, an archive that exists, post-processing), 2 for a bad \
+command line.
+
+Examples:
+  njx-capture -o out/rank%q{SLURM_PROCID} --condition '$SLURM_LOCALID == 0' -- python train.py
+  njx-capture -o run1 --analysis 'njx-export \"$1\" | njx-compile-summary --total' python train.py
+  njx-capture -o run2 --capture-range=cudaProfilerApi -- python train.py --steps 10
+  njx-export run1.zip | njx-ranges --xla-compile | njx-compile-summary --total"
+)]
+pub struct Args {
+    /// Archive to write: NAME.zip, after removing a `.nsys-rep` or `.zip` suffix. `%q{VAR}`
+    /// is the environment variable VAR (an error when it is not set), `%h` the host name,
+    /// `%p` njx-capture's process id, `%%` a `%`. Missing folders are created. Without -o,
+    /// a new njx-report-XXXXXXXX.zip in the working folder.
+    #[arg(short, long, value_name = "NAME")]
+    pub output: Option<String>,
+
+    /// Overwrite the archive if it exists (without -f an existing archive is an error,
+    /// found before the program runs).
+    #[arg(short, long)]
+    pub force_overwrite: bool,
+
+    /// Profile only when bash's `[[ EXPR ]]` is true; otherwise run the program as it is,
+    /// without nsys, write nothing and exit with its status. `'$SLURM_LOCALID == 0'`
+    /// profiles one process per node.
+    #[arg(long, value_name = "EXPR", visible_alias = "nsys-jax-condition")]
+    pub condition: Option<String>,
+
+    /// After writing the archive, run PIPELINE with `bash -o pipefail -c` and store its
+    /// standard output in the archive as analysis/<n>-<name>.txt, and the files it writes
+    /// in its working folder (a fresh one) under analysis/<n>-<name>/. The archive's path
+    /// is `$1` and `$NJX_ARCHIVE`; njx-capture's own folder comes first on PATH.
+    /// Repeatable.
+    #[arg(long, value_name = "PIPELINE")]
+    pub analysis: Vec<String>,
+
+    /// The program to profile and its arguments.
+    // `parse_from` always puts a `--` before the program, so clap takes it as it is.
+    #[arg(value_name = "PROGRAM", required = true, num_args = 1..)]
+    pub program: Vec<OsString>,
+
+    /// The `nsys profile` options, in the order given.
+    #[arg(skip)]
+    pub nsys: Vec<String>,
+}
+
+impl Args {
+    /// Parses a command line (the program's name first): njx-capture's options wherever
+    /// they are before `--` (or before the program when there is no `--`), everything else
+    /// before `--` for nsys, the rest for the program. Help, version and usage errors come
+    /// back as clap errors, to be printed with `exit()`.
+    pub fn parse_from<I, T>(argv: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let mut argv = argv.into_iter().map(Into::into);
+        let bin = argv.next().unwrap_or_else(|| "njx-capture".into());
+        let rest: Vec<OsString> = argv.collect();
+        let split =
+            split(&rest).map_err(|msg| Args::command().error(ErrorKind::UnknownArgument, msg))?;
+        let mut clap_argv = vec![bin];
+        clap_argv.extend(split.own);
+        clap_argv.push("--".into());
+        clap_argv.extend(split.program);
+        let mut args = Args::try_parse_from(clap_argv)?;
+        args.nsys = split.nsys;
+        Ok(args)
+    }
+
+    /// The program's name for messages.
+    pub fn program_name(&self) -> String {
+        self.program
+            .first()
+            .map_or_else(String::new, |p| p.to_string_lossy().into_owned())
+    }
+}
+
+/// A command line taken apart.
+#[derive(Debug, Default, PartialEq)]
+struct Split {
+    own: Vec<OsString>,
+    nsys: Vec<String>,
+    program: Vec<OsString>,
+}
+
+/// One of njx-capture's own options: its names and whether it takes a value.
+struct Own {
+    /// The long name and its aliases.
+    longs: Vec<String>,
+    short: Option<char>,
+    takes_value: bool,
+}
+
+/// njx-capture's options, from the clap definition (help and version included), so that
+/// the splitting below can never disagree with it.
+fn own_options() -> Vec<Own> {
+    let mut cmd = Args::command();
+    cmd.build();
+    cmd.get_arguments()
+        .filter(|a| !a.is_positional())
+        .map(|a| Own {
+            longs: a
+                .get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(str::to_string)
+                .collect(),
+            short: a.get_short(),
+            takes_value: a.get_action().takes_values(),
+        })
+        .collect()
+}
+
+/// Whether `arg` is one of our options: `None` if not, else whether the value is the
+/// next argument. Short options may be grouped (`-fo NAME`, `-foNAME`).
+fn classify(options: &[Own], arg: &str) -> Option<bool> {
+    if let Some(body) = arg.strip_prefix("--") {
+        let (name, value) = match body.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (body, false),
+        };
+        let o = options.iter().find(|o| o.longs.iter().any(|l| l == name))?;
+        return match (o.takes_value, value) {
+            (true, inline) => Some(!inline),
+            (false, false) => Some(false),
+            (false, true) => None,
+        };
+    }
+    let body = arg.strip_prefix('-').filter(|b| !b.is_empty())?;
+    for (i, c) in body.char_indices() {
+        let o = options.iter().find(|o| o.short == Some(c))?;
+        if o.takes_value {
+            return Some(body[i + c.len_utf8()..].is_empty());
+        }
+    }
+    Some(false)
+}
+
+/// Takes the arguments after the program's name apart (see [`Args::parse_from`]).
+fn split(args: &[OsString]) -> std::result::Result<Split, String> {
+    let options = own_options();
+    let separator = args.iter().position(|a| a == "--");
+    let end = separator.unwrap_or(args.len());
+    let mut out = Split::default();
+    let mut i = 0;
+    while i < end {
+        let arg = &args[i];
+        let text = arg.to_str();
+        match text.and_then(|t| classify(&options, t)) {
+            Some(value_follows) => {
+                out.own.push(arg.clone());
+                if value_follows && i + 1 < end {
+                    i += 1;
+                    out.own.push(args[i].clone());
+                }
+            }
+            None if separator.is_none() => {
+                if text.is_some_and(|t| t.starts_with('-')) {
+                    return Err(format!(
+                        "`{}` is not an njx-capture option; nsys options need `--` before the \
+                         program: njx-capture [OPTIONS] [NSYS_OPTIONS]... -- PROGRAM [ARGS]...",
+                        arg.to_string_lossy()
+                    ));
+                }
+                out.program = args[i..].to_vec();
+                return Ok(out);
+            }
+            None => {
+                let Some(text) = text else {
+                    return Err(format!(
+                        "nsys option `{}` is not valid UTF-8",
+                        arg.to_string_lossy()
+                    ));
+                };
+                if out.nsys.is_empty() && !text.starts_with('-') {
+                    return Err(format!(
+                        "`{text}` comes before `--` but is not an option: when the program's \
+                         arguments contain `--`, put a `--` before the program too: \
+                         njx-capture [OPTIONS] [NSYS_OPTIONS]... -- {text} [ARGS]..."
+                    ));
+                }
+                out.nsys.push(text.to_string());
+            }
+        }
+        i += 1;
+    }
+    if let Some(sep) = separator {
+        out.program = args[sep + 1..].to_vec();
+    }
+    Ok(out)
+}
+
+/// The archive that `-o NAME` names: `.nsys-rep` then `.zip` removed, `%` sequences
+/// expanded (`var` looks environment variables up), `.zip` appended.
+pub fn archive_path(name: &str, var: impl Fn(&str) -> Option<String>) -> Result<PathBuf> {
+    let stem = name.strip_suffix(".nsys-rep").unwrap_or(name);
+    let stem = stem.strip_suffix(".zip").unwrap_or(stem);
+    let expanded = expand(stem, var)?;
+    if expanded.is_empty() || expanded.ends_with('/') {
+        return Err(Error::Usage(format!(
+            "-o `{name}` names a folder, not an archive"
+        )));
+    }
+    Ok(PathBuf::from(expanded + ".zip"))
+}
+
+/// Expands `%q{VAR}`, `%h`, `%p` and `%%` in an output name. nsys-jax expands `%q{VAR}`
+/// only (leaving undefined variables as they are) and then turns every `%%` into `%`, also
+/// inside the values; here a value is taken as it is, and anything else after a `%` is an
+/// error, so that a name never means something other than what it says.
+fn expand(name: &str, var: impl Fn(&str) -> Option<String>) -> Result<String> {
+    let usage = |msg: String| Error::Usage(format!("-o `{name}`: {msg}"));
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (text, used) = match after.chars().next() {
+            Some('%') => ("%".to_string(), 1),
+            Some('h') => (host_name(), 1),
+            Some('p') => (std::process::id().to_string(), 1),
+            Some('q') => {
+                let Some((var_name, _)) = after.strip_prefix("q{").and_then(|a| a.split_once('}'))
+                else {
+                    return Err(usage("`%q` must be followed by `{VARIABLE}`".into()));
+                };
+                let value = var(var_name).ok_or_else(|| {
+                    usage(format!("environment variable `{var_name}` is not set"))
+                })?;
+                (value, var_name.len() + 3)
+            }
+            other => {
+                let what = other.map_or("the end".to_string(), |c| format!("`%{c}`"));
+                return Err(usage(format!(
+                    "{what} is not one of %q{{VAR}}, %h, %p, %%; write `%%` for a `%`"
+                )));
+            }
+        };
+        out.push_str(&text);
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// This machine's name, as nsys' `%h`.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::parse_from(std::iter::once("njx-capture").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn own_options_nsys_options_and_the_program_are_told_apart() {
+        let a = parse(&[
+            "-o",
+            "out",
+            "--trace=cuda",
+            "--delay",
+            "5",
+            "-f",
+            "--analysis=x",
+            "--",
+            "prog",
+            "-o",
+            "--",
+            "y",
+        ])
+        .unwrap();
+        assert_eq!(a.output.as_deref(), Some("out"));
+        assert!(a.force_overwrite);
+        assert_eq!(a.analysis, ["x"]);
+        assert_eq!(a.nsys, ["--trace=cuda", "--delay", "5"]);
+        assert_eq!(a.program, os(&["prog", "-o", "--", "y"]));
+
+        let a = parse(&["-oout", "--condition", "1 == 1", "python", "t.py", "-f"]).unwrap();
+        assert_eq!(a.output.as_deref(), Some("out"));
+        assert!(!a.force_overwrite);
+        assert_eq!(a.condition.as_deref(), Some("1 == 1"));
+        assert!(a.nsys.is_empty());
+        assert_eq!(a.program, os(&["python", "t.py", "-f"]));
+
+        let a = parse(&["--nsys-jax-condition=1", "p"]).unwrap();
+        assert_eq!(a.condition.as_deref(), Some("1"));
+
+        let a = parse(&["-fo", "x", "-ft", "--", "p"]).unwrap();
+        assert!(a.force_overwrite);
+        assert_eq!(a.output.as_deref(), Some("x"));
+        assert_eq!(a.nsys, ["-ft"]);
+    }
+
+    #[test]
+    fn a_missing_separator_is_a_usage_error() {
+        let e = parse(&["--trace=cuda", "python"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string()
+                .contains("`--trace=cuda` is not an njx-capture option")
+        );
+        let e = parse(&["python", "t.py", "--", "x"]).unwrap_err();
+        assert!(
+            e.to_string().contains("put a `--` before the program"),
+            "{e}"
+        );
+        assert_eq!(parse(&["-o", "x"]).unwrap_err().exit_code(), 2);
+        assert_eq!(parse(&["--"]).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn output_names_are_expanded_and_stripped() {
+        let var = |v: &str| (v == "RANK").then(|| "3".to_string());
+        let path = |n: &str| archive_path(n, var).map(|p| p.to_string_lossy().into_owned());
+        assert_eq!(path("out/rank%q{RANK}").unwrap(), "out/rank3.zip");
+        assert_eq!(path("r%q{RANK}.nsys-rep").unwrap(), "r3.zip");
+        assert_eq!(path("r.zip").unwrap(), "r.zip");
+        assert_eq!(path("r.zip.nsys-rep").unwrap(), "r.zip");
+        assert_eq!(path("100%%q{RANK}").unwrap(), "100%q{RANK}.zip");
+        assert_eq!(path("a%%%q{RANK}").unwrap(), "a%3.zip");
+        assert_eq!(path("p%p").unwrap(), format!("p{}.zip", std::process::id()));
+        for (bad, msg) in [
+            ("r%q{NOPE}", "`NOPE` is not set"),
+            ("r%q{RANK", "`%q` must be followed by `{VARIABLE}`"),
+            ("50%x", "`%x` is not one of"),
+            ("50%", "the end is not one of"),
+            ("out/", "names a folder"),
+        ] {
+            let e = path(bad).unwrap_err();
+            assert!(e.to_string().contains(msg), "{bad}: {e}");
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
+}

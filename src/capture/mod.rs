@@ -1,0 +1,274 @@
+//! `njx-capture`: runs a program under `nsys profile` the way NVIDIA JAX-Toolbox's
+//! `nsys-jax` does, then post-processes the report into one archive that every njx tool
+//! reads without nsys.
+//!
+//! - [`Args`] takes the command line apart: njx-capture's options, `nsys profile` options
+//!   (passed through), the program; [`archive_path`] turns `-o` into the archive's name;
+//! - [`program_env`] sets the JAX variables and merges `XLA_FLAGS` ([`XlaFlags`]) so that
+//!   XLA dumps its HLO protobufs into the capture's working folder;
+//! - `nsys` adds nsys-jax's `nsys profile` defaults and knows which exit statuses are
+//!   nsys ending the program on purpose;
+//! - `archive` writes the archive: the report, its SQLite export, the dumps, the Python
+//!   sources and the `--analysis` outputs (the layout is in its documentation and the
+//!   README).
+//!
+//! Where njx-capture differs from nsys-jax: the archive holds the SQLite export instead of
+//! the `nsys stats`/`nsys recipe` tables (one `nsys export`, then njx reads it); `-o` names
+//! with an undefined `%q{VAR}` are an error, not left unexpanded; an existing archive is
+//! found before the program runs, not after; when `--condition` is false the program gets
+//! the environment unchanged and njx-capture exits with its status (nsys-jax exits 0);
+//! `--analysis` takes a shell pipeline rather than a Python script.
+
+mod archive;
+mod args;
+mod env;
+mod nsys;
+
+pub use archive::{ANALYSIS_DIR, DUMP_DIR, REPORT, SOURCES_DIR, SQLITE};
+pub use args::{Args, archive_path};
+pub use env::{JAX_DEFAULTS, ProgramEnv, XlaFlags, program_env};
+
+use crate::error::{Error, Result};
+use archive::{ArchiveWriter, note};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Runs the capture and returns the exit status njx-capture should end with: the
+/// program's, 0 for nsys' shutdown signal, 1 when post-processing or an analysis failed
+/// after a successful run. Errors before the program runs (and post-processing errors
+/// when the program succeeded) come back as `Err`.
+pub fn run(args: &Args) -> Result<u8> {
+    let program = args.program_name();
+    if nsys::which(&args.program[0]).is_none() {
+        return Err(Error::data(program, "no such program (not found on PATH)"));
+    }
+    if let Some(expr) = &args.condition
+        && !condition(expr)?
+    {
+        let status = Command::new(&args.program[0])
+            .args(&args.program[1..])
+            .status()
+            .map_err(|e| Error::io(format!("running {program}"), e))?;
+        return Ok(exit_byte(nsys::status_code(status)));
+    }
+    let nsys = nsys::which(OsStr::new("nsys")).ok_or_else(|| {
+        Error::data(
+            "nsys",
+            "not found on PATH; njx-capture runs the program under `nsys profile` \
+             (Nsight Systems)",
+        )
+    })?;
+    // The working folder, for the dumps and the report, under $TMPDIR: local and fast.
+    let work = tempfile::Builder::new()
+        .prefix("njx-capture-")
+        .tempdir()
+        .map_err(|e| Error::io("creating a temporary folder", e))?;
+    let env = program_env(|v| std::env::var(v).ok(), &work.path().join("dump"))?;
+    let target = Target::new(args)?;
+    let result = capture(args, &nsys, &target, work.path(), &env);
+    // An empty placeholder means that no archive took its place.
+    if target.placeholder && std::fs::metadata(&target.path).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&target.path);
+    }
+    result
+}
+
+/// Evaluates `--condition` as bash's `[[ EXPR ]]`. bash ends with status 0 when it
+/// cannot parse a conditional expression, so the outcome is told by statuses of our own.
+fn condition(expr: &str) -> Result<bool> {
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg(format!("[[ {expr} ]] && exit 10 || exit 11"))
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| Error::io("--condition: running bash", e))?;
+    match status.code() {
+        Some(10) => Ok(true),
+        Some(11) => Ok(false),
+        _ => Err(Error::Usage(format!(
+            "--condition `{expr}`: bash could not evaluate `[[ {expr} ]]` (its message is above)"
+        ))),
+    }
+}
+
+/// An exit status as a process exit code (statuses are 0–255 on Unix).
+fn exit_byte(status: i32) -> u8 {
+    u8::try_from(status).unwrap_or(1)
+}
+
+/// Where the archive goes.
+struct Target {
+    path: PathBuf,
+    /// Whether an existing file may be replaced: `-f`, or our own placeholder.
+    overwrite: bool,
+    /// Whether `path` is an empty file we created to claim a unique name.
+    placeholder: bool,
+}
+
+impl Target {
+    fn new(args: &Args) -> Result<Target> {
+        let Some(name) = &args.output else {
+            // Many ranks may start at once: claim a unique name by creating the file
+            // exclusively (as nsys-jax does with mkstemp), and fill it at the end.
+            let (_, path) = tempfile::Builder::new()
+                .prefix("njx-report-")
+                .suffix(".zip")
+                .rand_bytes(8)
+                .tempfile_in(".")
+                .and_then(|f| f.keep().map_err(|e| e.error))
+                .map_err(|e| Error::io("creating njx-report-*.zip in the working folder", e))?;
+            // Named relative to the working folder, as the user sees it.
+            let path = path.file_name().map_or(path.clone(), PathBuf::from);
+            return Ok(Target {
+                path,
+                overwrite: true,
+                placeholder: true,
+            });
+        };
+        let path = archive_path(name, |v| std::env::var(v).ok())?;
+        if !args.force_overwrite && path.symlink_metadata().is_ok() {
+            return Err(archive::exists(&path));
+        }
+        let folder = folder_of(&path);
+        std::fs::create_dir_all(folder).map_err(|e| Error::io(folder.display().to_string(), e))?;
+        Ok(Target {
+            path,
+            overwrite: args.force_overwrite,
+            placeholder: false,
+        })
+    }
+}
+
+/// The folder a file is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Profiles the program and post-processes; see [`run`] for the status.
+fn capture(args: &Args, nsys: &Path, target: &Target, work: &Path, env: &ProgramEnv) -> Result<u8> {
+    for w in &env.warnings {
+        note(&target.path, format!("warning: {w}"));
+    }
+    let program = args.program_name();
+    note(&target.path, format!("profiling {program} with nsys…"));
+    let status = Command::new(nsys)
+        .args(nsys::profile_args(&args.nsys, &work.join("report")))
+        .args(&args.program)
+        .envs(env.vars.iter().map(|(k, v)| (k, v)))
+        .status()
+        .map_err(|e| Error::io("running nsys profile", e))?;
+    let status = nsys::status_code(status);
+    let mut exit = 0;
+    if !nsys::expected_statuses(&args.nsys).contains(&status) {
+        note(
+            &target.path,
+            format!("{program} exited with status {status}"),
+        );
+        exit = exit_byte(status);
+    }
+    match post_process(args, nsys, target, work, env) {
+        Ok(true) => Ok(exit),
+        Ok(false) => Ok(exit.max(1)),
+        Err(e) if exit == 0 => Err(e),
+        Err(e) => {
+            eprintln!("njx-capture: {e}");
+            Ok(exit)
+        }
+    }
+}
+
+/// Turns the report in `work` into the archive; false when an analysis failed.
+fn post_process(
+    args: &Args,
+    nsys: &Path,
+    target: &Target,
+    work: &Path,
+    env: &ProgramEnv,
+) -> Result<bool> {
+    let dest = &target.path;
+    let report = work.join(REPORT);
+    if !report.is_file() {
+        return Err(Error::data(
+            dest.display().to_string(),
+            "nsys profile wrote no report, so there is nothing to archive",
+        ));
+    }
+    note(dest, "exporting the report to SQLite…");
+    let sqlite = work.join(SQLITE);
+    nsys::export_sqlite(nsys, &report, &sqlite)?;
+    let dumps = match &env.dump_dir {
+        Some(dir) => archive::compress_dumps(dest, dir, &work.join("xz"))?,
+        None => archive::Dumps::default(),
+    };
+    let sources = archive::sources(dest, &dumps.sources);
+    if !dumps.files.is_empty() && dumps.sources.iter().all(|s| s.starts_with('<')) {
+        note(
+            dest,
+            "warning: the HLO dumps name no Python source files (is \
+             JAX_TRACEBACK_IN_LOCATIONS_LIMIT set to 0?)",
+        );
+    }
+
+    // Staged beside the destination, under the destination's own file name (so that
+    // analyses see the right profile name), then renamed into place.
+    let stage = tempfile::Builder::new()
+        .prefix(".njx-capture-")
+        .tempdir_in(folder_of(dest))
+        .map_err(|e| Error::io(folder_of(dest).display().to_string(), e))?;
+    let staged = stage
+        .path()
+        .join(dest.file_name().unwrap_or(OsStr::new("report.zip")));
+    note(
+        dest,
+        format!(
+            "writing the archive ({} dumps, {} sources)…",
+            dumps.files.len(),
+            sources.len()
+        ),
+    );
+    let mut zip = ArchiveWriter::create(&staged)?;
+    zip.add(REPORT, &report, true)?;
+    zip.add(SQLITE, &sqlite, true)?;
+    for (member, file) in &dumps.files {
+        zip.add(member, file, false)?;
+    }
+    for (member, file) in &sources {
+        zip.add(member, file, true)?;
+    }
+    zip.finish()?;
+
+    let mut all_ok = true;
+    if !args.analysis.is_empty() {
+        let absolute = staged
+            .canonicalize()
+            .map_err(|e| Error::io(staged.display().to_string(), e))?;
+        let mut outputs = Vec::new();
+        for (i, pipeline) in args.analysis.iter().enumerate() {
+            note(dest, format!("analysis {}: {pipeline}…", i + 1));
+            let (members, ok) =
+                archive::run_analysis(i + 1, pipeline, &absolute, &work.join("analysis"))?;
+            outputs.extend(members);
+            all_ok &= ok;
+        }
+        let mut zip = ArchiveWriter::append(&staged)?;
+        for (member, file) in &outputs {
+            zip.add(member, file, true)?;
+        }
+        zip.finish()?;
+    }
+
+    if let Err(e) = archive::place(&staged, dest, target.overwrite) {
+        // Keep the capture rather than lose it with the staging folder.
+        let _ = stage.keep();
+        return Err(Error::data(
+            staged.display().to_string(),
+            format!("the archive is kept here: {e}"),
+        ));
+    }
+    let size = std::fs::metadata(dest).map_or(0, |m| m.len());
+    note(dest, format!("done ({:.1} MB)", size as f64 / 1e6));
+    Ok(all_ok)
+}
