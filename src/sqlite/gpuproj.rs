@@ -38,7 +38,6 @@ use super::nvtx::{self, NONE, Node, StartEnd};
 use super::{Db, Options};
 use crate::error::Result;
 use crate::record::GpuRange;
-use rusqlite::types::ValueRef;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -110,27 +109,6 @@ pub struct Counts {
     pub outside: u64,
 }
 
-/// An integer cell of `table`; text or a fraction is an error naming the row.
-fn int(
-    db: &Db,
-    table: &str,
-    row: &rusqlite::Row,
-    i: usize,
-    column: &str,
-    rowid: i64,
-) -> Result<Option<i64>> {
-    match row.get_ref(i).map_err(|e| db.sql_error(table, e))? {
-        ValueRef::Null => Ok(None),
-        ValueRef::Integer(v) => Ok(Some(v)),
-        ValueRef::Real(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
-        other => Err(db.row_error(
-            table,
-            rowid,
-            format!("column `{column}`: expected an integer, found {other:?}"),
-        )),
-    }
-}
-
 /// Streams `start, end, <a>, <b>` of every row of `table` to `f(rowid, start, end, a, b)`;
 /// `start` and `end` must be present and ordered.
 fn scan(
@@ -156,8 +134,8 @@ fn scan(
         let need = |v: Option<i64>, column: &str| {
             v.ok_or_else(|| db.row_error(table, rowid, format!("column `{column}` is null")))
         };
-        let start = need(int(db, table, row, 1, "start", rowid)?, "start")?;
-        let end = need(int(db, table, row, 2, "end", rowid)?, "end")?;
+        let start = need(db.int(table, row, 1, "start", rowid)?, "start")?;
+        let end = need(db.int(table, row, 2, "end", rowid)?, "end")?;
         if end < start {
             return Err(db.row_error(
                 table,
@@ -165,8 +143,8 @@ fn scan(
                 format!("ends ({end}) before it starts ({start})"),
             ));
         }
-        let va = int(db, table, row, 3, a, rowid)?;
-        let vb = int(db, table, row, 4, b, rowid)?;
+        let va = db.int(table, row, 3, a, rowid)?;
+        let vb = db.int(table, row, 4, b, rowid)?;
         f(rowid, start, end, va, vb);
     }
     Ok(())

@@ -173,6 +173,29 @@ impl Db {
         Error::data(&self.place, format!("table {table}: {e}"))
     }
 
+    /// Integer cell `i` (column `column`) of a row of `table`; null is `None`, text or a
+    /// fraction is an error naming the row.
+    pub fn int(
+        &self,
+        table: &str,
+        row: &rusqlite::Row,
+        i: usize,
+        column: &str,
+        rowid: i64,
+    ) -> Result<Option<i64>> {
+        use rusqlite::types::ValueRef;
+        match row.get_ref(i).map_err(|e| self.sql_error(table, e))? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(v) => Ok(Some(v)),
+            ValueRef::Real(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
+            other => Err(self.row_error(
+                table,
+                rowid,
+                format!("column `{column}`: expected an integer, found {other:?}"),
+            )),
+        }
+    }
+
     /// An error about one row of `table`.
     pub fn row_error(&self, table: &str, rowid: i64, msg: impl std::fmt::Display) -> Error {
         Error::data(&self.place, format!("table {table}, row {rowid}: {msg}"))

@@ -148,18 +148,9 @@ fn event_types(db: &Db) -> Result<EventTypes> {
     })
 }
 
-/// An integer cell; text or a fractional number is an error naming the row.
+/// An integer cell of the NVTX table; see [`Db::int`].
 fn int(db: &Db, row: &Row, i: usize, column: &str, rowid: i64) -> Result<Option<i64>> {
-    match row.get_ref(i).map_err(|e| db.sql_error(TABLE, e))? {
-        ValueRef::Null => Ok(None),
-        ValueRef::Integer(v) => Ok(Some(v)),
-        ValueRef::Real(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
-        other => Err(db.row_error(
-            TABLE,
-            rowid,
-            format!("column `{column}`: expected an integer, found {other:?}"),
-        )),
-    }
+    db.int(TABLE, row, i, column, rowid)
 }
 
 /// A text cell as UTF-8 (invalid bytes replaced), or `None`.
