@@ -197,7 +197,7 @@ mod tests {
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.to_string())
         };
-        program_env(lookup, Path::new("/tmp/w/dump")).unwrap()
+        program_env(lookup, Path::new("work/dump")).unwrap()
     }
 
     fn var<'e>(env: &'e ProgramEnv, name: &str) -> Option<&'e str> {
@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(var(&env, "JAX_ENABLE_COMPILATION_CACHE"), Some("false"));
         assert_eq!(
             var(&env, "XLA_FLAGS"),
-            Some("--xla_dump_hlo_as_proto=true --xla_dump_to=/tmp/w/dump")
+            Some("--xla_dump_hlo_as_proto=true --xla_dump_to=work/dump")
         );
         assert!(env.warnings.is_empty());
         let env = env_with(&[("JAX_ENABLE_COMPILATION_CACHE", "true")]);
@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(
             var(&env, "XLA_FLAGS"),
             Some(
-                "--xla_gpu_enable_latency_hiding_scheduler=false --xla_dump_to=/tmp/w/dump \
+                "--xla_gpu_enable_latency_hiding_scheduler=false --xla_dump_to=work/dump \
                  --xla_dump_hlo_pass_re=.* --xla_x=\"a b\" --xla_y=\"c \\\" d\" --xla_bare \
                  --xla_dump_hlo_as_proto=true"
             )
