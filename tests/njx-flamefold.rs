@@ -521,6 +521,19 @@ fn gpu_modes_need_the_dumps() {
 }
 
 #[test]
+fn gpu_modes_refuse_other_text() {
+    let dir = tempdir();
+    let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
+    let out = run("njx-flamefold", &["--by", "module", &csv], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("trace.csv") && err.contains("not modules|thunks records"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_corrupt_dump_is_an_error_naming_it() {
     let (dir, m, t, _) = gpu_fixture();
     let bad = dir.path().join("bad_dump");

@@ -25,11 +25,9 @@
 use super::Folded;
 use crate::error::{Error, Result};
 use crate::hlo::{HloModule, is_after_optimizations_of, parse_dump_name};
-use crate::input::records::{self, TextKind};
 use crate::input::{self, Opened};
 use crate::record::{Module, Thunk};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// What the GPU time is folded by.
@@ -205,61 +203,20 @@ pub fn read_executions(
         include_warmup,
         ..Executions::default()
     };
-    let mut archives = Vec::new();
-    for path in paths {
-        if crate::sqlite::report::is_report(path) {
-            archives.push(path.clone());
-            continue;
+    let archives = crate::modules::split_inputs(paths, "modules|thunks", &mut |mut s| {
+        if s.first_line_has("thunk_execution")? {
+            s.read(&mut |t: Thunk| {
+                acc.add_thunk(&t);
+                Ok(())
+            })?;
+        } else {
+            s.read(&mut |m: Module| {
+                acc.add_module(&m);
+                Ok(())
+            })?;
         }
-        match input::open(path)? {
-            Opened::Archive(_) | Opened::Sqlite { .. } => archives.push(path.clone()),
-            Opened::Stream(mut stream) => {
-                let place = stream.place.clone();
-                let kind = records::sniff(&place, &mut stream.reader)?;
-                let thunks = first_line_has(&mut stream.reader, &place, "thunk_execution")?;
-                match (kind, thunks) {
-                    (TextKind::JsonLines, true) => {
-                        records::read_json_lines(&place, stream.reader, &mut |t: Thunk| {
-                            acc.add_thunk(&t);
-                            Ok(())
-                        })?
-                    }
-                    (TextKind::JsonLines, false) => {
-                        records::read_json_lines(&place, stream.reader, &mut |m: Module| {
-                            acc.add_module(&m);
-                            Ok(())
-                        })?
-                    }
-                    (TextKind::RecordCsv, true) => {
-                        records::read_record_csv(&place, stream.reader, &mut |t: Thunk| {
-                            acc.add_thunk(&t);
-                            Ok(())
-                        })?
-                    }
-                    (TextKind::RecordCsv, false) => {
-                        records::read_record_csv(&place, stream.reader, &mut |m: Module| {
-                            acc.add_module(&m);
-                            Ok(())
-                        })?
-                    }
-                    (TextKind::Empty, _) => 0,
-                    _ => {
-                        return Err(Error::data(
-                            place,
-                            "not module or thunk records: expected njx-export --table \
-                             modules|thunks output (or pass the nsys-jax archives)",
-                        ));
-                    }
-                };
-            }
-            _ => {
-                return Err(Error::data(
-                    input::place_of(path),
-                    "not module or thunk records or an nsys-jax archive",
-                ));
-            }
-        }
-    }
+        Ok(())
+    })?;
     if !archives.is_empty() {
         // Clock alignment shifts each device as a whole: no time here depends on it.
         let all = crate::modules::load(&archives, hlo, false, note)?;
@@ -267,15 +224,6 @@ pub fn read_executions(
         all.thunks.iter().for_each(|t| acc.add_thunk(t));
     }
     Ok(acc)
-}
-
-/// Whether the first line of a buffered stream mentions `field`.
-fn first_line_has(reader: &mut dyn BufRead, place: &str, field: &str) -> Result<bool> {
-    let head = reader.fill_buf().map_err(|e| Error::io(place, e))?;
-    let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
-    Ok(head[..end]
-        .windows(field.len())
-        .any(|w| w == field.as_bytes()))
 }
 
 /// What the HLO says about one thunk: its opcode and, for its instruction and those of

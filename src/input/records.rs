@@ -107,3 +107,39 @@ pub fn read_record_csv<T: DeserializeOwned, R: BufRead>(
         count += 1;
     }
 }
+
+/// A stream of records written by the tools, its format already sniffed.
+pub struct RecordStream {
+    /// Name for messages.
+    pub place: String,
+    /// JSON Lines or record CSV.
+    pub kind: TextKind,
+    /// The contents.
+    pub reader: Box<dyn BufRead>,
+}
+
+impl RecordStream {
+    /// Reads every record, JSON Lines or CSV as sniffed, handing each to `emit`.
+    pub fn read<T: DeserializeOwned>(self, emit: &mut dyn FnMut(T) -> Result<()>) -> Result<u64> {
+        match self.kind {
+            TextKind::JsonLines => read_json_lines(&self.place, self.reader, emit),
+            TextKind::RecordCsv => read_record_csv(&self.place, self.reader, emit),
+            _ => Err(Error::data(
+                self.place,
+                "not records written by an njx tool",
+            )),
+        }
+    }
+
+    /// Whether the header (CSV) or first record (JSON Lines) names `field`.
+    pub fn first_line_has(&mut self, field: &str) -> Result<bool> {
+        let head = self
+            .reader
+            .fill_buf()
+            .map_err(|e| Error::io(&self.place, e))?;
+        let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+        Ok(head[..end]
+            .windows(field.len())
+            .any(|w| w == field.as_bytes()))
+    }
+}

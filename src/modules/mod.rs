@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::export::GPU_PROJ_MEMBER;
 use crate::hlo::{Dumps, ProgramKey};
 use crate::input::archive::Archive;
-use crate::input::records::{self, TextKind};
+use crate::input::records::{self, RecordStream, TextKind};
 use crate::input::{self, Opened, gpuproj, pushpop, threads};
 use crate::record::{GpuRange, Instance, Module, Thunk};
 use crate::sqlite;
@@ -83,9 +83,51 @@ pub fn load(
     Ok(all)
 }
 
+/// Sorts the inputs of a tool that reads executions: record streams (JSON Lines or CSV
+/// written by `njx-export --table modules|thunks`, named `what` in messages) go to
+/// `stream` as they are met, empty ones skipped; the profiles (archives, SQLite exports,
+/// `.nsys-rep` reports) are returned, to be read together with [`load`].
+pub fn split_inputs(
+    paths: &[PathBuf],
+    what: &str,
+    stream: &mut dyn FnMut(RecordStream) -> Result<()>,
+) -> Result<Vec<PathBuf>> {
+    let mut profiles = Vec::new();
+    for path in paths {
+        if sqlite::report::is_report(path) {
+            profiles.push(path.clone());
+            continue;
+        }
+        match input::open(path)? {
+            Opened::Archive(_) | Opened::Sqlite { .. } => profiles.push(path.clone()),
+            Opened::Stream(mut s) => match records::sniff(&s.place, &mut s.reader)? {
+                kind @ (TextKind::JsonLines | TextKind::RecordCsv) => stream(RecordStream {
+                    place: s.place,
+                    kind,
+                    reader: s.reader,
+                })?,
+                TextKind::Empty => {}
+                _ => {
+                    return Err(Error::data(
+                        s.place,
+                        format!("not {what} records: expected njx-export --table {what} output"),
+                    ));
+                }
+            },
+            Opened::Parquet { place, .. } => {
+                return Err(Error::data(
+                    place,
+                    format!("not {what} records, an nsys-jax archive or an nsys SQLite export"),
+                ));
+            }
+        }
+    }
+    Ok(profiles)
+}
+
 /// Execution records (`table`: `modules` or `thunks`) from every input: record streams
-/// (JSON Lines or CSV) as they are, nsys-jax archives through [`load`] (clocks aligned
-/// when `align`) and `pick`. Messages go to stderr prefixed by `tool`.
+/// (JSON Lines or CSV) as they are, profiles through [`load`] (clocks aligned when
+/// `align`) and `pick`. Messages go to stderr prefixed by `tool`.
 pub fn read_records<T: DeserializeOwned>(
     paths: &[PathBuf],
     table: &str,
@@ -94,48 +136,15 @@ pub fn read_records<T: DeserializeOwned>(
     pick: impl FnOnce(Executions) -> Vec<T>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    let mut archives = Vec::new();
-    for path in paths {
-        if sqlite::report::is_report(path) {
-            archives.push(path.clone());
-            continue;
-        }
-        match input::open(path)? {
-            Opened::Archive(_) | Opened::Sqlite { .. } => archives.push(path.clone()),
-            Opened::Stream(mut stream) => {
-                let place = stream.place.clone();
-                let mut push = |r: T| -> Result<()> {
-                    out.push(r);
-                    Ok(())
-                };
-                match records::sniff(&place, &mut stream.reader)? {
-                    TextKind::JsonLines => {
-                        records::read_json_lines(&place, stream.reader, &mut push)?
-                    }
-                    TextKind::RecordCsv => {
-                        records::read_record_csv(&place, stream.reader, &mut push)?
-                    }
-                    TextKind::Empty => 0,
-                    _ => {
-                        return Err(Error::data(
-                            place,
-                            format!(
-                                "not {table} records: expected njx-export --table {table} output"
-                            ),
-                        ));
-                    }
-                };
-            }
-            _ => {
-                return Err(Error::data(
-                    input::place_of(path),
-                    format!("not {table} records, an nsys-jax archive or an nsys SQLite export"),
-                ));
-            }
-        }
-    }
-    if !archives.is_empty() {
-        out.extend(pick(load(&archives, &[], align, &mut |n| {
+    let profiles = split_inputs(paths, table, &mut |s| {
+        s.read(&mut |r: T| {
+            out.push(r);
+            Ok(())
+        })
+        .map(drop)
+    })?;
+    if !profiles.is_empty() {
+        out.extend(pick(load(&profiles, &[], align, &mut |n| {
             eprintln!("{tool}: {n}")
         })?));
     }
