@@ -5,7 +5,7 @@
 use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
 use crate::input::records::{self, TextKind};
-use crate::input::{self, Archive, Opened, gpuproj, pushpop};
+use crate::input::{self, Opened, gpuproj, pushpop};
 use crate::output::{RecordWriter, open_output};
 use crate::record::{GpuRange, Range};
 use crate::sqlite;
@@ -136,32 +136,6 @@ fn note(msg: String) {
     eprintln!("{tool}: {msg}");
 }
 
-/// An `.nsys-rep` report exported to SQLite and opened (the temporary export lives as
-/// long as the returned guard); `None` for other inputs.
-fn open_report(path: &Path) -> Result<Option<(sqlite::Db, sqlite::report::Exported)>> {
-    if !sqlite::report::is_report(path) {
-        return Ok(None);
-    }
-    let place = input::place_of(path);
-    let exported = sqlite::report::export(path, &place)?;
-    let db = sqlite::Db::open(exported.path(), &place)?;
-    Ok(Some((db, exported)))
-}
-
-/// The SQLite export held by an archive njx-capture wrote, copied out and opened (the
-/// copy lives as long as the returned guard); `None` when the archive has none.
-fn open_archive_sqlite(
-    archive: &mut Archive,
-) -> Result<Option<(sqlite::Db, sqlite::report::Exported)>> {
-    if archive.find(sqlite::ARCHIVE_MEMBER).is_empty() {
-        return Ok(None);
-    }
-    let place = archive.member_place(sqlite::ARCHIVE_MEMBER);
-    let exported = sqlite::report::extract(archive.open_member(sqlite::ARCHIVE_MEMBER)?, &place)?;
-    let db = sqlite::Db::open(exported.path(), &place)?;
-    Ok(Some((db, exported)))
-}
-
 /// [`for_each_range`] with the options of SQLite inputs.
 pub fn for_each_range_with(
     path: &Path,
@@ -169,7 +143,7 @@ pub fn for_each_range_with(
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
     let profile_of_path: Arc<str> = input::profile_name(path).into();
-    if let Some((db, _exported)) = open_report(path)? {
+    if let Some((db, _exported)) = sqlite::report::open_report(path)? {
         return sqlite::nvtx::read_ranges(&db, &profile_of_path, options, &mut note, emit);
     }
     match input::open(path)? {
@@ -204,7 +178,7 @@ pub fn for_each_range_with(
                 .map(|m| archive.find(m))
                 .find(|found| !found.is_empty())
             else {
-                if let Some((db, _copy)) = open_archive_sqlite(&mut archive)? {
+                if let Some((db, _copy)) = sqlite::report::open_in_archive(&mut archive)? {
                     return sqlite::nvtx::read_ranges(
                         &db,
                         &profile_of_path,
@@ -253,7 +227,7 @@ pub fn for_each_gpu_range_with(
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<u64> {
     let profile_of_path: Arc<str> = input::profile_name(path).into();
-    if let Some((db, _exported)) = open_report(path)? {
+    if let Some((db, _exported)) = sqlite::report::open_report(path)? {
         let counts =
             sqlite::gpuproj::read_gpu_ranges(&db, &profile_of_path, options, &mut note, emit)?;
         return Ok(counts.records);
@@ -276,7 +250,7 @@ pub fn for_each_gpu_range_with(
         Opened::Archive(mut archive) => {
             let members = archive.find(GPU_PROJ_MEMBER);
             if members.is_empty() {
-                if let Some((db, _copy)) = open_archive_sqlite(&mut archive)? {
+                if let Some((db, _copy)) = sqlite::report::open_in_archive(&mut archive)? {
                     let counts = sqlite::gpuproj::read_gpu_ranges(
                         &db,
                         &profile_of_path,

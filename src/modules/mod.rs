@@ -186,17 +186,14 @@ fn load_path(path: &Path, hlo: &[PathBuf]) -> Result<(Executions, Vec<String>)> 
     let mut notes = Vec::new();
     let mut note = |n: String| notes.push(n);
     let profile: Arc<str> = input::profile_name(path).into();
-    if sqlite::report::is_report(path) {
-        let place = input::place_of(path);
-        let exported = sqlite::report::export(path, &place)?;
-        let db = sqlite::Db::open(exported.path(), &place)?;
+    if let Some((db, _exported)) = sqlite::report::open_report(path)? {
         load_sqlite(&db, &profile, hlo_sources(hlo)?, &mut part, &mut note)?;
         return Ok((part, notes));
     }
     match input::open(path)? {
-        Opened::Archive(archive) if archive.find(GPU_PROJ_MEMBER).is_empty() => {
+        Opened::Archive(mut archive) if archive.find(GPU_PROJ_MEMBER).is_empty() => {
             // An archive njx-capture wrote: the SQLite export and the dumps beside it.
-            if archive.find(sqlite::ARCHIVE_MEMBER).is_empty() {
+            let Some((db, _copy)) = sqlite::report::open_in_archive(&mut archive)? else {
                 return Err(Error::data(
                     archive.place(),
                     format!(
@@ -205,12 +202,7 @@ fn load_path(path: &Path, hlo: &[PathBuf]) -> Result<(Executions, Vec<String>)> 
                         sqlite::ARCHIVE_MEMBER
                     ),
                 ));
-            }
-            let place = archive.member_place(sqlite::ARCHIVE_MEMBER);
-            let mut archive = archive;
-            let exported =
-                sqlite::report::extract(archive.open_member(sqlite::ARCHIVE_MEMBER)?, &place)?;
-            let db = sqlite::Db::open(exported.path(), &place)?;
+            };
             let dumps = Dumps::new(&archive);
             let mut sources = vec![(archive, dumps)];
             sources.extend(hlo_sources(hlo)?);
