@@ -124,13 +124,8 @@ fn scan(
         true,
         None,
     )?;
-    let mut stmt = db
-        .conn()
-        .prepare(&sql)
-        .map_err(|e| db.sql_error(table, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.sql_error(table, e))?;
-    while let Some(row) = rows.next().map_err(|e| db.sql_error(table, e))? {
-        let rowid = row.get::<_, i64>(0).map_err(|e| db.sql_error(table, e))?;
+    db.each_row(table, &sql, |row| {
+        let rowid = db.rowid(table, row)?;
         let need = |v: Option<i64>, column: &str| {
             v.ok_or_else(|| db.row_error(table, rowid, format!("column `{column}` is null")))
         };
@@ -146,8 +141,8 @@ fn scan(
         let va = db.int(table, row, 3, a, rowid)?;
         let vb = db.int(table, row, 4, b, rowid)?;
         f(rowid, start, end, va, vb);
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The GPU work of the export grouped by launch, sorted by (process, correlation id);

@@ -163,6 +163,29 @@ impl Db {
         Ok(sql)
     }
 
+    /// Runs `sql` (a query of `table`, made by [`Db::select`]) and hands every row to `f`.
+    pub fn each_row(
+        &self,
+        table: &str,
+        sql: &str,
+        mut f: impl FnMut(&rusqlite::Row) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare(sql)
+            .map_err(|e| self.sql_error(table, e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.sql_error(table, e))?;
+        while let Some(row) = rows.next().map_err(|e| self.sql_error(table, e))? {
+            f(row)?;
+        }
+        Ok(())
+    }
+
+    /// The `rowid` a [`Db::select`] made `with_rowid` puts first.
+    pub fn rowid(&self, table: &str, row: &rusqlite::Row) -> Result<i64> {
+        row.get::<_, i64>(0).map_err(|e| self.sql_error(table, e))
+    }
+
     /// The connection, for queries.
     pub fn conn(&self) -> &Connection {
         &self.conn

@@ -127,18 +127,14 @@ fn event_types(db: &Db) -> Result<EventTypes> {
     let table = "ENUM_NSYS_EVENT_TYPE";
     if db.has(table) {
         let sql = db.select(table, &[("id", true), ("name", true)], false, None)?;
-        let mut stmt = db
-            .conn()
-            .prepare(&sql)
-            .map_err(|e| db.sql_error(table, e))?;
-        let mut rows = stmt.query([]).map_err(|e| db.sql_error(table, e))?;
-        while let Some(row) = rows.next().map_err(|e| db.sql_error(table, e))? {
+        db.each_row(table, &sql, |row| {
             if let (Ok(id), Ok(Some(name))) =
                 (row.get::<_, i64>(0), row.get::<_, Option<String>>(1))
             {
                 known.insert(name, id);
             }
-        }
+            Ok(())
+        })?;
     }
     let id = |name: &str, default: i64| known.get(name).copied().unwrap_or(default);
     Ok(EventTypes {
@@ -225,28 +221,23 @@ impl<'c> Names<'c> {
             true,
             Some(&format!("eventType = {create}")),
         )?;
-        let mut stmt = db
-            .conn()
-            .prepare(&sql)
-            .map_err(|e| db.sql_error(TABLE, e))?;
-        let mut rows = stmt.query([]).map_err(|e| db.sql_error(TABLE, e))?;
         // (process, domain) → (start, name)
         let mut found: HashMap<(i64, i64), (i64, String)> = HashMap::new();
-        while let Some(row) = rows.next().map_err(|e| db.sql_error(TABLE, e))? {
-            let rowid = row.get::<_, i64>(0).map_err(|e| db.sql_error(TABLE, e))?;
+        db.each_row(TABLE, &sql, |row| {
+            let rowid = db.rowid(TABLE, row)?;
             let start = int(db, row, 1, "start", rowid)?.unwrap_or(i64::MAX);
             let (Some(gtid), Some(domain)) = (
                 int(db, row, 2, "globalTid", rowid)?,
                 int(db, row, 3, "domainId", rowid)?,
             ) else {
-                continue;
+                return Ok(());
             };
             let name = match int(db, row, 4, "textId", rowid)? {
                 Some(id) => self.string(db, id)?,
                 None => None,
             };
             let Some(name) = name.or_else(|| text(row, 5).map(|t| t.into_owned())) else {
-                continue;
+                return Ok(());
             };
             let key = (super::global_pid_of(gtid), domain);
             match found.get(&key) {
@@ -255,7 +246,8 @@ impl<'c> Names<'c> {
                     found.insert(key, (start, name));
                 }
             }
-        }
+            Ok(())
+        })?;
         for (key, (_, name)) in found {
             self.domains.insert(key, self.domain_names.len() as u32);
             self.domain_names.push(name.into());
@@ -347,18 +339,13 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         true,
         Some(&filter),
     )?;
-    let mut stmt = db
-        .conn()
-        .prepare(&sql)
-        .map_err(|e| db.sql_error(TABLE, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.sql_error(TABLE, e))?;
     let mut nodes = Vec::new();
     let mut marks = Vec::new();
     let mut threads: Vec<i64> = Vec::new();
     let mut thread_index: HashMap<i64, u32> = HashMap::new();
     let mut last = i64::MIN;
-    while let Some(row) = rows.next().map_err(|e| db.sql_error(TABLE, e))? {
-        let rowid = row.get::<_, i64>(0).map_err(|e| db.sql_error(TABLE, e))?;
+    db.each_row(TABLE, &sql, |row| {
+        let rowid = db.rowid(TABLE, row)?;
         // Ids are held in 32 bits (4 billion NVTX events would be a file of 100s of GB).
         let Ok(row32) = u32::try_from(rowid) else {
             return Err(db.row_error(TABLE, rowid, "row id beyond 2^32 - 1"));
@@ -385,7 +372,7 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         if is_mark && start_end == StartEnd::SameThread {
             let end_gtid = int(db, row, 5, "endGlobalTid", rowid)?;
             if end_gtid.is_some_and(|g| g != gtid) {
-                continue;
+                return Ok(());
             }
         }
         let domain = names.domain(gtid, int(db, row, 8, "domainId", rowid)?);
@@ -412,7 +399,8 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         } else {
             nodes.push(node);
         }
-    }
+        Ok(())
+    })?;
     let mut unended = 0;
     for node in nodes.iter_mut().chain(marks.iter_mut()) {
         if node.end == i64::MIN {
