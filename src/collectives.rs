@@ -21,57 +21,28 @@
 //!   (the others waited for it); per device, how often it was last and by how much on
 //!   average (longest minus shortest exposed time).
 
-use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
+use crate::executions;
 use crate::hlo::{Collective, CollectiveKind};
-use crate::output::{RecordWriter, open_output, write_table};
+use crate::notes::Notes;
+use crate::output::{Format, RecordWriter, write_table};
 use crate::record::{Instance, Thunk};
-use clap::Parser;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Collective bandwidth, hidden communication, wait time and stragglers.
-#[derive(Debug, Parser)]
-#[command(
-    name = "njx-collectives",
-    version,
-    after_help = "Input is thunk records (njx-export --table thunks) as JSON Lines or CSV, or \
-nsys-jax archives directly (read with clocks aligned). Compute thunks pass by unused.
-
-Tables (steady state unless --include-warmup):
-  bandwidth   bus bandwidth per collective and message size: mean and standard error over \
-collective instances of the fastest device's bandwidth (the other devices' times include \
-waiting), as nsys-jax reports it
-  hidden      share of communication time hidden behind compute, per collective and overall
-  wait        per program: in each collective instance, longest minus shortest exposed time \
-over devices, summed per module execution; mean ± std over executions and as a share of the \
-module's GPU time (first thunk start to last thunk end)
-  stragglers  per device: how often it was the last to arrive at a collective (shortest \
-exposed time: the others waited for it) and its mean lateness when it was
-
-Examples:
-  njx-export --table thunks rank*.zip | njx-collectives
-  njx-export --table thunks rank*.zip | njx-collectives --records | jq .busbw_gbps
-  njx-collectives --plot busbw.svg rank*.zip"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub io: IoArgs,
-
-    /// Write one collective record per communication thunk execution (thunk fields plus
-    /// algbw_gbps and busbw_gbps) instead of the report.
-    #[arg(long)]
+/// What `njx-collectives` writes.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// One collective record per communication thunk execution instead of the report.
     pub records: bool,
-
     /// Count initialisation executions too.
-    #[arg(long)]
     pub include_warmup: bool,
-
-    /// Also draw bus bandwidth against message size (log scale) into FILE.svg.
-    #[arg(long, value_name = "FILE")]
+    /// Also draw bus bandwidth against message size into this SVG file.
     pub plot: Option<PathBuf>,
+    /// Table, JSON Lines or CSV.
+    pub format: Format,
 }
 
 /// A communication thunk execution with its bandwidths: the thunk's fields then
@@ -345,25 +316,32 @@ fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
 }
 
-/// Runs `njx-collectives`.
-pub fn run(args: &Args) -> Result<()> {
-    let mut thunks = crate::modules::read_records(
-        &args.io.inputs_or_stdin(),
-        "thunks",
-        "njx-collectives",
-        true,
-        |e| e.thunks,
-    )?;
-    if !args.include_warmup {
+/// The thunk executions of `inputs` that count: thunk records, or profiles read through
+/// [`executions::load`] with clocks aligned; initialisation left out unless asked for.
+pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Thunk>> {
+    let mut thunks = executions::read_records(inputs, "thunks", true, notes, |e| e.thunks)?;
+    if !options.include_warmup {
         thunks.retain(|t| !t.warmup);
     }
-    let format = args.io.format.unwrap_or(if args.records {
-        Format::Json
-    } else {
-        Format::Table
-    });
-    let out = open_output(args.io.output())?;
-    if args.records {
+    Ok(thunks)
+}
+
+/// The report (or the collective records) of `inputs`, written to `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    let thunks = read(options, inputs, notes)?;
+    write(options, thunks, out)
+}
+
+/// Writes the report of `thunks` (from [`read`]), or their collective records, and the
+/// plot.
+pub fn write(options: &Options, thunks: Vec<Thunk>, out: &mut dyn Write) -> Result<()> {
+    let format = options.format;
+    if options.records {
         let mut w = RecordWriter::new(out, format)?;
         for t in thunks.into_iter().filter(|t| t.comm) {
             let (algbw_gbps, busbw_gbps) = bandwidth(&t).unwrap_or((f64::NAN, f64::NAN));
@@ -375,13 +353,12 @@ pub fn run(args: &Args) -> Result<()> {
         }
         return w.finish();
     }
-    let mut out = out;
     if !thunks.iter().any(|t| t.comm) {
         if format == Format::Table {
             writeln!(
                 out,
                 "No communication in the input{}.",
-                if args.include_warmup {
+                if options.include_warmup {
                     ""
                 } else {
                     " (steady state)"
@@ -392,7 +369,7 @@ pub fn run(args: &Args) -> Result<()> {
         return out.flush().map_err(Error::Output);
     }
     let rows = report(&thunks);
-    if let Some(path) = &args.plot {
+    if let Some(path) = &options.plot {
         crate::plot::bandwidth_svg(path, &bandwidth_series(&rows))?;
     }
     if format != Format::Table {
@@ -403,13 +380,13 @@ pub fn run(args: &Args) -> Result<()> {
         rows.iter().try_for_each(|r| w.write(r))?;
         return w.finish();
     }
-    write_report(&mut out, &rows)?;
+    write_report(out, &rows)?;
     out.flush().map_err(Error::Output)
 }
 
 /// The four tables as one CSV: a `table` column, then every table's columns in order of
 /// first appearance, empty where a table has no such column.
-fn write_csv(out: Box<dyn Write>, rows: &[Row]) -> Result<()> {
+fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let objects: Vec<serde_json::Map<String, serde_json::Value>> = rows
         .iter()
         .map(|r| match serde_json::to_value(r) {
@@ -459,8 +436,8 @@ fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<(u64, f64)>> {
     series
 }
 
-fn write_report(out: &mut Box<dyn Write>, rows: &[Row]) -> Result<()> {
-    let w = |out: &mut Box<dyn Write>, s: &str| writeln!(out, "{s}").map_err(Error::Output);
+fn write_report(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
+    let w = |out: &mut dyn Write, s: &str| writeln!(out, "{s}").map_err(Error::Output);
     w(
         out,
         "Bus bandwidth [GB/s], fastest device per collective instance (mean ± standard error)",

@@ -9,16 +9,17 @@
 //! then) is shared among the worker ranges in proportion to their self times. Each
 //! compilation therefore adds up to exactly its wall time, never more.
 
-use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
-use crate::export::for_each_range;
-use crate::output::{RecordWriter, open_output, write_table};
+use crate::notes::Notes;
+use crate::output::{Format, RecordWriter, write_table};
 use crate::ranges::{Filters, TreeBuilder, XLA_COMPILE_PREFIX, union_ns};
 use crate::record::Range;
-use clap::{Parser, ValueEnum};
+use crate::source;
+use clap::ValueEnum;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// How range names are grouped.
@@ -31,50 +32,21 @@ pub enum Group {
     Name,
 }
 
-/// XLA compilation time breakdown, parallel-compilation aware.
-#[derive(Debug, Parser)]
-#[command(
-    name = "njx-compile-summary",
-    version,
-    after_help = "Default: one block per XlaCompile range, as XLA's NVTX compilation-profiling \
-guide prints it:
-  Compilation: <XlaCompile range name>: <seconds>
-   <category> <percent>% <seconds>
-largest first; XlaPass and XlaPassPipeline ranges count as one category, XlaPasses, unless \
---passes is given. --total aggregates over every compilation in the input instead (self time \
-per range name, as nsys-jax's generate_compilation_statistics).
-
-Input is range records or anything njx-export reads; the --xla-compile preparation of \
-njx-ranges is applied when the input has not had it.
-
-Examples:
-  njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
-  njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
-  njx-compile-summary --total --by category --passes --format json rank0.zip"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub io: IoArgs,
-
+/// What `njx-compile-summary` reports.
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Statistics over all compilations instead of one block per compilation.
-    #[arg(long)]
     pub total: bool,
-
     /// Keep every XlaPass and XlaPassPipeline name instead of one XlaPasses line.
-    #[arg(long)]
     pub passes: bool,
-
-    /// Group by category or by name [default: category per compilation, name with --total].
-    #[arg(long, value_enum)]
+    /// Group by category or by name [default: category per compilation, name with total].
     pub by: Option<Group>,
-
-    /// Show at most N lines (per compilation without --total).
-    #[arg(long, value_name = "N")]
+    /// Show at most N lines (per compilation without total).
     pub top: Option<usize>,
-
-    /// Stop once the lines shown cover PERCENT of the time.
-    #[arg(long, value_name = "PERCENT")]
+    /// Stop once the lines shown cover this percentage of the time.
     pub threshold: Option<f64>,
+    /// Table, JSON Lines or CSV.
+    pub format: Format,
 }
 
 /// The time of one compilation, divided among names.
@@ -214,13 +186,13 @@ fn sorted(acc: HashMap<String, f64>) -> Vec<(String, f64)> {
 }
 
 /// Reads every input and returns its compilations, in profile and start order.
-pub fn collect(args: &Args) -> Result<Vec<Compilation>> {
-    let by = args.by.unwrap_or(if args.total {
+pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Compilation>> {
+    let by = options.by.unwrap_or(if options.total {
         Group::Name
     } else {
         Group::Category
     });
-    let passes = args.passes;
+    let passes = options.passes;
     let key_of = move |name: &str| key(name, by, passes);
     let mut filters = Filters::default();
     filters.add_xla_compile();
@@ -230,8 +202,10 @@ pub fn collect(args: &Args) -> Result<Vec<Compilation>> {
         compilations.extend(attribute(&forest, &key_of));
         Ok(())
     };
-    for path in args.io.inputs_or_stdin() {
-        for_each_range(&path, &mut |r| builder.push(r, &mut sink))?;
+    for path in inputs {
+        source::read_ranges(path, source::Options::default(), notes, &mut |r| {
+            builder.push(r, &mut sink)
+        })?;
     }
     builder.finish(&mut sink)?;
     compilations
@@ -240,9 +214,9 @@ pub fn collect(args: &Args) -> Result<Vec<Compilation>> {
 }
 
 /// The rows to show of a sorted breakdown: `--top` and `--threshold` applied.
-fn shown<'a>(parts: &'a [(String, f64)], total: f64, args: &Args) -> &'a [(String, f64)] {
-    let mut n = parts.len().min(args.top.unwrap_or(usize::MAX));
-    if let Some(limit) = args.threshold {
+fn shown<'a>(parts: &'a [(String, f64)], total: f64, options: &Options) -> &'a [(String, f64)] {
+    let mut n = parts.len().min(options.top.unwrap_or(usize::MAX));
+    if let Some(limit) = options.threshold {
         let mut cumulative = 0.0;
         for (i, (_, v)) in parts.iter().enumerate().take(n) {
             cumulative += 100.0 * v / total;
@@ -288,34 +262,51 @@ fn secs(ns: f64) -> String {
     format!("{:.6}", ns / 1e9)
 }
 
-/// Runs `njx-compile-summary`.
-pub fn run(args: &Args) -> Result<()> {
-    if args.threshold.is_some_and(|t| !(0.0..=100.0).contains(&t)) {
-        return Err(Error::Usage(
-            "--threshold is a percentage between 0 and 100".into(),
-        ));
+impl Options {
+    /// Refuses options that make no sense (a usage error).
+    pub fn check(&self) -> Result<()> {
+        if self.threshold.is_some_and(|t| !(0.0..=100.0).contains(&t)) {
+            return Err(Error::Usage(
+                "--threshold is a percentage between 0 and 100".into(),
+            ));
+        }
+        Ok(())
     }
-    let compilations = collect(args)?;
-    let format = args.io.format.unwrap_or(Format::Table);
-    let mut out = open_output(args.io.output())?;
+}
+
+/// The compilation report of `inputs`, written to `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    options.check()?;
+    let compilations = collect(options, inputs, notes)?;
+    write(options, &compilations, out)
+}
+
+/// Writes the report of `compilations` (from [`collect`]).
+pub fn write(options: &Options, compilations: &[Compilation], out: &mut dyn Write) -> Result<()> {
+    let format = options.format;
     if compilations.is_empty() {
         if format == Format::Table {
             writeln!(out, "No XlaCompile ranges in the input.").map_err(Error::Output)?;
         }
         return out.flush().map_err(Error::Output);
     }
-    if args.total {
-        write_total(args, &compilations, format, out)
+    if options.total {
+        write_total(options, compilations, format, out)
     } else {
-        write_blocks(args, &compilations, format, out)
+        write_blocks(options, compilations, format, out)
     }
 }
 
 fn write_blocks(
-    args: &Args,
+    options: &Options,
     compilations: &[Compilation],
     format: Format,
-    mut out: Box<dyn Write>,
+    out: &mut dyn Write,
 ) -> Result<()> {
     let profiles = profile_count(compilations);
     if format == Format::Table {
@@ -327,7 +318,7 @@ fn write_blocks(
             }
             let wall = c.wall_ns as f64;
             writeln!(out, "Compilation: {}: {}", c.name, secs(wall)).map_err(Error::Output)?;
-            let rows: Vec<Vec<String>> = shown(&c.parts, wall, args)
+            let rows: Vec<Vec<String>> = shown(&c.parts, wall, options)
                 .iter()
                 .map(|(k, v)| {
                     vec![
@@ -339,14 +330,14 @@ fn write_blocks(
                 })
                 .collect();
             // A leading empty cell indents every line by one space, as the guide does.
-            write_table_rows(&mut out, &rows)?;
+            write_table_rows(out, &rows)?;
         }
         return out.flush().map_err(Error::Output);
     }
     let mut w = RecordWriter::new(out, format)?;
     for c in compilations {
         let wall = c.wall_ns as f64;
-        for (k, v) in shown(&c.parts, wall, args) {
+        for (k, v) in shown(&c.parts, wall, options) {
             w.write(&BlockRow {
                 profile: &c.profile,
                 compilation: &c.name,
@@ -362,7 +353,7 @@ fn write_blocks(
     w.finish()
 }
 
-fn write_table_rows(out: &mut Box<dyn Write>, rows: &[Vec<String>]) -> Result<()> {
+fn write_table_rows(out: &mut dyn Write, rows: &[Vec<String>]) -> Result<()> {
     let mut buf = Vec::new();
     write_table(&mut buf, rows, &[2, 3])?;
     // write_table separates columns by two spaces; the guide's lines use one.
@@ -373,10 +364,10 @@ fn write_table_rows(out: &mut Box<dyn Write>, rows: &[Vec<String>]) -> Result<()
 }
 
 fn write_total(
-    args: &Args,
+    options: &Options,
     compilations: &[Compilation],
     format: Format,
-    out: Box<dyn Write>,
+    out: &mut dyn Write,
 ) -> Result<()> {
     let mut acc: HashMap<String, f64> = HashMap::new();
     for c in compilations {
@@ -386,10 +377,9 @@ fn write_total(
     }
     let wall: i64 = compilations.iter().map(|c| c.wall_ns).sum();
     let parts = sorted(acc);
-    let rows = shown(&parts, wall as f64, args);
+    let rows = shown(&parts, wall as f64, options);
     let mut cumulative = 0.0;
     if format == Format::Table {
-        let mut out = out;
         let profiles = profile_count(compilations);
         writeln!(
             out,
@@ -417,7 +407,7 @@ fn write_total(
                 format!("{cumulative:.2}%"),
             ]);
         }
-        write_table(&mut out, &table, &[1, 2, 3])?;
+        write_table(out, &table, &[1, 2, 3])?;
         return out.flush().map_err(Error::Output);
     }
     let mut w = RecordWriter::new(out, format)?;

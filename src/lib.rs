@@ -1,60 +1,67 @@
 //! njx: Unix filters for Nsight Systems profiles of JAX/XLA programs.
 //!
-//! Data flows input → records → transform → report:
+//! Data flows one way, **source → records → analyses → outputs**, and the modules say so:
 //!
-//! - [`input`] opens what users have (nsys `nvtx_pushpop_trace` CSV, nsys-jax archives,
-//!   record streams), sniffing compression and archive layout in one place;
-//! - [`sqlite`] reads nsys SQLite exports (and `.nsys-rep` reports through `nsys export`)
-//!   natively: the NVTX range tree and its projection onto the GPU;
+//! - [`source`] is the only code that knows kinds of input: nsys `nvtx_pushpop_trace`
+//!   CSV, nsys-jax archives (zip, folder, combine), nsys SQLite exports and `.nsys-rep`
+//!   reports, record streams. Each container yields the same tables: ranges, GPU ranges,
+//!   launcher threads, compiled programs, HLO dumps;
 //! - [`record`] defines the records the tools exchange (JSON Lines or CSV);
-//! - [`export`] (`njx-export`) turns inputs into records;
-//! - [`hlo`] reads the XLA HLO dumps in archives: program keys stable across ranks,
-//!   instructions, communication and message sizes, Python stack frames;
-//! - [`ranges`] (`njx-ranges`) rebuilds and reshapes NVTX range trees;
-//! - [`compile`] (`njx-compile-summary`) reports where XLA compilation time goes;
-//! - [`modules`] (`njx-export --table modules|thunks`, `njx-modules`) derives XLA module
-//!   and thunk executions per device and summarises them;
-//! - [`collectives`] (`njx-collectives`) reports collective bandwidth, hidden
-//!   communication, wait time and stragglers; [`plot`] draws its SVG;
-//! - [`flamefold`] (`njx-flamefold`) folds NVTX trees and GPU time (by Python source,
-//!   op_name, opcode, module, device) into stacks for flame graphs, and draws them;
-//! - [`capture`] (`njx-capture`) runs a program under `nsys profile` with the JAX/XLA
-//!   settings that make profiles analysable and writes the archive the tools above read;
-//! - [`output`], [`cli`] and [`error`] are shared by every tool: output formats, common
-//!   options, one error type with exit codes.
+//! - [`hlo`] reads XLA's HLO dumps: program keys stable across ranks, instructions,
+//!   communication and message sizes, Python stack frames; it alone finds a program's dump;
+//! - [`executions`] derives module and thunk execution records per device from a
+//!   profile's tables and dumps (warm-up, clock alignment);
+//! - the analyses, each an options struct, inputs, a [`std::io::Write`] and [`Notes`]:
+//!   [`export`] (records), [`ranges`] (tree reshaping), [`compile`] (compilation time),
+//!   [`modules`] (module summary), [`collectives`] (bandwidth, hidden time, wait,
+//!   stragglers; [`plot`] draws its SVG), [`flamefold`] (folded stacks and flame graphs),
+//!   [`capture`] (profiling a program under nsys into an archive);
+//! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr,
+//!   [`error`] is the one error type with exit codes;
+//! - [`cmd`] holds each tool's command line (`src/bin/njx-*.rs` only call it).
 //!
 //! ```sh
 //! njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
 //! ```
+//!
+//! The same in-process:
+//!
+//! ```no_run
+//! use njx::{compile, notes::Notes, output::Format};
+//! # fn main() -> njx::Result<()> {
+//! let options = compile::Options {
+//!     total: true,
+//!     passes: false,
+//!     by: None,
+//!     top: None,
+//!     threshold: None,
+//!     format: Format::Table,
+//! };
+//! let notes = Notes::kept();
+//! let mut out = Vec::new();
+//! compile::run(&options, &["rank0.zip".into()], &mut out, &notes)?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod capture;
-pub mod cli;
+pub mod cmd;
 pub mod collectives;
 pub mod compile;
 pub mod error;
+pub mod executions;
 pub mod export;
 pub mod flamefold;
 pub mod hlo;
-pub mod input;
 pub mod modules;
+pub mod notes;
 pub mod output;
+pub mod parallel;
 pub mod plot;
 pub mod ranges;
 pub mod record;
-pub mod sqlite;
+pub mod source;
 
+pub use cmd::commands;
 pub use error::{Error, Result};
-
-/// The command-line definitions of every tool, for generated documentation (man pages).
-pub fn commands() -> Vec<clap::Command> {
-    use clap::CommandFactory;
-    vec![
-        capture::Args::command(),
-        export::Args::command(),
-        ranges::tool::Args::command(),
-        compile::Args::command(),
-        modules::tool::Args::command(),
-        collectives::Args::command(),
-        flamefold::tool::Args::command(),
-    ]
-}
+pub use notes::Notes;

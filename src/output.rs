@@ -2,12 +2,23 @@
 //! structs, stdout block-buffered when it is not a terminal (as ripgrep does) so that
 //! pipes are fast, line-buffered on a terminal so that people see progress.
 
-use crate::cli::Format;
 use crate::error::{Error, Result};
+use clap::ValueEnum;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, LineWriter, Write};
 use std::path::Path;
+
+/// How a tool writes its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people (reports only).
+    Table,
+    /// JSON Lines: one object per line.
+    Json,
+    /// CSV with a header line.
+    Csv,
+}
 
 /// Opens the output: the named file, or stdout when `path` is `None` or `-`.
 pub fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
@@ -77,7 +88,7 @@ impl<W: Write> RecordWriter<W> {
 
 /// Writes rows of text cells as a table aligned on a terminal: the first row is the header,
 /// columns listed in `right` are right-aligned (numbers).
-pub fn write_table<W: Write>(out: &mut W, rows: &[Vec<String>], right: &[usize]) -> Result<()> {
+pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], right: &[usize]) -> Result<()> {
     let ncols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; ncols];
     for row in rows {

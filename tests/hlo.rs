@@ -15,7 +15,7 @@ use njx::hlo::{
     Collective, CollectiveKind, Dumps, HloModule, ProgramKey, byte_size, element_bits,
     parse_dump_name,
 };
-use njx::input::Archive;
+use njx::source::Archive;
 use prost::Message;
 use std::sync::Arc;
 

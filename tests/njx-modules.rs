@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use njx::modules::derive::{self, Comm, ProgramInfo, mark_warmup, split_hidden};
-use njx::modules::{Executions, align_clocks};
+use njx::executions::derive::{self, Comm, ProgramInfo, mark_warmup, split_hidden};
+use njx::executions::{Executions, align_clocks};
 use njx::record::{GpuRange, Thunk};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -119,7 +119,7 @@ fn profile() -> Vec<GpuRange> {
 
 #[test]
 fn derivation_follows_nsys_jax() {
-    let launchers = [njx::input::threads::Launcher {
+    let launchers = [njx::source::devices::Launcher {
         pid: 1,
         tid: 99,
         device: 3,

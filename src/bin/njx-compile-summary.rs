@@ -2,6 +2,6 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = njx::compile::Args::parse();
-    njx::error::finish("njx-compile-summary", njx::compile::run(&args))
+    let args = njx::cmd::compile_summary::Args::parse();
+    njx::error::finish("njx-compile-summary", njx::cmd::compile_summary::run(&args))
 }

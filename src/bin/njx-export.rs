@@ -2,6 +2,6 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = njx::export::Args::parse();
-    njx::error::finish("njx-export", njx::export::run(&args))
+    let args = njx::cmd::export::Args::parse();
+    njx::error::finish("njx-export", njx::cmd::export::run(&args))
 }

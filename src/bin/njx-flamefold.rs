@@ -2,6 +2,6 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = njx::flamefold::tool::Args::parse();
-    njx::error::finish("njx-flamefold", njx::flamefold::tool::run(&args))
+    let args = njx::cmd::flamefold::Args::parse();
+    njx::error::finish("njx-flamefold", njx::cmd::flamefold::run(&args))
 }

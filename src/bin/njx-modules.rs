@@ -2,6 +2,6 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = njx::modules::tool::Args::parse();
-    njx::error::finish("njx-modules", njx::modules::tool::run(&args))
+    let args = njx::cmd::modules::Args::parse();
+    njx::error::finish("njx-modules", njx::cmd::modules::run(&args))
 }

@@ -2,6 +2,6 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = njx::ranges::tool::Args::parse();
-    njx::error::finish("njx-ranges", njx::ranges::tool::run(&args))
+    let args = njx::cmd::ranges::Args::parse();
+    njx::error::finish("njx-ranges", njx::cmd::ranges::run(&args))
 }

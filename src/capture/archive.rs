@@ -16,6 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::hlo::proto::HloProto;
+use crate::notes::Notes;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -28,7 +29,7 @@ use zip::{CompressionMethod, ZipWriter};
 /// The report, as the archive holds it.
 pub const REPORT: &str = "report.nsys-rep";
 /// The SQLite export of the report, where njx-export looks for it in an archive.
-pub const SQLITE: &str = crate::sqlite::ARCHIVE_MEMBER;
+pub const SQLITE: &str = crate::source::SQLITE_MEMBER;
 /// The folder of the HLO dumps (the name nsys-jax archives use, which `crate::hlo` reads).
 pub const DUMP_DIR: &str = "dump/";
 /// The folder of the Python sources.
@@ -44,9 +45,9 @@ const XZ_PRESET: u32 = 3;
 /// reach hundreds of MB for large models) and, while reading its sources, its decoded form.
 const MAX_WORKERS: usize = 8;
 
-/// A line of progress on stderr about `archive`.
-pub fn note(archive: &Path, msg: impl std::fmt::Display) {
-    eprintln!("njx-capture: {}: {msg}", archive.display());
+/// A line of progress about `archive`.
+pub fn note(notes: &Notes, archive: &Path, msg: impl std::fmt::Display) {
+    notes.note(format!("{}: {msg}", archive.display()));
 }
 
 /// The HLO dumps of a capture, compressed, and the source files they name.
@@ -66,7 +67,12 @@ fn is_hlo_dump(name: &str) -> bool {
 /// Compresses every HLO dump in `dump_dir` into `out_dir` (as `<name>.xz`), several at
 /// once, and reads the file names of their stack frames. A dump that does not decode is
 /// still stored; the warning says that its sources are missing.
-pub fn compress_dumps(archive: &Path, dump_dir: &Path, out_dir: &Path) -> Result<Dumps> {
+pub fn compress_dumps(
+    notes: &Notes,
+    archive: &Path,
+    dump_dir: &Path,
+    out_dir: &Path,
+) -> Result<Dumps> {
     let mut names = Vec::new();
     match std::fs::read_dir(dump_dir) {
         Ok(entries) => {
@@ -84,12 +90,17 @@ pub fn compress_dumps(archive: &Path, dump_dir: &Path, out_dir: &Path) -> Result
     names.sort();
     if names.is_empty() {
         note(
+            notes,
             archive,
             "warning: XLA wrote no HLO dumps (did the program compile anything with XLA?)",
         );
         return Ok(Dumps::default());
     }
-    note(archive, format!("compressing {} HLO dumps…", names.len()));
+    note(
+        notes,
+        archive,
+        format!("compressing {} HLO dumps…", names.len()),
+    );
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir.display().to_string(), e))?;
     let next = Mutex::new(names.iter());
     let sources = Mutex::new(BTreeSet::new());
@@ -105,7 +116,8 @@ pub fn compress_dumps(archive: &Path, dump_dir: &Path, out_dir: &Path) -> Result
                         let Some(name) = next.lock().map_or(None, |mut it| it.next()) else {
                             return Ok(());
                         };
-                        let found = compress_dump(archive, &dump_dir.join(name), out_dir, name)?;
+                        let found =
+                            compress_dump(notes, archive, &dump_dir.join(name), out_dir, name)?;
                         if let Ok(mut all) = sources.lock() {
                             all.extend(found);
                         }
@@ -130,7 +142,13 @@ pub fn compress_dumps(archive: &Path, dump_dir: &Path, out_dir: &Path) -> Result
 /// Compresses one dump to `out_dir/<name>.xz`; returns the file names its stack frames
 /// name. The dump is decoded (and the decoded form dropped) before it is compressed, so
 /// that a worker holds at most the dump and one of the two.
-fn compress_dump(archive: &Path, path: &Path, out_dir: &Path, name: &str) -> Result<Vec<String>> {
+fn compress_dump(
+    notes: &Notes,
+    archive: &Path,
+    path: &Path,
+    out_dir: &Path,
+    name: &str,
+) -> Result<Vec<String>> {
     let place = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| Error::io(&place, e))?;
     let sources = match <HloProto as prost::Message>::decode(&bytes[..]) {
@@ -141,6 +159,7 @@ fn compress_dump(archive: &Path, path: &Path, out_dir: &Path, name: &str) -> Res
             .unwrap_or_default(),
         Err(e) => {
             note(
+                notes,
                 archive,
                 format!(
                     "warning: {place}: not a valid XLA HloProto ({e}); stored, but its \
@@ -165,7 +184,7 @@ fn compress_dump(archive: &Path, path: &Path, out_dir: &Path, name: &str) -> Res
 /// The source files to store: `(member name, file)` for each absolute path that exists.
 /// Pseudo-files (`<string>`, `<frozen runpy>`) are skipped as nsys-jax does; relative and
 /// missing files are counted in a warning.
-pub fn sources(archive: &Path, names: &BTreeSet<String>) -> Vec<(String, PathBuf)> {
+pub fn sources(notes: &Notes, archive: &Path, names: &BTreeSet<String>) -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for name in names {
@@ -181,6 +200,7 @@ pub fn sources(archive: &Path, names: &BTreeSet<String>) -> Vec<(String, PathBuf
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(3).copied().collect();
         note(
+            notes,
             archive,
             format!(
                 "warning: {} source files named in the HLO dumps are not here (or not absolute), \
@@ -269,6 +289,7 @@ impl ArchiveWriter {
 /// folder under `work`, and returns the members to add (its standard output, the files it
 /// wrote) and whether it succeeded.
 pub fn run_analysis(
+    notes: &Notes,
     n: usize,
     pipeline: &str,
     archive: &Path,
@@ -290,12 +311,13 @@ pub fn run_analysis(
         .status()
         .map_err(|e| Error::io(format!("--analysis {n}: running bash"), e))?;
     let mut members = vec![(format!("{ANALYSIS_DIR}{name}.txt"), stdout)];
-    for file in crate::input::walk_dir(&cwd)? {
+    for file in crate::source::walk_dir(&cwd)? {
         members.push((format!("{ANALYSIS_DIR}{name}/{file}"), cwd.join(&file)));
     }
     let ok = status.success();
     if !ok {
         note(
+            notes,
             archive,
             format!("warning: analysis {n} (`{pipeline}`) failed ({status}); its output is stored"),
         );

@@ -2,8 +2,9 @@
 //! `nsys-jax` does, then post-processes the report into one archive that every njx tool
 //! reads without nsys.
 //!
-//! - [`Args`] takes the command line apart: njx-capture's options, `nsys profile` options
-//!   (passed through), the program; [`archive_path`] turns `-o` into the archive's name;
+//! - [`Options`] holds njx-capture's options, the `nsys profile` options (passed
+//!   through) and the program (`crate::cmd::capture` takes the command line apart);
+//!   [`archive_path`] turns `-o` into the archive's name;
 //! - [`program_env`] sets the JAX variables and merges `XLA_FLAGS` ([`XlaFlags`]) so that
 //!   XLA dumps its HLO protobufs into the capture's working folder;
 //! - `nsys` adds nsys-jax's `nsys profile` defaults and knows which exit statuses are
@@ -20,25 +21,52 @@
 //! `--analysis` takes a shell pipeline rather than a Python script.
 
 mod archive;
-mod args;
 mod env;
+mod name;
 mod nsys;
 
 pub use archive::{ANALYSIS_DIR, DUMP_DIR, REPORT, SOURCES_DIR, SQLITE};
-pub use args::{Args, archive_path};
 pub use env::{JAX_DEFAULTS, ProgramEnv, XlaFlags, program_env};
+pub use name::archive_path;
 
 use crate::error::{Error, Result};
+use crate::notes::Notes;
 use archive::{ArchiveWriter, note};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// What to capture, and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Archive name (`-o`), before expansion; `None` for a new unique name.
+    pub output: Option<String>,
+    /// Overwrite an existing archive.
+    pub force_overwrite: bool,
+    /// Profile only when bash's `[[ EXPR ]]` is true.
+    pub condition: Option<String>,
+    /// Pipelines to run on the finished archive.
+    pub analysis: Vec<String>,
+    /// The program and its arguments.
+    pub program: Vec<OsString>,
+    /// `nsys profile` options, in order.
+    pub nsys: Vec<String>,
+}
+
+impl Options {
+    /// The program's name for messages.
+    pub fn program_name(&self) -> String {
+        self.program
+            .first()
+            .map_or_else(String::new, |p| p.to_string_lossy().into_owned())
+    }
+}
 
 /// Runs the capture and returns the exit status njx-capture should end with: the
 /// program's, 0 for nsys' shutdown signal, 1 when post-processing or an analysis failed
 /// after a successful run. Errors before the program runs (and post-processing errors
 /// when the program succeeded) come back as `Err`.
-pub fn run(args: &Args) -> Result<u8> {
+pub fn run(args: &Options, notes: &Notes) -> Result<u8> {
     let program = args.program_name();
     if nsys::which(&args.program[0]).is_none() {
         return Err(Error::data(program, "no such program (not found on PATH)"));
@@ -66,7 +94,7 @@ pub fn run(args: &Args) -> Result<u8> {
         .map_err(|e| Error::io("creating a temporary folder", e))?;
     let env = program_env(|v| std::env::var(v).ok(), &work.path().join("dump"))?;
     let target = Target::new(args)?;
-    let result = capture(args, &nsys, &target, work.path(), &env);
+    let result = capture(args, &nsys, &target, work.path(), &env, notes);
     // An empty placeholder means that no archive took its place.
     if target.placeholder && std::fs::metadata(&target.path).is_ok_and(|m| m.len() == 0) {
         let _ = std::fs::remove_file(&target.path);
@@ -107,7 +135,7 @@ struct Target {
 }
 
 impl Target {
-    fn new(args: &Args) -> Result<Target> {
+    fn new(args: &Options) -> Result<Target> {
         let Some(name) = &args.output else {
             // Many ranks may start at once: claim a unique name by creating the file
             // exclusively (as nsys-jax does with mkstemp), and fill it at the end.
@@ -148,12 +176,23 @@ fn folder_of(path: &Path) -> &Path {
 }
 
 /// Profiles the program and post-processes; see [`run`] for the status.
-fn capture(args: &Args, nsys: &Path, target: &Target, work: &Path, env: &ProgramEnv) -> Result<u8> {
+fn capture(
+    args: &Options,
+    nsys: &Path,
+    target: &Target,
+    work: &Path,
+    env: &ProgramEnv,
+    notes: &Notes,
+) -> Result<u8> {
     for w in &env.warnings {
-        note(&target.path, format!("warning: {w}"));
+        note(notes, &target.path, format!("warning: {w}"));
     }
     let program = args.program_name();
-    note(&target.path, format!("profiling {program} with nsys…"));
+    note(
+        notes,
+        &target.path,
+        format!("profiling {program} with nsys…"),
+    );
     let status = Command::new(nsys)
         .args(nsys::profile_args(&args.nsys, &work.join("report")))
         .args(&args.program)
@@ -164,17 +203,18 @@ fn capture(args: &Args, nsys: &Path, target: &Target, work: &Path, env: &Program
     let mut exit = 0;
     if !nsys::expected_statuses(&args.nsys).contains(&status) {
         note(
+            notes,
             &target.path,
             format!("{program} exited with status {status}"),
         );
         exit = exit_byte(status);
     }
-    match post_process(args, nsys, target, work, env) {
+    match post_process(args, nsys, target, work, env, notes) {
         Ok(true) => Ok(exit),
         Ok(false) => Ok(exit.max(1)),
         Err(e) if exit == 0 => Err(e),
         Err(e) => {
-            eprintln!("njx-capture: {e}");
+            notes.note(e.to_string());
             Ok(exit)
         }
     }
@@ -182,11 +222,12 @@ fn capture(args: &Args, nsys: &Path, target: &Target, work: &Path, env: &Program
 
 /// Turns the report in `work` into the archive; false when an analysis failed.
 fn post_process(
-    args: &Args,
+    args: &Options,
     nsys: &Path,
     target: &Target,
     work: &Path,
     env: &ProgramEnv,
+    notes: &Notes,
 ) -> Result<bool> {
     let dest = &target.path;
     let report = work.join(REPORT);
@@ -196,16 +237,17 @@ fn post_process(
             "nsys profile wrote no report, so there is nothing to archive",
         ));
     }
-    note(dest, "exporting the report to SQLite…");
+    note(notes, dest, "exporting the report to SQLite…");
     let sqlite = work.join(SQLITE);
     nsys::export_sqlite(nsys, &report, &sqlite)?;
     let dumps = match &env.dump_dir {
-        Some(dir) => archive::compress_dumps(dest, dir, &work.join("xz"))?,
+        Some(dir) => archive::compress_dumps(notes, dest, dir, &work.join("xz"))?,
         None => archive::Dumps::default(),
     };
-    let sources = archive::sources(dest, &dumps.sources);
+    let sources = archive::sources(notes, dest, &dumps.sources);
     if !dumps.files.is_empty() && dumps.sources.iter().all(|s| s.starts_with('<')) {
         note(
+            notes,
             dest,
             "warning: the HLO dumps name no Python source files (is \
              JAX_TRACEBACK_IN_LOCATIONS_LIMIT set to 0?)",
@@ -222,6 +264,7 @@ fn post_process(
         .path()
         .join(dest.file_name().unwrap_or(OsStr::new("report.zip")));
     note(
+        notes,
         dest,
         format!(
             "writing the archive ({} dumps, {} sources)…",
@@ -247,9 +290,9 @@ fn post_process(
             .map_err(|e| Error::io(staged.display().to_string(), e))?;
         let mut outputs = Vec::new();
         for (i, pipeline) in args.analysis.iter().enumerate() {
-            note(dest, format!("analysis {}: {pipeline}…", i + 1));
+            note(notes, dest, format!("analysis {}: {pipeline}…", i + 1));
             let (members, ok) =
-                archive::run_analysis(i + 1, pipeline, &absolute, &work.join("analysis"))?;
+                archive::run_analysis(notes, i + 1, pipeline, &absolute, &work.join("analysis"))?;
             outputs.extend(members);
             all_ok &= ok;
         }
@@ -269,6 +312,6 @@ fn post_process(
         ));
     }
     let size = std::fs::metadata(dest).map_or(0, |m| m.len());
-    note(dest, format!("done ({:.1} MB)", size as f64 / 1e6));
+    note(notes, dest, format!("done ({:.1} MB)", size as f64 / 1e6));
     Ok(all_ok)
 }

@@ -20,13 +20,16 @@
 //!
 //! Only aggregates are held: time per (program, thunk, device) and per (device,
 //! program), so memory follows the number of distinct thunks, not of executions (except
-//! for archives, whose tables [`crate::modules::load`] reads whole).
+//! for archives, whose tables [`crate::executions::load`] reads whole).
 
 use super::Folded;
-use crate::error::{Error, Result};
-use crate::hlo::{HloModule, is_after_optimizations_of, parse_dump_name};
-use crate::input::{self, Opened};
+use crate::error::Result;
+use crate::executions;
+use crate::hlo::{Dumps, HloModule, ProgramKey};
+use crate::notes::Notes;
+use crate::parallel::parallel_map;
 use crate::record::{Module, Thunk};
+use crate::source;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -102,9 +105,9 @@ impl Default for Span {
     }
 }
 
-/// Time aggregated from execution records.
+/// GPU time aggregated from execution records.
 #[derive(Debug, Default)]
-pub struct Executions {
+pub struct GpuTime {
     programs: BTreeMap<String, ProgramAcc>,
     spans: BTreeMap<(u32, String), Span>,
     thunks: BTreeMap<(String, String, u32), i64>,
@@ -115,7 +118,7 @@ pub struct Executions {
     include_warmup: bool,
 }
 
-impl Executions {
+impl GpuTime {
     fn counts(&self, warmup: bool, program: &str) -> bool {
         // Autotuning executions (program `unknown`) belong to initialisation too.
         self.include_warmup || (!warmup && program != "unknown")
@@ -193,17 +196,17 @@ impl Executions {
 /// CSV; a file of module records and one of thunk records, in any order), nsys-jax
 /// archives and nsys SQLite exports or reports (both tables derived as `njx-export
 /// --table` does, HLO dumps also from `hlo`).
-pub fn read_executions(
+pub fn read_gpu_time(
     paths: &[PathBuf],
     hlo: &[PathBuf],
     include_warmup: bool,
-    note: &mut dyn FnMut(String),
-) -> Result<Executions> {
-    let mut acc = Executions {
+    notes: &Notes,
+) -> Result<GpuTime> {
+    let mut acc = GpuTime {
         include_warmup,
-        ..Executions::default()
+        ..GpuTime::default()
     };
-    let archives = crate::modules::split_inputs(paths, "modules|thunks", &mut |mut s| {
+    let archives = source::split_inputs(paths, "modules|thunks", &mut |mut s| {
         if s.first_line_has("thunk_execution")? {
             s.read(&mut |t: Thunk| {
                 acc.add_thunk(&t);
@@ -219,7 +222,7 @@ pub fn read_executions(
     })?;
     if !archives.is_empty() {
         // Clock alignment shifts each device as a whole: no time here depends on it.
-        let all = crate::modules::load(&archives, hlo, false, note)?;
+        let all = executions::load(&archives, hlo, false, notes)?;
         all.modules.iter().for_each(|m| acc.add_module(m));
         all.thunks.iter().for_each(|t| acc.add_thunk(t));
     }
@@ -253,9 +256,9 @@ type Infos = BTreeMap<String, Option<BTreeMap<String, Option<ThunkInfo>>>>;
 fn read_infos(
     sources: &[PathBuf],
     wanted: &BTreeMap<&str, Wanted<'_>>,
-    note: &mut dyn FnMut(String),
+    notes: &Notes,
 ) -> Result<Infos> {
-    let per_source = crate::modules::parallel_map(sources, |path| source_infos(path, wanted));
+    let per_source = parallel_map(sources, |path| source_infos(path, wanted));
     let mut out: Infos = wanted.keys().map(|p| (p.to_string(), None)).collect();
     for found in per_source {
         for (program, place, infos) in found? {
@@ -268,7 +271,7 @@ fn read_infos(
                     for (name, info) in infos {
                         let have = acc.entry(name.clone()).or_insert(None);
                         *have = match (have.take(), info) {
-                            (Some(a), Some(b)) => Some(reduce(a, b, &name, &place, note)),
+                            (Some(a), Some(b)) => Some(reduce(a, b, &name, &place, notes)),
                             (a, b) => a.or(b),
                         };
                     }
@@ -287,45 +290,22 @@ fn source_infos(
     path: &Path,
     wanted: &BTreeMap<&str, Wanted<'_>>,
 ) -> Result<Vec<(String, String, BTreeMap<String, Option<ThunkInfo>>)>> {
-    let mut archive = match input::open(path)? {
-        Opened::Archive(a) => a,
-        _ => {
-            return Err(Error::data(
-                input::place_of(path),
-                "--hlo takes nsys-jax archives or folders of XLA dumps",
-            ));
-        }
-    };
-    // `dump/<file>`, `dump/<file>/<profile>` (combine archives) or `<file>` in an XLA
-    // dump folder.
-    let candidates: Vec<String> = archive
-        .members()
-        .iter()
-        .filter(|m| {
-            let mut parts = m.rsplit('/');
-            let Some((id, rest)) = parts
-                .next()
-                .and_then(parse_dump_name)
-                .or_else(|| parts.next().and_then(parse_dump_name))
-            else {
-                return false;
-            };
-            wanted.values().any(|w| {
-                w.from
-                    .iter()
-                    .any(|(_, i, module)| *i == id && is_after_optimizations_of(rest, module))
-            })
-        })
-        .cloned()
+    let mut archive = source::open_dumps(path)?;
+    let mut dumps = Dumps::new(&archive);
+    // Every copy of a candidate dump (one per profile in combine archives), in member
+    // order: a dump whose file name has the program id and module name of an execution.
+    let mut candidates: Vec<String> = wanted
+        .values()
+        .flat_map(|w| w.from.iter())
+        .flat_map(|(_, id, module)| dumps.copies(*id, module).map(str::to_string))
         .collect();
+    candidates.sort();
+    candidates.dedup();
     let mut out = Vec::new();
     for member in candidates {
         let place = archive.member_place(&member);
-        let hlo = HloModule::read(place.clone(), archive.open_member(&member)?)?;
-        let key = match hlo.fingerprint() {
-            Some(f) => f.to_string(),
-            None => hlo.id().to_string(),
-        };
+        let hlo = dumps.read(&mut archive, &member)?;
+        let key = ProgramKey::of(&hlo, hlo.id() as u64).record();
         // The same id may be another program in another process.
         let Some(w) = wanted.get(key.as_str()) else {
             continue;
@@ -357,17 +337,11 @@ fn thunk_info(hlo: &HloModule, name: &str) -> Result<Option<ThunkInfo>> {
 
 /// Two dumps' view of one thunk as one: stacks that differ keep their common outer and
 /// inner frames around [`INCONSISTENT`] (the notebook's `reduce_instructions_and_frames`).
-fn reduce(
-    mut a: ThunkInfo,
-    b: ThunkInfo,
-    name: &str,
-    place: &str,
-    note: &mut dyn FnMut(String),
-) -> ThunkInfo {
+fn reduce(mut a: ThunkInfo, b: ThunkInfo, name: &str, place: &str, notes: &Notes) -> ThunkInfo {
     let a_names: Vec<&String> = a.insts.iter().map(|i| &i.0).collect();
     let b_names: Vec<&String> = b.insts.iter().map(|i| &i.0).collect();
     if a.opcode != b.opcode || a_names != b_names {
-        note(format!(
+        notes.note(format!(
             "{place}: thunk {name}: opcode or op_names differ from another dump of the same \
              program; the first dump's are used"
         ));
@@ -446,25 +420,19 @@ fn locations(mode: GpuMode, info: Option<&ThunkInfo>) -> Vec<Vec<String>> {
 
 /// Folds the GPU time of `acc` by `options.mode`; `hlo` are the dump sources (archives
 /// among the inputs and `--hlo`).
-pub fn fold(
-    acc: &Executions,
-    options: &GpuOptions,
-    hlo: &[PathBuf],
-    note: &mut dyn FnMut(String),
-) -> Result<Folded> {
+pub fn fold(acc: &GpuTime, options: &GpuOptions, hlo: &[PathBuf], notes: &Notes) -> Result<Folded> {
     let mut folded = Folded::default();
     let top = options.top_modules;
     if !acc.has_modules() && acc.thunks_read > 0 {
-        note(
+        notes.note(
             "no module records: programs ranked by thunk time, and the [GPU idle …] stacks \
-             left out (pass the module records or the archives too)"
-                .into(),
+             left out (pass the module records or the archives too)",
         );
     }
     let programs = acc.top_programs(top);
     let chosen: BTreeSet<&str> = programs.iter().map(String::as_str).collect();
     if programs.len() < acc.programs.len() {
-        note(format!(
+        notes.note(format!(
             "{} of {} programs cover {:.0}% of the time and are shown (--top-modules)",
             programs.len(),
             acc.programs.len(),
@@ -511,11 +479,11 @@ pub fn fold(
                 .names
                 .insert(name);
         }
-        let infos = read_infos(hlo, &wanted, note)?;
+        let infos = read_infos(hlo, &wanted, notes)?;
         for (program, w) in &wanted {
             let infos = infos.get(*program).and_then(Option::as_ref);
             if infos.is_none() {
-                note(format!(
+                notes.note(format!(
                     "no HLO dump of program {program} ({}): its time goes under \
                      {GPU_ACTIVE};{UNKNOWN}",
                     module_frame(program)
@@ -524,7 +492,7 @@ pub fn fold(
             for &name in &w.names {
                 let info = infos.and_then(|i| i.get(name)?.as_ref());
                 if infos.is_some() && info.is_none() {
-                    note(format!(
+                    notes.note(format!(
                         "program {program}: no instruction {name} in its HLO dump: its time \
                          goes under {GPU_ACTIVE};{UNKNOWN}"
                     ));
@@ -543,7 +511,7 @@ pub fn fold(
 }
 
 /// The two idle stacks, per device in `--by device`.
-fn add_idle(acc: &Executions, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &mut Folded) {
+fn add_idle(acc: &GpuTime, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &mut Folded) {
     if !acc.has_modules() {
         return;
     }
@@ -578,11 +546,6 @@ fn add_idle(acc: &Executions, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &m
         folded.add_path(&[IDLE_INSIDE], (modules - thunks).max(0) as f64);
         folded.add_path(&[IDLE_BETWEEN], (wall - modules).max(0) as f64);
     }
-}
-
-/// Whether `path` is an archive or folder (a source of HLO dumps).
-pub fn is_archive(path: &Path) -> bool {
-    path != Path::new("-") && (path.is_dir() || matches!(input::open(path), Ok(Opened::Archive(_))))
 }
 
 #[cfg(test)]
@@ -631,7 +594,7 @@ mod tests {
     fn differing_stacks_keep_common_ends() {
         let a = info(&[("x", &["m.py:1[main]", "a.py:2[f]", "lib.py:3[g]"])]);
         let b = info(&[("x", &["m.py:1[main]", "b.py:9[h]", "lib.py:3[g]"])]);
-        let r = reduce(a, b, "fusion", "here", &mut |_| {});
+        let r = reduce(a, b, "fusion", "here", &Notes::kept());
         assert_eq!(
             r.insts[0].1,
             vec!["m.py:1[main]", INCONSISTENT, "lib.py:3[g]"]

@@ -1,4 +1,4 @@
-//! `njx-flamefold`: folded stacks (`frame;frame;frame count`) for flame graphs.
+//! Folded stacks (`frame;frame;frame count`) for flame graphs (`njx-flamefold`).
 //!
 //! Stacks are collected into a [`Folded`] tree whose size is the number of distinct
 //! stacks, whatever the size of the input: [`stack`] folds NVTX range trees by their
@@ -9,14 +9,100 @@
 
 pub mod gpu;
 pub mod stack;
-pub mod tool;
 
 use crate::error::{Error, Result};
-use crate::input;
+use crate::notes::Notes;
+use crate::source;
 use clap::ValueEnum;
+use gpu::{GpuMode, GpuOptions};
+use stack::StackFolder;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What the stacks are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// NVTX range names, root to leaf, weighted by self time (range records or anything
+    /// njx-export reads).
+    Stack,
+    /// Python source frames of each thunk's HLO instructions (GPU time).
+    Source,
+    /// JAX op_name of each thunk's HLO instructions, split on `/` (GPU time).
+    OpName,
+    /// HLO opcode of each thunk (GPU time).
+    Opcode,
+    /// Program, then thunk (GPU time).
+    Module,
+    /// Device, then program and thunk (GPU time, idle time per device).
+    Device,
+}
+
+/// What to fold.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// What the stacks are made of.
+    pub by: By,
+    /// Archives or XLA dump folders holding HLO dumps, besides the archives among the
+    /// inputs.
+    pub hlo: Vec<PathBuf>,
+    /// Keep the largest programs until they cover this fraction of module time.
+    pub top_modules: f64,
+    /// Count initialisation executions too.
+    pub include_warmup: bool,
+}
+
+/// Folds `inputs` as `options` ask: range trees by name path, or GPU time.
+pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Folded> {
+    let paths = inputs;
+    let mode = match options.by {
+        By::Stack => {
+            let mut folded = Folded::default();
+            let mut folder = StackFolder::default();
+            for path in paths {
+                source::read_ranges(path, source::Options::default(), notes, &mut |r| {
+                    folder.push(&mut folded, r)
+                })?;
+            }
+            folder.finish(&mut folded);
+            return Ok(folded);
+        }
+        By::Source => GpuMode::Source,
+        By::OpName => GpuMode::OpName,
+        By::Opcode => GpuMode::Opcode,
+        By::Module => GpuMode::Module,
+        By::Device => GpuMode::Device,
+    };
+    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--top-modules {}: a fraction in (0, 1]",
+            options.top_modules
+        )));
+    }
+    let gpu_options = GpuOptions {
+        mode,
+        top_modules: options.top_modules,
+        include_warmup: options.include_warmup,
+    };
+    let mut hlo: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| source::is_archive(p))
+        .cloned()
+        .collect();
+    hlo.extend(options.hlo.iter().cloned());
+    if mode.needs_hlo() && hlo.is_empty() {
+        return Err(Error::Usage(format!(
+            "--by {} needs the HLO dumps: pass the nsys-jax archives as inputs or with --hlo",
+            options
+                .by
+                .to_possible_value()
+                .expect("no skipped values")
+                .get_name()
+        )));
+    }
+    let time = gpu::read_gpu_time(paths, &options.hlo, options.include_warmup, notes)?;
+    gpu::fold(&time, &gpu_options, &hlo, notes)
+}
 
 /// The unit of the counts written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -205,15 +291,7 @@ impl Folded {
 /// count, summing repeated stacks. Blank lines are skipped; anything else without a
 /// count is an error naming the line.
 pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut stream = match input::open(path)? {
-        input::Opened::Stream(s) => s,
-        _ => {
-            return Err(Error::data(
-                input::place_of(path),
-                "not a folded-stacks text file (`stack count` lines)",
-            ));
-        }
-    };
+    let mut stream = source::open_text(path, "a folded-stacks text file (`stack count` lines)")?;
     let mut out = BTreeMap::new();
     let mut line = String::new();
     let mut n = 0u64;

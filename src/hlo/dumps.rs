@@ -3,7 +3,7 @@
 
 use super::HloModule;
 use crate::error::{Error, Result};
-use crate::input::Archive;
+use crate::source::Archive;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -60,6 +60,27 @@ pub enum ProgramKey {
     Missing(u64),
 }
 
+impl ProgramKey {
+    /// The key of a program whose dump was read: its fingerprint, or its id where XLA
+    /// wrote none.
+    pub fn of(hlo: &HloModule, program_id: u64) -> ProgramKey {
+        match hlo.fingerprint() {
+            Some(f) => ProgramKey::Fingerprint(f.to_string()),
+            None => ProgramKey::Id(program_id),
+        }
+    }
+
+    /// The `program` field of execution records: the fingerprint, the id (also for a
+    /// program without a dump, which is then keyed by its id), or `unknown`.
+    pub fn record(&self) -> String {
+        match self {
+            ProgramKey::Fingerprint(f) => f.clone(),
+            ProgramKey::Id(id) | ProgramKey::Missing(id) => id.to_string(),
+            ProgramKey::Unknown => "unknown".to_string(),
+        }
+    }
+}
+
 impl fmt::Display for ProgramKey {
     /// The key as records carry it: the fingerprint, the id, or `unknown`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -75,6 +96,8 @@ impl fmt::Display for ProgramKey {
 #[derive(Debug)]
 struct DumpFile {
     path: String,
+    /// The members holding it: `path`, or each profile's copy `path/<profile>`.
+    copies: Vec<String>,
     id: u64,
     /// Module name, dot, stage.
     rest: String,
@@ -100,7 +123,7 @@ impl Dumps {
     /// `module_*.hlo.pb` files of an XLA dump folder. Reads nothing yet.
     pub fn new(archive: &Archive) -> Dumps {
         let mut files: Vec<DumpFile> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
         for member in archive.members() {
             // `dump/<file>`, in a combine archive `dump/<file>/<profile>`, or `<file>` at
             // the top of an XLA dump folder (`--xla_dump_to`).
@@ -118,11 +141,16 @@ impl Dumps {
                 continue;
             };
             let path = format!("{dir}{file}");
-            if !seen.insert(path.clone()) {
-                continue; // another profile's copy of the same file
+            if let Some(&i) = seen.get(&path) {
+                // another profile's copy of the same file
+                let f: &mut DumpFile = &mut files[i];
+                f.copies.push(member.clone());
+                continue;
             }
+            seen.insert(path.clone(), files.len());
             files.push(DumpFile {
                 path,
+                copies: vec![member.clone()],
                 id,
                 rest: rest.to_string(),
             });
@@ -136,6 +164,15 @@ impl Dumps {
     /// Whether the archive has no HLO dumps at all.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
+    }
+
+    /// Every member holding an after-optimizations dump of program `program_id` (module
+    /// `module`): the one file, or every profile's copy in a combine archive.
+    pub fn copies(&self, program_id: u64, module: &str) -> impl Iterator<Item = &str> {
+        self.files
+            .iter()
+            .filter(move |f| f.id == program_id && is_after_optimizations_of(&f.rest, module))
+            .flat_map(|f| f.copies.iter().map(String::as_str))
     }
 
     /// The archive member holding the after-optimizations dump of program `program_id`
@@ -191,21 +228,28 @@ impl Dumps {
         if let Some(loaded) = self.loaded.get(&member) {
             return Ok(Some(Arc::clone(loaded)));
         }
-        let place = archive.member_place(&member);
-        let reader = archive.open_member(&member)?;
-        let hlo = HloModule::read(place.clone(), reader)?;
+        let hlo = self.read(archive, &member)?;
         if u64::try_from(hlo.id()).ok() != Some(program_id) {
             return Err(Error::data(
-                place,
+                archive.member_place(&member),
                 format!(
                     "the dump is of program {}, its name says {program_id}",
                     hlo.id()
                 ),
             ));
         }
-        let hlo = Arc::new(hlo);
-        self.loaded.insert(member, Arc::clone(&hlo));
         Ok(Some(hlo))
+    }
+
+    /// The module stored as `member` (one of [`Dumps::copies`]), read on first use.
+    pub fn read(&mut self, archive: &mut Archive, member: &str) -> Result<Arc<HloModule>> {
+        if let Some(loaded) = self.loaded.get(member) {
+            return Ok(Arc::clone(loaded));
+        }
+        let place = archive.member_place(member);
+        let hlo = Arc::new(HloModule::read(place, archive.open_member(member)?)?);
+        self.loaded.insert(member.to_string(), Arc::clone(&hlo));
+        Ok(hlo)
     }
 
     /// The key of a program that is the same on every rank, from the numeric program id
@@ -224,10 +268,7 @@ impl Dumps {
         };
         Ok(match self.load(archive, profile, id, module)? {
             None => ProgramKey::Missing(id),
-            Some(hlo) => match hlo.fingerprint() {
-                Some(f) => ProgramKey::Fingerprint(f.to_string()),
-                None => ProgramKey::Id(id),
-            },
+            Some(hlo) => ProgramKey::of(&hlo, id),
         })
     }
 }

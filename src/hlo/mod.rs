@@ -33,7 +33,7 @@
 //!
 //! ```no_run
 //! use njx::hlo::Dumps;
-//! use njx::input::Archive;
+//! use njx::source::Archive;
 //! # fn main() -> njx::Result<()> {
 //! let mut archive = Archive::open_dir(std::path::Path::new("rank0"))?;
 //! let mut dumps = Dumps::new(&archive);

@@ -10,14 +10,48 @@
 //! that is one tree per thread, not the whole input.
 
 mod filter;
-pub mod tool;
 
 pub use filter::{Filters, Matcher};
 
 use crate::error::{Error, Result};
+use crate::notes::Notes;
+use crate::output::{Format, RecordWriter};
 use crate::record::Range;
+use crate::source;
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
+
+/// What `njx-ranges` does.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The reshaping.
+    pub filters: Filters,
+    /// JSON Lines or CSV.
+    pub format: Format,
+}
+
+/// Reads the ranges of `inputs` (records, or anything the source layer reads), reshapes
+/// each completed tree with `options.filters` and writes it to `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    let mut writer = RecordWriter::new(out, options.format)?;
+    let mut builder = TreeBuilder::new(options.filters.clone());
+    let mut sink =
+        |forest: Vec<Range>| -> Result<()> { forest.iter().try_for_each(|r| writer.write(r)) };
+    for path in inputs {
+        source::read_ranges(path, source::Options::default(), notes, &mut |r| {
+            builder.push(r, &mut sink)
+        })?;
+    }
+    builder.finish(&mut sink)?;
+    writer.finish()
+}
 
 /// Prefix of XLA's compilation ranges; their worker threads are spliced under them.
 pub const XLA_COMPILE_PREFIX: &str = "TSL:XlaCompile:#";

@@ -1,9 +1,10 @@
-//! nsys SQLite exports (`nsys export --type sqlite`), read natively: the CPU-side NVTX
-//! range tree with the semantics of nsys' `nvtx_pushpop_trace` report ([`nvtx`]), the
-//! projection of those ranges onto the GPU work they launched, as nsys'
-//! `nvtx_gpu_proj_trace` report defines it ([`gpuproj`]), the device of each launching
-//! thread for module and thunk records ([`devices`]), and `.nsys-rep` reports by running
-//! `nsys export` on them first ([`report`]).
+//! nsys SQLite exports (`nsys export --type sqlite`), read natively: opening one and
+//! reading its tables whatever the nsys version. The tables njx derives from them are
+//! beside those of the other containers: the NVTX range tree
+//! ([`ranges::nvtx`](super::ranges::nvtx)), its projection onto the GPU
+//! ([`gpu_ranges::sqlite`](super::gpu_ranges::sqlite)), the device of each launching
+//! thread ([`devices::sqlite`](super::devices::sqlite)); `.nsys-rep` reports are exported
+//! with nsys first ([`report`](super::report)).
 //!
 //! The semantics come from the SQL of nsys' own reports (`nvtx_pushpop_trace.py`,
 //! `nvtx_gpu_proj_trace.py`), re-implemented as sorts and sweeps so that time and memory
@@ -20,25 +21,10 @@
 //! Databases are opened read-only and `immutable` (no locks, no journal): exports are
 //! usually read-only files, sometimes on file systems without locking.
 
-pub mod devices;
-pub mod gpuproj;
-pub mod nvtx;
-pub mod report;
-
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashSet;
 use std::path::Path;
-
-/// The member of an archive (as `njx-capture` writes them) that holds the SQLite export.
-pub const ARCHIVE_MEMBER: &str = "report.sqlite";
-
-/// What to read from an export besides the push/pop ranges.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Options {
-    /// Also read NVTX start/end ranges (`nvtxRangeStart`/`End`), each as a root of its own.
-    pub start_end: bool,
-}
 
 /// The tables whose presence marks an nsys export.
 const NSYS_MARKERS: &[&str] = &["META_DATA_EXPORT", "EXPORT_META_DATA", "NVTX_EVENTS"];

@@ -318,7 +318,7 @@ pub fn read_csv<R: BufRead>(
 /// Reads the table stored as `member` of `archive` (Parquet or CSV, by its name) for
 /// `profile`.
 pub fn read_member(
-    archive: &mut crate::input::Archive,
+    archive: &mut crate::source::Archive,
     member: &str,
     profile: &Arc<str>,
     emit: &mut dyn FnMut(Range) -> Result<()>,

@@ -13,8 +13,8 @@
 //!   the same program on the same device and the exposed rest.
 
 use crate::error::Result;
-use crate::input::threads::Launcher;
 use crate::record::{GpuRange, Module, Thunk};
+use crate::source::devices::Launcher;
 use regex::Regex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};

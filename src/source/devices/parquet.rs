@@ -1,33 +1,10 @@
-//! `thread-metadata.parquet`: the names nsys recorded for each thread. XLA names the
-//! threads that launch work on each GPU `XlaLauncher:#global=G,local=L,process=P,
-//! partition=S#` (`slice=` before xla#29725); that is how executions map to devices.
+//! `thread-metadata.parquet` of nsys-jax archives: the names nsys recorded for each
+//! thread, of which the launcher threads map executions to devices.
 
+use super::{LAUNCHER, Launcher};
 use crate::error::{Error, Result};
 use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
 use parquet::record::Field;
-use regex::Regex;
-use std::sync::LazyLock;
-
-/// A thread that launches work on one device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Launcher {
-    /// Process id.
-    pub pid: u64,
-    /// Thread id.
-    pub tid: u64,
-    /// Global device id.
-    pub device: u32,
-}
-
-static LAUNCHER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^XlaLauncher:#global=(\d+),local=\d+,process=\d+,(?:partition|slice)=\d+#$")
-        .expect("valid regex")
-});
-
-/// The global device of a launcher thread's name, `None` for other threads.
-pub fn launcher_device(name: &str) -> Option<u32> {
-    LAUNCHER.captures(name)?[1].parse().ok()
-}
 
 /// The launcher threads named in a thread-metadata table, in table order.
 pub fn read_launchers<R: ChunkReader + 'static>(place: &str, source: R) -> Result<Vec<Launcher>> {

@@ -1,10 +1,10 @@
-//! `njx-ranges`: the command-line face of the range-tree filters.
+//! `njx-ranges`: the command line of the range-tree filters ([`crate::ranges`]).
 
-use super::{Filters, Matcher, TreeBuilder};
-use crate::cli::{Format, IoArgs};
+use super::IoArgs;
 use crate::error::{Error, Result};
-use crate::export::for_each_range;
-use crate::output::{RecordWriter, open_output};
+use crate::notes::Notes;
+use crate::output::{Format, open_output};
+use crate::ranges::{Filters, Matcher, Options};
 use clap::Parser;
 use regex::Regex;
 
@@ -91,16 +91,11 @@ impl Args {
 
 /// Runs `njx-ranges`.
 pub fn run(args: &Args) -> Result<()> {
-    let filters = args.filters()?;
-    let format = args.io.format.unwrap_or(Format::Json);
-    let mut writer = RecordWriter::new(open_output(args.io.output())?, format)?;
-    let mut builder = TreeBuilder::new(filters);
-    let mut sink = |forest: Vec<crate::record::Range>| -> Result<()> {
-        forest.iter().try_for_each(|r| writer.write(r))
+    let options = Options {
+        filters: args.filters()?,
+        format: args.io.format.unwrap_or(Format::Json),
     };
-    for path in args.io.inputs_or_stdin() {
-        for_each_range(&path, &mut |r| builder.push(r, &mut sink))?;
-    }
-    builder.finish(&mut sink)?;
-    writer.finish()
+    let mut out = open_output(args.io.output())?;
+    let notes = Notes::stderr("njx-ranges");
+    crate::ranges::run(&options, &args.io.inputs_or_stdin(), &mut out, &notes)
 }

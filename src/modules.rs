@@ -1,43 +1,24 @@
-//! `njx-modules`: the steady-state summary of module executions per program.
+//! The steady-state summary of module executions per program (`njx-modules`).
 
-use crate::cli::{Format, IoArgs};
 use crate::error::{Error, Result};
-use crate::output::{RecordWriter, open_output, write_table};
+use crate::executions;
+use crate::notes::Notes;
+use crate::output::{Format, RecordWriter, write_table};
 use crate::record::Module;
-use clap::Parser;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 
-/// Steady-state XLA module execution summary: executions, thunks and GPU time per program.
-#[derive(Debug, Parser)]
-#[command(
-    name = "njx-modules",
-    version,
-    after_help = "Input is module records (njx-export --table modules) as JSON Lines or CSV, or \
-nsys-jax archives directly. One line per program (the HLO fingerprint, the same on every rank), \
-largest total GPU time first: executions, thunks per execution and GPU time per execution as \
-mean ± sample standard deviation, and the program's share of the total. Initialisation \
-executions (nsys-jax's warm-up rule: the first execution of a program whose compilation was \
-profiled, one more when the profile has communication) are left out unless --include-warmup, \
-and autotuning executions (program `unknown`) unless --include-autotuning.
-
-Examples:
-  njx-export --table modules rank*.zip | njx-modules
-  njx-modules --format json rank0.zip | jq .dur_mean_ns"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub io: IoArgs,
-
+/// What `njx-modules` reports.
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Count initialisation executions too.
-    #[arg(long)]
     pub include_warmup: bool,
-
-    /// Count autotuning executions too (program `unknown`: modules XLA's autotuner
-    /// extracts and runs while compiling, as nsys-jax's `remove_autotuning_detail` drops).
-    #[arg(long)]
+    /// Count autotuning executions (program `unknown`) too.
     pub include_autotuning: bool,
+    /// Table, JSON Lines or CSV.
+    pub format: Format,
 }
 
 /// Summary of one program.
@@ -143,19 +124,35 @@ fn ms(ns: f64) -> String {
     format!("{:.6}", ns / 1e6)
 }
 
-/// Runs `njx-modules`.
-pub fn run(args: &Args) -> Result<()> {
+/// The summary of the module executions of `inputs`: module records, or profiles read
+/// through [`executions::load`].
+pub fn summary(
+    options: &Options,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<Vec<ProgramSummary>> {
     // Durations do not depend on clocks: no alignment needed.
-    let modules = super::read_records(
-        &args.io.inputs_or_stdin(),
-        "modules",
-        "njx-modules",
-        false,
-        |e| e.modules,
-    )?;
-    let summary = summarise(modules, args.include_warmup, args.include_autotuning);
-    let format = args.io.format.unwrap_or(Format::Table);
-    let mut out = open_output(args.io.output())?;
+    let modules = executions::read_records(inputs, "modules", false, notes, |e| e.modules)?;
+    Ok(summarise(
+        modules,
+        options.include_warmup,
+        options.include_autotuning,
+    ))
+}
+
+/// The summary of `inputs`, written to `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    let summary = summary(options, inputs, notes)?;
+    write(options.format, &summary, out)
+}
+
+/// Writes a summary as a table for people, or as records.
+pub fn write(format: Format, summary: &[ProgramSummary], out: &mut dyn Write) -> Result<()> {
     if format != Format::Table {
         let mut w = RecordWriter::new(out, format)?;
         summary.iter().try_for_each(|s| w.write(s))?;
@@ -175,7 +172,7 @@ pub fn run(args: &Args) -> Result<()> {
         "percent".into(),
     ]];
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
-    for s in &summary {
+    for s in summary {
         rows.push(vec![
             s.program.clone(),
             s.name.clone(),
@@ -189,6 +186,6 @@ pub fn run(args: &Args) -> Result<()> {
             format!("{:.3}", s.percent),
         ]);
     }
-    write_table(&mut out, &rows, &[2, 3, 4, 5, 6])?;
+    write_table(out, &rows, &[2, 3, 4, 5, 6])?;
     out.flush().map_err(Error::Output)
 }

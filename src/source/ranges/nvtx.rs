@@ -24,7 +24,7 @@
 //!   (the report sorts by start and then by *ascending* duration, which puts a child
 //!   first), which is what the range tools need.
 //!
-//! With [`Options::start_end`](super::Options), start/end ranges (event types 60 and 71,
+//! With [`Options::start_end`], start/end ranges (event types 60 and 71,
 //! which need not nest) are added as roots of their own: depth 0, no parent, no children,
 //! on the thread that started them.
 //!
@@ -33,9 +33,11 @@
 //! descending, rowid) and one sweep with a stack per thread build the tree. Memory is
 //! 48 bytes per range plus the distinct names and threads.
 
-use super::{Db, Options};
 use crate::error::Result;
+use crate::notes::Notes;
 use crate::record::Range;
+use crate::source::Options;
+use crate::source::sqlite::{Db, pid_of, tid_of};
 use rusqlite::types::ValueRef;
 use rusqlite::{Row, Statement};
 use std::collections::HashMap;
@@ -239,7 +241,7 @@ impl<'c> Names<'c> {
             let Some(name) = name.or_else(|| text(row, 5).map(|t| t.into_owned())) else {
                 return Ok(());
             };
-            let key = (super::global_pid_of(gtid), domain);
+            let key = (crate::source::sqlite::global_pid_of(gtid), domain);
             match found.get(&key) {
                 Some((s, _)) if *s <= start => {}
                 _ => {
@@ -261,7 +263,7 @@ impl<'c> Names<'c> {
             None | Some(0) => 0,
             Some(d) => self
                 .domains
-                .get(&(super::global_pid_of(gtid), d))
+                .get(&(crate::source::sqlite::global_pid_of(gtid), d))
                 .copied()
                 .unwrap_or(0),
         }
@@ -455,7 +457,7 @@ pub fn read_ranges(
     db: &Db,
     profile: &Arc<str>,
     options: Options,
-    note: &mut dyn FnMut(String),
+    notes: &Notes,
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
     let start_end = if options.start_end {
@@ -464,14 +466,14 @@ pub fn read_ranges(
         StartEnd::Skip
     };
     let Some(nvtx) = load(db, start_end)? else {
-        note(format!(
+        notes.note(format!(
             "{}: no NVTX_EVENTS table: the profile recorded no NVTX ranges",
             db.place()
         ));
         return Ok(0);
     };
     if nvtx.unended > 0 {
-        note(format!(
+        notes.note(format!(
             "{}: {} NVTX ranges never ended; they end at the last NVTX timestamp, as in nsys' \
              reports",
             db.place(),
@@ -482,8 +484,8 @@ pub fn read_ranges(
         let dur_ns = node.end - node.start;
         Range {
             profile: profile.clone(),
-            pid: Some(super::pid_of(nvtx.gtid(node))),
-            tid: super::tid_of(nvtx.gtid(node)),
+            pid: Some(pid_of(nvtx.gtid(node))),
+            tid: tid_of(nvtx.gtid(node)),
             id: u64::from(node.row),
             parent: (node.parent != NONE).then(|| u64::from(nvtx.nodes[node.parent as usize].row)),
             depth: node.depth,

@@ -1,34 +1,14 @@
-//! The `njx-flamefold` command line.
+//! `njx-flamefold`: the command line of [`crate::flamefold`].
 
-use super::gpu::{self, GpuMode, GpuOptions};
-use super::stack::StackFolder;
-use super::{Folded, SvgOptions, Unit, diff, render_svg};
-use crate::cli::Files;
+use super::Files;
 use crate::error::{Error, Result};
-use crate::export::for_each_range;
+use crate::flamefold::{By, Options, SvgOptions, Unit, diff, render_svg};
+use crate::notes::Notes;
 use crate::output::open_output;
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-
-/// What the stacks are made of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum By {
-    /// NVTX range names, root to leaf, weighted by self time (range records or anything
-    /// njx-export reads).
-    Stack,
-    /// Python source frames of each thunk's HLO instructions (GPU time).
-    Source,
-    /// JAX op_name of each thunk's HLO instructions, split on `/` (GPU time).
-    OpName,
-    /// HLO opcode of each thunk (GPU time).
-    Opcode,
-    /// Program, then thunk (GPU time).
-    Module,
-    /// Device, then program and thunk (GPU time, idle time per device).
-    Device,
-}
 
 /// Folded stacks for flame graphs: NVTX trees, and GPU time by Python source, op_name,
 /// opcode, module or device.
@@ -119,58 +99,21 @@ fn default_title(by: By, diff: bool) -> &'static str {
     }
 }
 
-/// Folds the inputs as `args` asks.
-pub fn fold(args: &Args, note: &mut dyn FnMut(String)) -> Result<Folded> {
-    let paths = args.files.inputs_or_stdin();
-    let mode = match args.by {
-        By::Stack => {
-            let mut folded = Folded::default();
-            let mut folder = StackFolder::default();
-            for path in &paths {
-                for_each_range(path, &mut |r| folder.push(&mut folded, r))?;
-            }
-            folder.finish(&mut folded);
-            return Ok(folded);
+impl Args {
+    /// The folding these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            by: self.by,
+            hlo: self.hlo.clone(),
+            top_modules: self.top_modules,
+            include_warmup: self.include_warmup,
         }
-        By::Source => GpuMode::Source,
-        By::OpName => GpuMode::OpName,
-        By::Opcode => GpuMode::Opcode,
-        By::Module => GpuMode::Module,
-        By::Device => GpuMode::Device,
-    };
-    if !(args.top_modules > 0.0 && args.top_modules <= 1.0) {
-        return Err(Error::Usage(format!(
-            "--top-modules {}: a fraction in (0, 1]",
-            args.top_modules
-        )));
     }
-    let options = GpuOptions {
-        mode,
-        top_modules: args.top_modules,
-        include_warmup: args.include_warmup,
-    };
-    let mut hlo: Vec<PathBuf> = paths
-        .iter()
-        .filter(|p| gpu::is_archive(p))
-        .cloned()
-        .collect();
-    hlo.extend(args.hlo.iter().cloned());
-    if mode.needs_hlo() && hlo.is_empty() {
-        return Err(Error::Usage(format!(
-            "--by {} needs the HLO dumps: pass the nsys-jax archives as inputs or with --hlo",
-            args.by
-                .to_possible_value()
-                .expect("no skipped values")
-                .get_name()
-        )));
-    }
-    let executions = gpu::read_executions(&paths, &args.hlo, args.include_warmup, note)?;
-    gpu::fold(&executions, &options, &hlo, note)
 }
 
 /// Runs `njx-flamefold`.
 pub fn run(args: &Args) -> Result<()> {
-    let mut note = |n: String| eprintln!("njx-flamefold: {n}");
+    let notes = Notes::stderr("njx-flamefold");
     let lines: Vec<String> = if let Some(pair) = &args.diff {
         if !args.files.inputs.is_empty() {
             return Err(Error::Usage(
@@ -182,9 +125,10 @@ pub fn run(args: &Args) -> Result<()> {
             .map(|(s, a, b)| format!("{s} {a} {b}"))
             .collect()
     } else {
-        let folded = fold(args, &mut note)?;
+        let folded =
+            crate::flamefold::fold(&args.into_options(), &args.files.inputs_or_stdin(), &notes)?;
         if folded.is_empty() {
-            note("nothing to fold: the input has no time".into());
+            notes.note("nothing to fold: the input has no time");
         }
         folded.lines(args.unit)
     };

@@ -18,7 +18,7 @@
 //!   `parent` and `depth` are the CPU tree's, and `children` counts the children kept;
 //! - `id` is the range's `rowid`, the `id` of the same range in `--table ranges`;
 //!   `cpu_start_ns` and `cpu_dur_ns` are its CPU-side times;
-//! - with [`Options::start_end`](super::Options), start/end ranges started and ended on
+//! - with [`Options::start_end`], start/end ranges started and ended on
 //!   the same thread (the report's rule) are projected too, as roots of their own.
 //!
 //! Records come in order of projected start, the longer first (the report's order), a
@@ -34,10 +34,12 @@
 //! looks at the calls of its thread between its start and end (a binary search, then
 //! those calls).
 
-use super::nvtx::{self, NONE, Node, StartEnd};
-use super::{Db, Options};
 use crate::error::Result;
+use crate::notes::Notes;
 use crate::record::GpuRange;
+use crate::source::Options;
+use crate::source::ranges::nvtx::{self, NONE, Node, StartEnd};
+use crate::source::sqlite::Db;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -213,7 +215,7 @@ fn load_calls(
                 let (Some(gtid), Some(corr)) = (gtid, corr) else {
                     return;
                 };
-                let key = (super::global_pid_of(gtid), corr);
+                let key = (crate::source::sqlite::global_pid_of(gtid), corr);
                 if let Ok(i) = launches.binary_search_by_key(&key, |l| (l.gpid, l.corr))
                     && !claimed[i]
                 {
@@ -273,12 +275,12 @@ fn innermost(nodes: &[Node], threads: usize, calls: &[Call]) -> Vec<u32> {
 }
 
 /// Reads the GPU projection of the export's NVTX ranges, handing each record to `emit`;
-/// notes (missing tables, GPU work outside every range) go to `note`.
+/// notes (missing tables, GPU work outside every range) go to `notes`.
 pub fn read_gpu_ranges(
     db: &Db,
     profile: &Arc<str>,
     options: Options,
-    note: &mut dyn FnMut(String),
+    notes: &Notes,
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<Counts> {
     let place = db.place();
@@ -289,20 +291,20 @@ pub fn read_gpu_ranges(
         StartEnd::Skip
     };
     let Some(ranges) = nvtx::load(db, start_end)? else {
-        note(format!(
+        notes.note(format!(
             "{place}: no NVTX_EVENTS table: the profile recorded no NVTX ranges"
         ));
         return Ok(counts);
     };
     let Some(launches) = load_launches(db, &mut counts)? else {
-        note(format!(
+        notes.note(format!(
             "{place}: no {} table: the profile recorded no GPU work",
             WORK_TABLES.join(", ")
         ));
         return Ok(counts);
     };
     let Some(calls) = load_calls(db, &launches, &ranges.thread_index, &mut counts)? else {
-        note(format!(
+        notes.note(format!(
             "{place}: no {} table: the profile recorded no CUDA API calls, so no GPU work can \
              be attributed to NVTX ranges",
             CALL_TABLES[0]
@@ -376,8 +378,8 @@ pub fn read_gpu_ranges(
         };
         emit(GpuRange {
             profile: profile.clone(),
-            pid: Some(super::pid_of(ranges.gtid(node))),
-            tid: super::tid_of(ranges.gtid(node)),
+            pid: Some(crate::source::sqlite::pid_of(ranges.gtid(node))),
+            tid: crate::source::sqlite::tid_of(ranges.gtid(node)),
             id: u64::from(node.row),
             parent: (node.parent != NONE).then(|| u64::from(nodes[node.parent as usize].row)),
             depth: node.depth,
@@ -394,21 +396,21 @@ pub fn read_gpu_ranges(
         counts.records += 1;
     }
     if counts.outside > 0 {
-        note(format!(
+        notes.note(format!(
             "{place}: {} of {} CUDA launches with GPU work were made outside every NVTX range \
              of their thread: their GPU work is in no record",
             counts.outside, counts.launches
         ));
     }
     if counts.without_call > 0 {
-        note(format!(
+        notes.note(format!(
             "{place}: {} of {} GPU launches have no CUDA API call with their correlation id \
              in the export: their GPU work is in no record",
             counts.without_call, counts.launches
         ));
     }
     if counts.uncorrelated > 0 {
-        note(format!(
+        notes.note(format!(
             "{place}: {} GPU operations have no correlation id or process: in no record",
             counts.uncorrelated
         ));

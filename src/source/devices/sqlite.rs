@@ -3,13 +3,14 @@
 //! the names threads were given, as nsys-jax's `thread-metadata.parquet` does), or, in a
 //! profile without them, the `deviceId` of the kernels each thread launched.
 
-use super::{Db, pid_of, tid_of};
+use super::{Launcher, launcher_device};
 use crate::error::Result;
-use crate::input::threads::{Launcher, launcher_device};
+use crate::notes::Notes;
+use crate::source::sqlite::{Db, pid_of, tid_of};
 use std::collections::BTreeMap;
 
 /// The launcher threads of the export, with their global device.
-pub fn launchers(db: &Db, note: &mut dyn FnMut(String)) -> Result<Vec<Launcher>> {
+pub fn launchers(db: &Db, notes: &Notes) -> Result<Vec<Launcher>> {
     let mut out = Vec::new();
     if db.has("ThreadNames") && db.has("StringIds") {
         let sql = "SELECT t.globalTid, s.value FROM ThreadNames t \
@@ -78,7 +79,7 @@ pub fn launchers(db: &Db, note: &mut dyn FnMut(String)) -> Result<Vec<Launcher>>
         });
     }
     if !out.is_empty() {
-        note(format!(
+        notes.note(format!(
             "{}: no XlaLauncher thread names: devices are the kernels' deviceId, which \
              counts from 0 in every process (pass --no-align and read one process at a \
              time if several processes share device numbers)",

@@ -3,9 +3,9 @@
 //! temporary folder, removed again once read; otherwise the error says how to export by
 //! hand.
 
-use super::Db;
+use super::sqlite::Db;
+use super::{Archive, SQLITE_MEMBER};
 use crate::error::{Error, Result};
-use crate::input::Archive;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -133,27 +133,15 @@ pub fn export(path: &Path, place: &str) -> Result<Exported> {
     Ok(exported)
 }
 
-/// An `.nsys-rep` report exported to SQLite and opened (the temporary export lives as
-/// long as the returned guard); `None` for other inputs.
-pub fn open_report(path: &Path) -> Result<Option<(Db, Exported)>> {
-    if !is_report(path) {
-        return Ok(None);
-    }
-    let place = crate::input::place_of(path);
-    let exported = export(path, &place)?;
-    let db = Db::open(exported.path(), &place)?;
-    Ok(Some((db, exported)))
-}
-
-/// The SQLite export held by an archive njx-capture wrote ([`super::ARCHIVE_MEMBER`]),
+/// The SQLite export held by an archive njx-capture wrote ([`SQLITE_MEMBER`]),
 /// copied out and opened (the copy lives as long as the returned guard); `None` when the
 /// archive has none.
 pub fn open_in_archive(archive: &mut Archive) -> Result<Option<(Db, Exported)>> {
-    if archive.find(super::ARCHIVE_MEMBER).is_empty() {
+    if archive.find(SQLITE_MEMBER).is_empty() {
         return Ok(None);
     }
-    let place = archive.member_place(super::ARCHIVE_MEMBER);
-    let exported = extract(archive.open_member(super::ARCHIVE_MEMBER)?, &place)?;
+    let place = archive.member_place(SQLITE_MEMBER);
+    let exported = extract(archive.open_member(SQLITE_MEMBER)?, &place)?;
     let db = Db::open(exported.path(), &place)?;
     Ok(Some((db, exported)))
 }

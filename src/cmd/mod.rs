@@ -1,19 +1,19 @@
-//! Command-line pieces shared by every tool: the input/output arguments that all of them
-//! flatten into their own options, and the output format switch.
+//! The commands: one file per tool with its clap `Args` (the help text is their doc
+//! comments), `into_options()` and `run`, which opens the output, points notes at stderr
+//! and calls the library. Here: the input/output arguments every tool flattens into its
+//! own, and the list of every command for the man pages.
 
-use clap::{Args, ValueEnum};
+pub mod capture;
+pub mod collectives;
+pub mod compile_summary;
+pub mod export;
+pub mod flamefold;
+pub mod modules;
+pub mod ranges;
+
+use crate::output::Format;
+use clap::Args;
 use std::path::{Path, PathBuf};
-
-/// How a tool writes its output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned text for people (reports only).
-    Table,
-    /// JSON Lines: one object per line.
-    Json,
-    /// CSV with a header line.
-    Csv,
-}
 
 /// Input files and output file: what every tool takes, also those whose output has one
 /// fixed format (`njx-flamefold`).
@@ -62,4 +62,18 @@ impl IoArgs {
     pub fn output(&self) -> Option<&Path> {
         self.files.output.as_deref()
     }
+}
+
+/// The command-line definitions of every tool, for generated documentation (man pages).
+pub fn commands() -> Vec<clap::Command> {
+    use clap::CommandFactory;
+    vec![
+        capture::Args::command(),
+        export::Args::command(),
+        ranges::Args::command(),
+        compile_summary::Args::command(),
+        modules::Args::command(),
+        collectives::Args::command(),
+        flamefold::Args::command(),
+    ]
 }

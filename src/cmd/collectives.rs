@@ -1,0 +1,77 @@
+//! `njx-collectives`: the command line of [`crate::collectives`].
+
+use super::IoArgs;
+use crate::collectives::Options;
+use crate::error::Result;
+use crate::notes::Notes;
+use crate::output::{Format, open_output};
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Collective bandwidth, hidden communication, wait time and stragglers.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-collectives",
+    version,
+    after_help = "Input is thunk records (njx-export --table thunks) as JSON Lines or CSV, or \
+nsys-jax archives directly (read with clocks aligned). Compute thunks pass by unused.
+
+Tables (steady state unless --include-warmup):
+  bandwidth   bus bandwidth per collective and message size: mean and standard error over \
+collective instances of the fastest device's bandwidth (the other devices' times include \
+waiting), as nsys-jax reports it
+  hidden      share of communication time hidden behind compute, per collective and overall
+  wait        per program: in each collective instance, longest minus shortest exposed time \
+over devices, summed per module execution; mean ± std over executions and as a share of the \
+module's GPU time (first thunk start to last thunk end)
+  stragglers  per device: how often it was the last to arrive at a collective (shortest \
+exposed time: the others waited for it) and its mean lateness when it was
+
+Examples:
+  njx-export --table thunks rank*.zip | njx-collectives
+  njx-export --table thunks rank*.zip | njx-collectives --records | jq .busbw_gbps
+  njx-collectives --plot busbw.svg rank*.zip"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Write one collective record per communication thunk execution (thunk fields plus
+    /// algbw_gbps and busbw_gbps) instead of the report.
+    #[arg(long)]
+    pub records: bool,
+
+    /// Count initialisation executions too.
+    #[arg(long)]
+    pub include_warmup: bool,
+
+    /// Also draw bus bandwidth against message size (log scale) into FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+impl Args {
+    /// The report these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            records: self.records,
+            include_warmup: self.include_warmup,
+            plot: self.plot.clone(),
+            format: self.io.format.unwrap_or(if self.records {
+                Format::Json
+            } else {
+                Format::Table
+            }),
+        }
+    }
+}
+
+/// Runs `njx-collectives`.
+pub fn run(args: &Args) -> Result<()> {
+    let options = args.into_options();
+    let notes = Notes::stderr("njx-collectives");
+    let thunks = crate::collectives::read(&options, &args.io.inputs_or_stdin(), &notes)?;
+    // The output is created once the inputs have been read.
+    let mut out = open_output(args.io.output())?;
+    crate::collectives::write(&options, thunks, &mut out)
+}

@@ -1,0 +1,79 @@
+//! `njx-compile-summary`: the command line of [`crate::compile`].
+
+use super::IoArgs;
+use crate::compile::{Group, Options};
+use crate::error::Result;
+use crate::notes::Notes;
+use crate::output::{Format, open_output};
+use clap::Parser;
+
+/// XLA compilation time breakdown, parallel-compilation aware.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-compile-summary",
+    version,
+    after_help = "Default: one block per XlaCompile range, as XLA's NVTX compilation-profiling \
+guide prints it:
+  Compilation: <XlaCompile range name>: <seconds>
+   <category> <percent>% <seconds>
+largest first; XlaPass and XlaPassPipeline ranges count as one category, XlaPasses, unless \
+--passes is given. --total aggregates over every compilation in the input instead (self time \
+per range name, as nsys-jax's generate_compilation_statistics).
+
+Input is range records or anything njx-export reads; the --xla-compile preparation of \
+njx-ranges is applied when the input has not had it.
+
+Examples:
+  njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
+  njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-compile-summary --total --by category --passes --format json rank0.zip"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Statistics over all compilations instead of one block per compilation.
+    #[arg(long)]
+    pub total: bool,
+
+    /// Keep every XlaPass and XlaPassPipeline name instead of one XlaPasses line.
+    #[arg(long)]
+    pub passes: bool,
+
+    /// Group by category or by name [default: category per compilation, name with --total].
+    #[arg(long, value_enum)]
+    pub by: Option<Group>,
+
+    /// Show at most N lines (per compilation without --total).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+
+    /// Stop once the lines shown cover PERCENT of the time.
+    #[arg(long, value_name = "PERCENT")]
+    pub threshold: Option<f64>,
+}
+
+impl Args {
+    /// The report these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            total: self.total,
+            passes: self.passes,
+            by: self.by,
+            top: self.top,
+            threshold: self.threshold,
+            format: self.io.format.unwrap_or(Format::Table),
+        }
+    }
+}
+
+/// Runs `njx-compile-summary`.
+pub fn run(args: &Args) -> Result<()> {
+    let options = args.into_options();
+    options.check()?;
+    let notes = Notes::stderr("njx-compile-summary");
+    let compilations = crate::compile::collect(&options, &args.io.inputs_or_stdin(), &notes)?;
+    // The output is created once the inputs have been read.
+    let mut out = open_output(args.io.output())?;
+    crate::compile::write(&options, &compilations, &mut out)
+}

@@ -1,0 +1,81 @@
+//! `njx-export`: the command line of [`crate::export`].
+
+use super::IoArgs;
+use crate::error::Result;
+use crate::export::{Options, Table};
+use crate::notes::Notes;
+use crate::output::{Format, open_output};
+use crate::source;
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Turn Nsight Systems reports and nsys-jax archives into JSON Lines (or CSV) records.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-export",
+    version,
+    after_help = "Inputs: `nsys stats --report nvtx_pushpop_trace` CSV (plain, .gz, .xz or on \
+stdin); nsys-jax archives (.zip) and their extracted directories; nsys-jax-combine archives \
+(one profile per `path/<profile>` member); nsys SQLite exports (`nsys export --type sqlite`: \
+ranges and gpu-ranges computed from NVTX_EVENTS and the CUDA activity tables, --start-end \
+adds the NVTX start/end ranges); .nsys-rep reports, exported to SQLite by running `nsys \
+export` when nsys is on PATH; archives njx-capture wrote (report.sqlite and dump/). Records \
+from each input carry its profile name. --table gpu-ranges, modules and thunks read archives \
+and SQLite exports; modules and thunks of SQLite exports take the HLO dumps from --hlo (an XLA \
+dump folder or archive), devices from the XlaLauncher thread names. Modules and thunks of several inputs are written once all are read, with device clocks aligned on the \
+collectives that span every device (corrections on stderr; --no-align keeps raw clocks).
+
+Examples:
+  njx-export output_nvtx_pushpop_trace.csv | njx-compile-summary
+  njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
+  njx-export --table gpu-ranges report.sqlite
+  njx-export --table modules rank*.zip | njx-modules
+  njx-export --table thunks report.sqlite --hlo xla_dump/ | njx-collectives
+  njx-export --format csv rank0.zip > ranges.csv"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Which records to write.
+    #[arg(long, value_enum, default_value = "ranges")]
+    pub table: Table,
+
+    /// Keep each profile's raw device clocks (modules and thunks).
+    #[arg(long)]
+    pub no_align: bool,
+
+    /// Archives or XLA dump folders holding the HLO dumps (modules and thunks): needed for
+    /// SQLite exports and reports, searched after an archive's own dumps.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub hlo: Vec<PathBuf>,
+
+    /// Also export NVTX start/end ranges (nvtxRangeStart/End) of SQLite exports and
+    /// .nsys-rep reports, each as a root of its own (the other inputs hold push/pop ranges
+    /// only).
+    #[arg(long)]
+    pub start_end: bool,
+}
+
+impl Args {
+    /// The export these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            table: self.table,
+            format: self.io.format.unwrap_or(Format::Json),
+            align: !self.no_align,
+            hlo: self.hlo.clone(),
+            source: source::Options {
+                start_end: self.start_end,
+            },
+        }
+    }
+}
+
+/// Runs `njx-export`.
+pub fn run(args: &Args) -> Result<()> {
+    let options = args.into_options();
+    let mut out = open_output(args.io.output())?;
+    let notes = Notes::stderr("njx-export");
+    crate::export::run(&options, &args.io.inputs_or_stdin(), &mut out, &notes)
+}

@@ -1,0 +1,60 @@
+//! `njx-modules`: the command line of [`crate::modules`].
+
+use super::IoArgs;
+use crate::error::Result;
+use crate::modules::Options;
+use crate::notes::Notes;
+use crate::output::{Format, open_output};
+use clap::Parser;
+
+/// Steady-state XLA module execution summary: executions, thunks and GPU time per program.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-modules",
+    version,
+    after_help = "Input is module records (njx-export --table modules) as JSON Lines or CSV, or \
+nsys-jax archives directly. One line per program (the HLO fingerprint, the same on every rank), \
+largest total GPU time first: executions, thunks per execution and GPU time per execution as \
+mean ± sample standard deviation, and the program's share of the total. Initialisation \
+executions (nsys-jax's warm-up rule: the first execution of a program whose compilation was \
+profiled, one more when the profile has communication) are left out unless --include-warmup, \
+and autotuning executions (program `unknown`) unless --include-autotuning.
+
+Examples:
+  njx-export --table modules rank*.zip | njx-modules
+  njx-modules --format json rank0.zip | jq .dur_mean_ns"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// Count initialisation executions too.
+    #[arg(long)]
+    pub include_warmup: bool,
+
+    /// Count autotuning executions too (program `unknown`: modules XLA's autotuner
+    /// extracts and runs while compiling, as nsys-jax's `remove_autotuning_detail` drops).
+    #[arg(long)]
+    pub include_autotuning: bool,
+}
+
+impl Args {
+    /// The summary these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            include_warmup: self.include_warmup,
+            include_autotuning: self.include_autotuning,
+            format: self.io.format.unwrap_or(Format::Table),
+        }
+    }
+}
+
+/// Runs `njx-modules`.
+pub fn run(args: &Args) -> Result<()> {
+    let options = args.into_options();
+    let notes = Notes::stderr("njx-modules");
+    let summary = crate::modules::summary(&options, &args.io.inputs_or_stdin(), &notes)?;
+    // The output is created once the inputs have been read.
+    let mut out = open_output(args.io.output())?;
+    crate::modules::write(options.format, &summary, &mut out)
+}

@@ -1,0 +1,476 @@
+//! The source layer: the only code that knows what kinds of input there are. A path (or
+//! `-`) is sniffed once — gzip and xz by their magic bytes whatever the file is called,
+//! zip archives and Parquet and SQLite files by their headers, extracted archives as
+//! folders, `.nsys-rep` reports by name or header, text by its first line — and the tables
+//! every tool reads come out of it whatever the container:
+//!
+//! | table | nsys-jax archive (zip, folder, combine) | nsys SQLite export / report / njx-capture archive |
+//! |---|---|---|
+//! | ranges ([`read_ranges`]) | `report_nvtx_pushpop_trace.{parquet,csv.xz,…}` ([`ranges::pushpop`]) | `NVTX_EVENTS` ([`ranges::nvtx`]) |
+//! | GPU ranges ([`read_gpu_ranges`]) | `nvtx_gpu_proj_trace/trace.parquet` ([`gpu_ranges::parquet`]) | projected from the CUDA activity tables ([`gpu_ranges::sqlite`]) |
+//! | launcher threads ([`devices`]) | `thread-metadata.parquet` | `ThreadNames`, else the kernels' `deviceId` |
+//! | compiled programs ([`Profiles`]) | `XlaCompileBackend` ranges of the push/pop table | the same, from `NVTX_EVENTS` |
+//! | HLO dumps ([`open_dumps`]) | `dump/module_*.hlo.pb.xz` | the njx-capture archive's `dump/`, or `--hlo` |
+//!
+//! Record streams (JSON Lines or CSV that the tools write) are recognised here too
+//! ([`records`]), and [`split_inputs`] sorts inputs into records and profiles. Every
+//! message names its place: `file`, `file:line`, `archive.zip!member:line`.
+
+pub mod archive;
+pub mod devices;
+pub mod gpu_ranges;
+mod profile;
+pub mod progress;
+pub mod ranges;
+pub mod records;
+pub mod report;
+pub mod sqlite;
+
+use crate::error::{Error, Result};
+use crate::notes::Notes;
+use crate::record::{GpuRange, Range};
+pub use archive::Archive;
+pub use profile::{ProfileTables, Profiles};
+use records::{RecordStream, TextKind};
+use sqlite::Db;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
+const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// Member names of the push/pop table in nsys-jax archives, newest form first.
+pub const PUSHPOP_MEMBERS: &[&str] = &[
+    "report_nvtx_pushpop_trace.parquet",
+    "report_nvtx_pushpop_trace.csv.xz",
+    "report_nvtx_pushpop_trace.csv.gz",
+    "report_nvtx_pushpop_trace.csv",
+];
+
+/// Member name of the GPU projection table in nsys-jax archives.
+pub const GPU_PROJ_MEMBER: &str = "nvtx_gpu_proj_trace/trace.parquet";
+
+/// Member name of the thread names in nsys-jax archives.
+pub const THREADS_MEMBER: &str = "thread-metadata.parquet";
+
+/// The member of an archive (as `njx-capture` writes them) that holds the SQLite export.
+pub const SQLITE_MEMBER: &str = "report.sqlite";
+
+/// What to read from SQLite exports besides the push/pop ranges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Also read NVTX start/end ranges (`nvtxRangeStart`/`End`), each as a root of its own.
+    pub start_end: bool,
+}
+
+/// A byte stream with the name to use in messages about it.
+pub struct Stream {
+    /// Name for messages: the path, `-` for stdin, `archive.zip!member` inside an archive.
+    pub place: String,
+    /// Decompressed contents.
+    pub reader: Box<dyn BufRead>,
+}
+
+/// What an input turned out to be.
+enum Opened {
+    /// A (decompressed) text stream: CSV or JSON Lines.
+    Stream(Stream),
+    /// An nsys-jax or nsys-jax-combine archive, zipped or extracted.
+    Archive(Archive),
+    /// A Parquet file on disk.
+    Parquet { place: String, file: File },
+    /// An nsys SQLite export.
+    Sqlite { place: String },
+    /// An nsys report (`.nsys-rep`), read through `nsys export`.
+    Report,
+}
+
+/// Display name of a path for messages.
+pub fn place_of(path: &Path) -> String {
+    if path == Path::new("-") {
+        "-".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// The profile name an input gives its records: the file name without directories and
+/// without the `.zip`, `.gz`, `.xz`, `.csv`, `.parquet`, `.sqlite` or `.nsys-rep` suffixes.
+pub fn profile_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        return "stdin".to_string();
+    }
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    for suffix in [
+        ".gz",
+        ".xz",
+        ".zip",
+        ".csv",
+        ".parquet",
+        ".sqlite",
+        ".jsonl",
+        ".nsys-rep",
+        ".qdrep",
+    ] {
+        if let Some(stripped) = name.strip_suffix(suffix) {
+            name = stripped.to_string();
+        }
+    }
+    name
+}
+
+/// Opens `path` (or stdin for `-`) and tells what it is, an nsys report included.
+fn open_input(path: &Path) -> Result<Opened> {
+    if report::is_report(path) {
+        return Ok(Opened::Report);
+    }
+    open(path)
+}
+
+/// Opens `path` (or stdin for `-`) and tells what it is, from its contents.
+fn open(path: &Path) -> Result<Opened> {
+    let place = place_of(path);
+    if path == Path::new("-") {
+        let mut reader = BufReader::with_capacity(1 << 16, io::stdin());
+        let head = peek(&mut reader, &place)?;
+        if head.starts_with(ZIP_MAGIC) || head.starts_with(EMPTY_ZIP_MAGIC) {
+            // A zip needs its central directory at the end: hold it in memory.
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(&place, e))?;
+            return Ok(Opened::Archive(Archive::from_bytes(place, "stdin", bytes)?));
+        }
+        if head.starts_with(PARQUET_MAGIC) || head.starts_with(SQLITE_MAGIC) {
+            return Err(Error::data(
+                place,
+                "Parquet and SQLite inputs need random access: name the file instead of piping it",
+            ));
+        }
+        let reader = decompress(&place, reader)?;
+        return Ok(Opened::Stream(Stream { place, reader }));
+    }
+    if path.is_dir() {
+        return Ok(Opened::Archive(Archive::open_dir(path)?));
+    }
+    let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
+    let mut head = [0u8; 16];
+    let n = read_up_to(&mut file, &mut head).map_err(|e| Error::io(&place, e))?;
+    let head = &head[..n];
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(&place, e))?;
+    if head.starts_with(ZIP_MAGIC) || head.starts_with(EMPTY_ZIP_MAGIC) {
+        Ok(Opened::Archive(Archive::open_zip(path, file)?))
+    } else if head.starts_with(PARQUET_MAGIC) {
+        Ok(Opened::Parquet { place, file })
+    } else if head.starts_with(SQLITE_MAGIC) {
+        Ok(Opened::Sqlite { place })
+    } else {
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let reader = match progress::Progress::wrap(file, &place, size) {
+            Ok(p) => decompress(&place, BufReader::with_capacity(1 << 16, p))?,
+            Err(file) => decompress(&place, BufReader::with_capacity(1 << 16, file))?,
+        };
+        Ok(Opened::Stream(Stream { place, reader }))
+    }
+}
+
+/// Wraps `reader` in a gzip or xz decoder when its first bytes say it is compressed.
+pub fn decompress<'a, R: BufRead + 'a>(
+    place: &str,
+    mut reader: R,
+) -> Result<Box<dyn BufRead + 'a>> {
+    let head = peek(&mut reader, place)?;
+    if head.starts_with(GZIP_MAGIC) {
+        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
+        Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
+    } else if head.starts_with(XZ_MAGIC) {
+        let decoder = lzma_rust2::XzReader::new(reader, true);
+        Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
+    } else {
+        Ok(Box::new(reader))
+    }
+}
+
+/// The first bytes of a buffered stream, without consuming them.
+fn peek<R: BufRead + ?Sized>(reader: &mut R, place: &str) -> Result<Vec<u8>> {
+    let buf = loop {
+        match reader.fill_buf() {
+            Ok(buf) => break buf,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(place, e)),
+        }
+    };
+    Ok(buf[..buf.len().min(16)].to_vec())
+}
+
+fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match reader.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Every regular file under `dir`, as `/`-separated paths relative to it, sorted.
+pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut todo: Vec<PathBuf> = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| Error::io(place_of(&d), e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(place_of(&d), e))?;
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if let Ok(rel) = path.strip_prefix(dir) {
+                let parts: Vec<_> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// An SQLite export input opened: a plain export, or a report exported to a temporary
+/// file that lives as long as this.
+fn open_db(path: &Path, opened: &Opened) -> Result<Option<(Db, Option<report::Exported>)>> {
+    match opened {
+        Opened::Report => {
+            let place = place_of(path);
+            let exported = report::export(path, &place)?;
+            let db = Db::open(exported.path(), &place)?;
+            Ok(Some((db, Some(exported))))
+        }
+        Opened::Sqlite { place } => Ok(Some((Db::open(path, place)?, None))),
+        _ => Ok(None),
+    }
+}
+
+/// Reads range records from any input a range tool accepts — a push/pop CSV or Parquet
+/// table, an nsys-jax archive (every profile in it), an nsys SQLite export or `.nsys-rep`
+/// report, or range records as JSON Lines or CSV — handing each to `emit`; what was
+/// assumed or left out goes to `notes`. Returns how many were read.
+pub fn read_ranges(
+    path: &Path,
+    options: Options,
+    notes: &Notes,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+) -> Result<u64> {
+    let profile_of_path: Arc<str> = profile_name(path).into();
+    let opened = open_input(path)?;
+    if let Some((db, _exported)) = open_db(path, &opened)? {
+        return ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit);
+    }
+    match opened {
+        Opened::Stream(mut stream) => {
+            let place = stream.place.clone();
+            match records::sniff(&place, &mut stream.reader)? {
+                TextKind::PushPopCsv => {
+                    ranges::pushpop::read_csv(&place, &profile_of_path, stream.reader, emit)
+                }
+                TextKind::JsonLines => records::read_json_lines(&place, stream.reader, emit),
+                TextKind::RecordCsv => records::read_record_csv(&place, stream.reader, emit),
+                TextKind::Unknown(first) => Err(Error::data(
+                    format!("{place}:1"),
+                    format!(
+                        "neither an nvtx_pushpop_trace CSV (no `Start (ns)` column) nor njx \
+                         records; first line: {first}"
+                    ),
+                )),
+                TextKind::Empty => Err(Error::data(place, "empty input: no header line")),
+            }
+        }
+        Opened::Parquet { place, file } => {
+            ranges::pushpop::read_parquet(&place, &profile_of_path, file, emit)
+        }
+        Opened::Archive(mut archive) => {
+            let Some(members) = PUSHPOP_MEMBERS
+                .iter()
+                .map(|m| archive.find(m))
+                .find(|found| !found.is_empty())
+            else {
+                if let Some((db, _copy)) = report::open_in_archive(&mut archive)? {
+                    return ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit);
+                }
+                return Err(Error::data(
+                    archive.place(),
+                    format!(
+                        "archive has no NVTX push/pop table (looked for {} and {})",
+                        PUSHPOP_MEMBERS.join(", "),
+                        SQLITE_MEMBER
+                    ),
+                ));
+            };
+            let mut total = 0;
+            for member in members {
+                let profile: Arc<str> = member.profile.as_str().into();
+                total += ranges::pushpop::read_member(&mut archive, &member.path, &profile, emit)?;
+            }
+            Ok(total)
+        }
+        Opened::Sqlite { .. } | Opened::Report => unreachable!("opened as a database above"),
+    }
+}
+
+/// Reads GPU-projected range records from an nsys-jax archive (every profile in it), a
+/// standalone `trace.parquet`, or an nsys SQLite export or `.nsys-rep` report (projected
+/// here, see [`gpu_ranges::sqlite`]), handing each to `emit`. GPU work outside any range
+/// is in no record: how much goes to `notes`. Returns how many records were read.
+pub fn read_gpu_ranges(
+    path: &Path,
+    options: Options,
+    notes: &Notes,
+    emit: &mut dyn FnMut(GpuRange) -> Result<()>,
+) -> Result<u64> {
+    let profile_of_path: Arc<str> = profile_name(path).into();
+    let opened = open_input(path)?;
+    if let Some((db, _exported)) = open_db(path, &opened)? {
+        let counts =
+            gpu_ranges::sqlite::read_gpu_ranges(&db, &profile_of_path, options, notes, emit)?;
+        return Ok(counts.records);
+    }
+    let report = |place: &str, counts: gpu_ranges::parquet::Counts| {
+        if counts.outside > 0 {
+            notes.note(format!(
+                "{place}: {} rows of GPU work outside any NVTX range (no RangeId) not exported",
+                counts.outside
+            ));
+        }
+        counts.exported
+    };
+    match opened {
+        Opened::Parquet { place, file } => {
+            let counts = gpu_ranges::parquet::read_parquet(&place, &profile_of_path, file, emit)?;
+            Ok(report(&place, counts))
+        }
+        Opened::Archive(mut archive) => {
+            let members = archive.find(GPU_PROJ_MEMBER);
+            if members.is_empty() {
+                if let Some((db, _copy)) = report::open_in_archive(&mut archive)? {
+                    let counts = gpu_ranges::sqlite::read_gpu_ranges(
+                        &db,
+                        &profile_of_path,
+                        options,
+                        notes,
+                        emit,
+                    )?;
+                    return Ok(counts.records);
+                }
+                return Err(Error::data(
+                    archive.place(),
+                    format!(
+                        "archive has no GPU projection table (looked for {GPU_PROJ_MEMBER} and \
+                         {SQLITE_MEMBER})"
+                    ),
+                ));
+            }
+            let mut total = 0;
+            for member in members {
+                let place = archive.member_place(&member.path);
+                let profile: Arc<str> = member.profile.as_str().into();
+                let counts = gpu_ranges::parquet::read_parquet(
+                    &place,
+                    &profile,
+                    archive.open_parquet(&member.path)?,
+                    emit,
+                )?;
+                total += report(&place, counts);
+            }
+            Ok(total)
+        }
+        Opened::Stream(stream) => Err(Error::data(
+            stream.place,
+            format!(
+                "--table gpu-ranges reads the GPU projection table ({GPU_PROJ_MEMBER}) of \
+                 nsys-jax archives, or such a Parquet file, or nsys SQLite exports; this is a \
+                 text stream"
+            ),
+        )),
+        Opened::Sqlite { .. } | Opened::Report => unreachable!("opened as a database above"),
+    }
+}
+
+/// Sorts the inputs of a tool that reads executions: record streams (JSON Lines or CSV
+/// written by `njx-export --table modules|thunks`, named `what` in messages) go to
+/// `stream` as they are met, empty ones skipped; the profiles (archives, SQLite exports,
+/// `.nsys-rep` reports) are returned, to be opened with [`Profiles::open`].
+pub fn split_inputs(
+    paths: &[PathBuf],
+    what: &str,
+    stream: &mut dyn FnMut(RecordStream) -> Result<()>,
+) -> Result<Vec<PathBuf>> {
+    let mut profiles = Vec::new();
+    for path in paths {
+        match open_input(path)? {
+            Opened::Archive(_) | Opened::Sqlite { .. } | Opened::Report => {
+                profiles.push(path.clone())
+            }
+            Opened::Stream(mut s) => match records::sniff(&s.place, &mut s.reader)? {
+                kind @ (TextKind::JsonLines | TextKind::RecordCsv) => stream(RecordStream {
+                    place: s.place,
+                    kind,
+                    reader: s.reader,
+                })?,
+                TextKind::Empty => {}
+                _ => {
+                    return Err(Error::data(
+                        s.place,
+                        format!("not {what} records: expected njx-export --table {what} output"),
+                    ));
+                }
+            },
+            Opened::Parquet { place, .. } => {
+                return Err(Error::data(
+                    place,
+                    format!("not {what} records, an nsys-jax archive or an nsys SQLite export"),
+                ));
+            }
+        }
+    }
+    Ok(profiles)
+}
+
+/// Opens a source of HLO dumps (`--hlo`, or an archive among the inputs): an nsys-jax
+/// archive or a folder of XLA dumps.
+pub fn open_dumps(path: &Path) -> Result<Archive> {
+    match open(path)? {
+        Opened::Archive(a) => Ok(a),
+        _ => Err(Error::data(
+            place_of(path),
+            "--hlo takes nsys-jax archives or folders of XLA dumps",
+        )),
+    }
+}
+
+/// Whether `path` is an archive or folder, a source of HLO dumps.
+pub fn is_archive(path: &Path) -> bool {
+    path != Path::new("-") && (path.is_dir() || matches!(open(path), Ok(Opened::Archive(_))))
+}
+
+/// Opens a text input (plain or compressed, or stdin); any other kind of input is an
+/// error saying that it is not `what`.
+pub fn open_text(path: &Path, what: &str) -> Result<Stream> {
+    match open(path)? {
+        Opened::Stream(s) => Ok(s),
+        _ => Err(Error::data(place_of(path), format!("not {what}"))),
+    }
+}

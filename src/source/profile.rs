@@ -1,0 +1,230 @@
+//! Profiles as containers of the tables that execution records are derived from: per
+//! profile its GPU-projected ranges, its launcher threads and the programs it compiled,
+//! and the archive that holds its HLO dumps. One implementation per container: nsys-jax
+//! archives (every profile of a combine archive) and nsys SQLite exports (plain, a
+//! `.nsys-rep` exported with nsys, or inside an archive njx-capture wrote).
+
+use super::report::{self, Exported};
+use super::sqlite::Db;
+use super::{
+    Archive, GPU_PROJ_MEMBER, Opened, Options, PUSHPOP_MEMBERS, SQLITE_MEMBER, THREADS_MEMBER,
+    devices, gpu_ranges, open_db, open_input, place_of, profile_name, ranges,
+};
+use crate::error::{Error, Result};
+use crate::notes::Notes;
+use crate::record::{GpuRange, Range};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The tables of one profile that execution records are derived from.
+#[derive(Debug)]
+pub struct ProfileTables {
+    /// Profile name.
+    pub name: Arc<str>,
+    /// Where the GPU projection came from, for messages.
+    pub place: String,
+    /// NVTX ranges projected onto the GPU, in any order.
+    pub gpu_ranges: Vec<GpuRange>,
+    /// Threads that launch work on a device.
+    pub launchers: Vec<devices::Launcher>,
+    /// (program id, module name) of the compilations the profile recorded, sorted.
+    pub compiled: Vec<(u64, String)>,
+}
+
+/// The profiles of one input.
+pub struct Profiles {
+    kind: Kind,
+}
+
+enum Kind {
+    /// An nsys-jax archive: one profile per GPU projection table.
+    Archive {
+        archive: Archive,
+        members: Vec<super::archive::Member>,
+    },
+    /// An nsys SQLite export: one profile, named after the input. `archive` is the
+    /// njx-capture archive it came from (which holds the dumps).
+    Sqlite {
+        db: Db,
+        name: Arc<str>,
+        archive: Option<Archive>,
+        _copy: Option<Exported>,
+    },
+}
+
+impl Profiles {
+    /// Opens the profiles of `path`: an nsys-jax archive (zip or folder, every profile of
+    /// a combine archive), an archive njx-capture wrote, an nsys SQLite export or an
+    /// `.nsys-rep` report (exported with nsys).
+    pub fn open(path: &Path) -> Result<Profiles> {
+        let name: Arc<str> = profile_name(path).into();
+        let opened = open_input(path)?;
+        if let Some((db, copy)) = open_db(path, &opened)? {
+            return Ok(Profiles {
+                kind: Kind::Sqlite {
+                    db,
+                    name,
+                    archive: None,
+                    _copy: copy,
+                },
+            });
+        }
+        match opened {
+            Opened::Archive(mut archive) => {
+                let members = archive.find(GPU_PROJ_MEMBER);
+                if !members.is_empty() {
+                    return Ok(Profiles {
+                        kind: Kind::Archive { archive, members },
+                    });
+                }
+                // An archive njx-capture wrote: the SQLite export and the dumps beside it.
+                let Some((db, copy)) = report::open_in_archive(&mut archive)? else {
+                    return Err(Error::data(
+                        archive.place(),
+                        format!(
+                            "archive has no GPU projection table (looked for {GPU_PROJ_MEMBER} \
+                             and {SQLITE_MEMBER})"
+                        ),
+                    ));
+                };
+                Ok(Profiles {
+                    kind: Kind::Sqlite {
+                        db,
+                        name,
+                        archive: Some(archive),
+                        _copy: Some(copy),
+                    },
+                })
+            }
+            _ => Err(Error::data(
+                place_of(path),
+                "module and thunk tables are built from nsys-jax archives (.zip or an \
+                 extracted directory), nsys SQLite exports or .nsys-rep reports",
+            )),
+        }
+    }
+
+    /// How many profiles the input holds.
+    pub fn len(&self) -> usize {
+        match &self.kind {
+            Kind::Archive { members, .. } => members.len(),
+            Kind::Sqlite { .. } => 1,
+        }
+    }
+
+    /// Whether the input holds no profile.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The archive the input is or came from, where its own HLO dumps are; `None` for a
+    /// plain SQLite export or report.
+    pub fn archive(&mut self) -> Option<&mut Archive> {
+        match &mut self.kind {
+            Kind::Archive { archive, .. } => Some(archive),
+            Kind::Sqlite { archive, .. } => archive.as_mut(),
+        }
+    }
+
+    /// Reads the tables of the `i`-th profile; notes about what the tables lack go to
+    /// `notes`.
+    pub fn tables(&mut self, i: usize, notes: &Notes) -> Result<ProfileTables> {
+        match &mut self.kind {
+            Kind::Archive { archive, members } => {
+                let member = &members[i];
+                let name: Arc<str> = member.profile.as_str().into();
+                let place = archive.member_place(&member.path);
+                let mut gpu = Vec::new();
+                gpu_ranges::parquet::read_parquet(
+                    &place,
+                    &name,
+                    archive.open_parquet(&member.path)?,
+                    &mut |r| {
+                        gpu.push(r);
+                        Ok(())
+                    },
+                )?;
+                let launchers = match archive.member_for(THREADS_MEMBER, &member.profile) {
+                    Some(path) => {
+                        let place = archive.member_place(&path);
+                        devices::parquet::read_launchers(&place, archive.open_parquet(&path)?)?
+                    }
+                    None => Vec::new(),
+                };
+                let compiled = archive_compiled(archive, &member.profile)?;
+                Ok(ProfileTables {
+                    name,
+                    place,
+                    gpu_ranges: gpu,
+                    launchers,
+                    compiled,
+                })
+            }
+            Kind::Sqlite { db, name, .. } => {
+                let mut gpu = Vec::new();
+                gpu_ranges::sqlite::read_gpu_ranges(
+                    db,
+                    name,
+                    Options::default(),
+                    notes,
+                    &mut |r| {
+                        gpu.push(r);
+                        Ok(())
+                    },
+                )?;
+                let launchers = devices::sqlite::launchers(db, notes)?;
+                let mut compiled = Vec::new();
+                // The notes of this second reading were said with the GPU projection.
+                ranges::nvtx::read_ranges(
+                    db,
+                    name,
+                    Options::default(),
+                    &Notes::kept(),
+                    &mut |r| {
+                        compiled.extend(compiled_program(&r.name));
+                        Ok(())
+                    },
+                )?;
+                compiled.sort();
+                compiled.dedup();
+                Ok(ProfileTables {
+                    name: name.clone(),
+                    place: db.place().to_string(),
+                    gpu_ranges: gpu,
+                    launchers,
+                    compiled,
+                })
+            }
+        }
+    }
+}
+
+/// (program id, module name) of an `XlaCompileBackend` range: a compilation.
+fn compiled_program(name: &str) -> Option<(u64, String)> {
+    let (module, id) = name
+        .strip_prefix("TSL:XlaCompileBackend:#module=")?
+        .strip_suffix('#')?
+        .rsplit_once(",program_id=")?;
+    Some((id.parse().ok()?, module.to_string()))
+}
+
+/// Programs whose compilation `profile` of an nsys-jax archive recorded: (program id,
+/// module name) of the `XlaCompileBackend` ranges of its push/pop table.
+fn archive_compiled(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, String)>> {
+    let mut found = Vec::new();
+    for base in PUSHPOP_MEMBERS {
+        let Some(path) = archive.member_for(base, profile) else {
+            continue;
+        };
+        let profile: Arc<str> = profile.into();
+        let mut emit = |r: Range| -> Result<()> {
+            found.extend(compiled_program(&r.name));
+            Ok(())
+        };
+        ranges::pushpop::read_member(archive, &path, &profile, &mut emit)?;
+        found.sort();
+        found.dedup();
+        return Ok(found);
+    }
+    Ok(found)
+}
