@@ -4,7 +4,6 @@
 
 use std::fmt;
 use std::io;
-use std::process::ExitCode;
 
 /// Everything that can stop a tool.
 #[derive(Debug)]
@@ -82,19 +81,6 @@ impl From<csv::Error> for Error {
         match err.into_kind() {
             csv::ErrorKind::Io(e) => Error::Output(e),
             other => Error::Output(io::Error::other(format!("{other:?}"))),
-        }
-    }
-}
-
-/// Turn a tool's result into the process exit code, printing the error on stderr
-/// as `tool: message`. Used by every `main`.
-pub fn finish(tool: &str, result: Result<()>) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{tool}: {e}");
-            ExitCode::from(e.exit_code())
         }
     }
 }

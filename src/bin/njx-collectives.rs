@@ -3,5 +3,5 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = njx::cmd::collectives::Args::parse();
-    njx::error::finish("njx-collectives", njx::cmd::collectives::run(&args))
+    njx::cmd::finish("njx-collectives", njx::cmd::collectives::run(&args))
 }

@@ -3,5 +3,5 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = njx::cmd::compile_summary::Args::parse();
-    njx::error::finish("njx-compile-summary", njx::cmd::compile_summary::run(&args))
+    njx::cmd::finish("njx-compile-summary", njx::cmd::compile_summary::run(&args))
 }

@@ -3,5 +3,5 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = njx::cmd::export::Args::parse();
-    njx::error::finish("njx-export", njx::cmd::export::run(&args))
+    njx::cmd::finish("njx-export", njx::cmd::export::run(&args))
 }

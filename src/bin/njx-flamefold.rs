@@ -3,5 +3,5 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = njx::cmd::flamefold::Args::parse();
-    njx::error::finish("njx-flamefold", njx::cmd::flamefold::run(&args))
+    njx::cmd::finish("njx-flamefold", njx::cmd::flamefold::run(&args))
 }

@@ -3,5 +3,5 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = njx::cmd::modules::Args::parse();
-    njx::error::finish("njx-modules", njx::cmd::modules::run(&args))
+    njx::cmd::finish("njx-modules", njx::cmd::modules::run(&args))
 }

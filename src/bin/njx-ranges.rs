@@ -3,5 +3,5 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = njx::cmd::ranges::Args::parse();
-    njx::error::finish("njx-ranges", njx::cmd::ranges::run(&args))
+    njx::cmd::finish("njx-ranges", njx::cmd::ranges::run(&args))
 }

@@ -124,7 +124,7 @@ pub fn main() -> ExitCode {
     let notes = Notes::stderr("njx-capture");
     match crate::capture::run(&args.into_options(), &notes) {
         Ok(status) => ExitCode::from(status),
-        Err(e) => crate::error::finish("njx-capture", Err(e)),
+        Err(e) => super::finish("njx-capture", Err(e)),
     }
 }
 

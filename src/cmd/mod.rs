@@ -11,9 +11,11 @@ pub mod flamefold;
 pub mod modules;
 pub mod ranges;
 
+use crate::error::Result;
 use crate::output::Format;
 use clap::Args;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// Input files and output file: what every tool takes, also those whose output has one
 /// fixed format (`njx-flamefold`).
@@ -76,4 +78,17 @@ pub fn commands() -> Vec<clap::Command> {
         collectives::Args::command(),
         flamefold::Args::command(),
     ]
+}
+
+/// Turn a tool's result into the process exit code, printing the error on stderr
+/// as `tool: message`. Used by every `main`.
+pub fn finish(tool: &str, result: Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{tool}: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
 }

@@ -86,7 +86,7 @@ enum Opened {
     /// A Parquet file on disk.
     Parquet { place: String, file: File },
     /// An nsys SQLite export.
-    Sqlite { place: String },
+    Sqlite,
     /// An nsys report (`.nsys-rep`), read through `nsys export`.
     Report,
 }
@@ -173,7 +173,7 @@ fn open(path: &Path) -> Result<Opened> {
     } else if head.starts_with(PARQUET_MAGIC) {
         Ok(Opened::Parquet { place, file })
     } else if head.starts_with(SQLITE_MAGIC) {
-        Ok(Opened::Sqlite { place })
+        Ok(Opened::Sqlite)
     } else {
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         let reader = match progress::Progress::wrap(file, &place, size) {
@@ -250,18 +250,16 @@ pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// An SQLite export input opened: a plain export, or a report exported to a temporary
-/// file that lives as long as this.
-fn open_db(path: &Path, opened: &Opened) -> Result<Option<(Db, Option<report::Exported>)>> {
-    match opened {
-        Opened::Report => {
-            let place = place_of(path);
-            let exported = report::export(path, &place)?;
-            let db = Db::open(exported.path(), &place)?;
-            Ok(Some((db, Some(exported))))
-        }
-        Opened::Sqlite { place } => Ok(Some((Db::open(path, place)?, None))),
-        _ => Ok(None),
+/// Opens an SQLite export input: `path` itself, or the export of the report at `path`
+/// (`report`) in a temporary file that lives as long as the returned guard.
+fn open_db(path: &Path, report: bool) -> Result<(Db, Option<report::Exported>)> {
+    let place = place_of(path);
+    if report {
+        let exported = report::export(path, &place)?;
+        let db = Db::open(exported.path(), &place)?;
+        Ok((db, Some(exported)))
+    } else {
+        Ok((Db::open(path, &place)?, None))
     }
 }
 
@@ -276,11 +274,11 @@ pub fn read_ranges(
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
     let profile_of_path: Arc<str> = profile_name(path).into();
-    let opened = open_input(path)?;
-    if let Some((db, _exported)) = open_db(path, &opened)? {
-        return ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit);
-    }
-    match opened {
+    match open_input(path)? {
+        kind @ (Opened::Sqlite | Opened::Report) => {
+            let (db, _exported) = open_db(path, matches!(kind, Opened::Report))?;
+            ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit)
+        }
         Opened::Stream(mut stream) => {
             let place = stream.place.clone();
             match records::sniff(&place, &mut stream.reader)? {
@@ -327,7 +325,6 @@ pub fn read_ranges(
             }
             Ok(total)
         }
-        Opened::Sqlite { .. } | Opened::Report => unreachable!("opened as a database above"),
     }
 }
 
@@ -343,11 +340,6 @@ pub fn read_gpu_ranges(
 ) -> Result<u64> {
     let profile_of_path: Arc<str> = profile_name(path).into();
     let opened = open_input(path)?;
-    if let Some((db, _exported)) = open_db(path, &opened)? {
-        let counts =
-            gpu_ranges::sqlite::read_gpu_ranges(&db, &profile_of_path, options, notes, emit)?;
-        return Ok(counts.records);
-    }
     let report = |place: &str, counts: gpu_ranges::parquet::Counts| {
         if counts.outside > 0 {
             notes.note(format!(
@@ -358,6 +350,12 @@ pub fn read_gpu_ranges(
         counts.exported
     };
     match opened {
+        kind @ (Opened::Sqlite | Opened::Report) => {
+            let (db, _exported) = open_db(path, matches!(kind, Opened::Report))?;
+            let counts =
+                gpu_ranges::sqlite::read_gpu_ranges(&db, &profile_of_path, options, notes, emit)?;
+            Ok(counts.records)
+        }
         Opened::Parquet { place, file } => {
             let counts = gpu_ranges::parquet::read_parquet(&place, &profile_of_path, file, emit)?;
             Ok(report(&place, counts))
@@ -405,7 +403,6 @@ pub fn read_gpu_ranges(
                  text stream"
             ),
         )),
-        Opened::Sqlite { .. } | Opened::Report => unreachable!("opened as a database above"),
     }
 }
 
@@ -421,9 +418,7 @@ pub fn split_inputs(
     let mut profiles = Vec::new();
     for path in paths {
         match open_input(path)? {
-            Opened::Archive(_) | Opened::Sqlite { .. } | Opened::Report => {
-                profiles.push(path.clone())
-            }
+            Opened::Archive(_) | Opened::Sqlite | Opened::Report => profiles.push(path.clone()),
             Opened::Stream(mut s) => match records::sniff(&s.place, &mut s.reader)? {
                 kind @ (TextKind::JsonLines | TextKind::RecordCsv) => stream(RecordStream {
                     place: s.place,

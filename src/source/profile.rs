@@ -58,18 +58,18 @@ impl Profiles {
     /// `.nsys-rep` report (exported with nsys).
     pub fn open(path: &Path) -> Result<Profiles> {
         let name: Arc<str> = profile_name(path).into();
-        let opened = open_input(path)?;
-        if let Some((db, copy)) = open_db(path, &opened)? {
-            return Ok(Profiles {
-                kind: Kind::Sqlite {
-                    db,
-                    name,
-                    archive: None,
-                    _copy: copy,
-                },
-            });
-        }
-        match opened {
+        match open_input(path)? {
+            kind @ (Opened::Sqlite | Opened::Report) => {
+                let (db, copy) = open_db(path, matches!(kind, Opened::Report))?;
+                Ok(Profiles {
+                    kind: Kind::Sqlite {
+                        db,
+                        name,
+                        archive: None,
+                        _copy: copy,
+                    },
+                })
+            }
             Opened::Archive(mut archive) => {
                 let members = archive.find(GPU_PROJ_MEMBER);
                 if !members.is_empty() {
