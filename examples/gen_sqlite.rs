@@ -6,7 +6,7 @@
 //! ```
 //!
 //! RANGES push/pop ranges and KERNELS kernels (each number may end in K or M: 10³, 10⁶),
-//! with the tables and columns of an nsys 2025.1 export (`tests/common/nsys_sqlite.rs`).
+//! with the tables and columns of an nsys 2025.1 export (`tests/njx/common/nsys_sqlite.rs`).
 //! Two processes of four threads each run training steps: a `train_step` root (literal
 //! text, default domain) holding 10 `TSL:XlaModule:#…#` ranges, each with 9
 //! `TSL:Thunk:#…#` children (registered strings: 12 module and 1,000 thunk names). The
@@ -15,7 +15,7 @@
 //! also copies memory. Rows are inserted in start order, as nsys writes them. The same
 //! arguments always give the same file.
 
-#[path = "../tests/common/nsys_sqlite.rs"]
+#[path = "../tests/njx/common/nsys_sqlite.rs"]
 mod nsys_sqlite;
 
 use nsys_sqlite::{NsysDb, PUSH_POP, gpid, gtid};

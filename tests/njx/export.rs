@@ -2,9 +2,7 @@
 //! records agree with the report field by field, and every kind of bad input gives
 //! exit 1 with a message naming the file and line.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};

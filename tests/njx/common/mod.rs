@@ -2,6 +2,8 @@
 //! themselves (CSV, gzip, xz, zip, Parquet), and the location of the real profiles.
 #![allow(dead_code)]
 
+pub mod nsys_sqlite;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

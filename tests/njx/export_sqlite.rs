@@ -4,12 +4,8 @@
 //! schema drift, error paths; and conformance on real exports checked against a
 //! brute-force computation.
 
-mod common;
-#[path = "common/nsys_sqlite.rs"]
-mod nsys_sqlite;
-
-use common::*;
-use nsys_sqlite::*;
+use crate::common::nsys_sqlite::*;
+use crate::common::*;
 use rusqlite::params;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};

@@ -6,13 +6,9 @@
 //! options, output names, --condition, exit statuses, overwrite rules, unique names, the
 //! archive's layout and content, --analysis, and njx-export reading the archive.
 
-mod common;
-#[path = "common/nsys_sqlite.rs"]
-mod nsys_sqlite;
-
-use common::*;
+use crate::common::nsys_sqlite::*;
+use crate::common::*;
 use njx::hlo::proto::{HloModuleProto, HloProto, StackFrameIndexProto};
-use nsys_sqlite::*;
 use prost::Message;
 use std::collections::BTreeMap;
 use std::io::Read;

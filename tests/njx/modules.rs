@@ -2,9 +2,7 @@
 //! process), and the peer's published figures on the real pax profiles (through the
 //! built binaries).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use njx::executions::derive::{self, Comm, ProgramInfo, mark_warmup, split_hidden};
 use njx::executions::{Executions, align_clocks};
 use njx::record::{GpuRange, Thunk};

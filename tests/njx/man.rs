@@ -1,5 +1,6 @@
 //! The man pages in `man/` are generated from the clap definitions; this test fails when
-//! they drift. Regenerate with `scripts/update-man.sh` (NJX_UPDATE_MAN=1 cargo test --test man).
+//! they drift. Regenerate with `scripts/update-man.sh`
+//! (`NJX_UPDATE_MAN=1 cargo test --test njx man::`).
 
 use std::path::Path;
 

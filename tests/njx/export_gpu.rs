@@ -2,9 +2,7 @@
 //! `nvtx_gpu_proj_trace` table gives the records it should, field by field; an unknown
 //! form is refused naming its columns; the real pax archive agrees with its own table.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// One projected range of the fixtures: pid 7; a module on thread 1 with two thunks, one

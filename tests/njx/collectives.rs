@@ -1,9 +1,7 @@
 //! njx-collectives: bandwidth, hidden share, wait and straggler tables on thunk records
 //! with known skews, and the peer's communication summary on the real pax profiles.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// One thunk record.

@@ -2,9 +2,7 @@
 //! consistent tree whose child times add up), the splice rule on a known profile, and
 //! the CLI's error paths.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use njx::ranges::{Filters, Matcher, TreeBuilder};
 use njx::record::Range;
 use proptest::prelude::*;

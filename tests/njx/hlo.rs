@@ -2,7 +2,7 @@
 //! group and message sizes, stack frames, program keys in single, combine and extracted
 //! archives, corrupt dumps), and conformance on the real nsys-jax archives.
 
-mod common;
+use crate::common;
 
 use njx::hlo::proto::{
     AxisRefProto, CollectiveDeviceListProto, FrontendAttributes, HloComputationProto,

@@ -11,9 +11,7 @@
 //! running the code under test. Tests named `nsys_jax_*` at the end check behaviour where
 //! njx was found to differ from nsys-jax; their assertions state what nsys-jax does.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use njx::hlo::proto::{
     FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
     PrimitiveType, ReplicaGroup, ShapeProto,

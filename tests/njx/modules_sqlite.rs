@@ -3,15 +3,11 @@
 //! as njx-capture writes them), through the built binaries, on an XLA-like export made
 //! here. Every expected figure is worked out below from the fixture's constants.
 
-mod common;
-#[path = "common/nsys_sqlite.rs"]
-mod nsys_sqlite;
-
-use common::*;
+use crate::common::nsys_sqlite::*;
+use crate::common::*;
 use njx::hlo::proto::{
     FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
 };
-use nsys_sqlite::*;
 use prost::Message;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -1,9 +1,7 @@
 //! njx-compile-summary: golden output on a hand-computed profile with parallel
 //! compilation, and the peer's published figures on the real pax profiles.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -3,9 +3,7 @@
 //! expected count worked out by hand from the fixture), the SVG, differential pairs, the
 //! error paths, and conformance on the real pax archives.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use njx::hlo::proto::{
     FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
     OpMetadata, StackFrameIndexProto, stack_frame_index_proto,
@@ -763,7 +761,7 @@ fn pax_flame_graphs_match_the_nsys_jax_notebook() {
         return;
     };
     let reference: serde_json::Value =
-        serde_json::from_str(include_str!("data/pax-flamefold-reference.json")).unwrap();
+        serde_json::from_str(include_str!("../data/pax-flamefold-reference.json")).unwrap();
     let archives = pax_archives(&dir);
     for (which, inputs) in [("combined", &archives[..]), ("proc0", &archives[..1])] {
         let r = &reference[which];

@@ -1,0 +1,26 @@
+//! The integration tests, as one crate: a module per tool (named after it, without the
+//! `njx-` prefix), `common/` for the shared helpers and fixtures, `tests/data/` for the
+//! reference figures. One crate links the library and the dev-dependencies once, where a
+//! crate per tool linked them once per tool.
+//!
+//! The tests run as threads of one process, so none may change process-wide state (the
+//! environment, the current folder): the tools are run as child processes, with their
+//! environment and folder set on the `Command`.
+//!
+//! Run one tool's tests with `cargo test --test njx flamefold::`.
+
+mod common;
+
+mod capture;
+mod collectives;
+mod compile_summary;
+mod export;
+mod export_gpu;
+mod export_sqlite;
+mod flamefold;
+mod hlo;
+mod man;
+mod modules;
+mod modules_archive;
+mod modules_sqlite;
+mod ranges;
