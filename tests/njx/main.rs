@@ -19,6 +19,7 @@ mod export_gpu;
 mod export_sqlite;
 mod flamefold;
 mod hlo;
+mod library;
 mod man;
 mod modules;
 mod modules_archive;

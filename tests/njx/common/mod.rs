@@ -139,10 +139,15 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
-/// xz-compresses `bytes`.
+/// xz-compresses `bytes` (preset 1, fast).
 pub fn xz(bytes: &[u8]) -> Vec<u8> {
+    xz_preset(bytes, 1)
+}
+
+/// xz-compresses `bytes` with `preset` (0 to 9; Python's `lzma` writes 6).
+pub fn xz_preset(bytes: &[u8], preset: u32) -> Vec<u8> {
     let mut enc =
-        lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(1)).unwrap();
+        lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(preset)).unwrap();
     enc.write_all(bytes).unwrap();
     enc.finish().unwrap()
 }
@@ -338,6 +343,16 @@ pub fn pq_int_list(name: &'static str, cells: &[Option<&[i64]>]) -> PqCol {
 
 /// A Parquet file with `columns`, in row groups of at most `rows_per_group` rows.
 pub fn parquet_table(columns: &[PqCol], rows_per_group: usize) -> Vec<u8> {
+    parquet_table_with(columns, rows_per_group, Default::default())
+}
+
+/// [`parquet_table`] written with `properties` (compression, encodings: pandas' pyarrow
+/// writes snappy-compressed, dictionary-encoded columns).
+pub fn parquet_table_with(
+    columns: &[PqCol],
+    rows_per_group: usize,
+    properties: parquet::file::properties::WriterProperties,
+) -> Vec<u8> {
     use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as Physical};
     use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
     use parquet::file::writer::SerializedFileWriter;
@@ -402,7 +417,7 @@ pub fn parquet_table(columns: &[PqCol], rows_per_group: usize) -> Vec<u8> {
     }
     let mut buf = Vec::new();
     {
-        let mut writer = SerializedFileWriter::new(&mut buf, schema, Default::default()).unwrap();
+        let mut writer = SerializedFileWriter::new(&mut buf, schema, Arc::new(properties)).unwrap();
         let mut start = 0;
         while start < rows || (rows == 0 && start == 0) {
             let end = (start + rows_per_group.max(1)).min(rows);

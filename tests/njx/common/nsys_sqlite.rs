@@ -1,4 +1,4 @@
-//! Synthetic nsys SQLite exports for the tests and `examples/gen_sqlite.rs`: the real
+//! Synthetic nsys SQLite exports for the tests and `examples/gen/sqlite.rs`: the real
 //! schema (the `CREATE TABLE` statements below are copied from an nsys 2025.1.1 export,
 //! schema 3.17.1) and helpers to fill it. `examples/gen_sqlite.rs` includes it by
 //! `#[path]`, so it uses only `rusqlite`.
