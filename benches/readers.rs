@@ -448,7 +448,8 @@ fn hlo(c: &mut Criterion) {
     });
     g.bench_function("hlo_xz", |b| {
         b.iter(|| {
-            let reader = lzma_rust2::XzReader::new(black_box(&compressed[..]), true);
+            let reader = njx::source::decompress("module.hlo.pb.xz", black_box(&compressed[..]))
+                .expect("xz stream");
             HloModule::read("module.hlo.pb.xz", reader).expect("read HLO")
         })
     });

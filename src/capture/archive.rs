@@ -172,8 +172,7 @@ fn compress_dump(
     let target = out_dir.join(format!("{name}.xz"));
     File::create(&target)
         .and_then(|out| {
-            let options = lzma_rust2::XzOptions::with_preset(XZ_PRESET);
-            let mut xz = lzma_rust2::XzWriter::new(BufWriter::new(out), options)?;
+            let mut xz = xz2::write::XzEncoder::new(BufWriter::new(out), XZ_PRESET);
             xz.write_all(&bytes)?;
             xz.finish()?.flush()
         })

@@ -194,7 +194,7 @@ pub fn decompress<'a, R: BufRead + 'a>(
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
         Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
     } else if head.starts_with(XZ_MAGIC) {
-        let decoder = lzma_rust2::XzReader::new(reader, true);
+        let decoder = xz2::bufread::XzDecoder::new_multi_decoder(reader);
         Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
     } else {
         Ok(Box::new(reader))

@@ -220,7 +220,7 @@ fn members(archive: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
 
 fn unxz(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    lzma_rust2::XzReader::new(bytes, false)
+    xz2::read::XzDecoder::new(bytes)
         .read_to_end(&mut out)
         .unwrap();
     out

@@ -296,7 +296,7 @@ fn real_archive_matches_its_csv_field_by_field() {
     let mut packed = Vec::new();
     member.read_to_end(&mut packed).unwrap();
     let mut text = String::new();
-    lzma_rust2::XzReader::new(&packed[..], true)
+    xz2::read::XzDecoder::new_multi_decoder(&packed[..])
         .read_to_string(&mut text)
         .unwrap();
     let expected = expected_from_csv(&text, "pax_fsdp4_4proc_proc0", true);

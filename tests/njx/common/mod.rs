@@ -146,8 +146,7 @@ pub fn xz(bytes: &[u8]) -> Vec<u8> {
 
 /// xz-compresses `bytes` with `preset` (0 to 9; Python's `lzma` writes 6).
 pub fn xz_preset(bytes: &[u8], preset: u32) -> Vec<u8> {
-    let mut enc =
-        lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(preset)).unwrap();
+    let mut enc = xz2::write::XzEncoder::new(Vec::new(), preset);
     enc.write_all(bytes).unwrap();
     enc.finish().unwrap()
 }
