@@ -7,8 +7,8 @@
 use super::report::{self, Exported};
 use super::sqlite::Db;
 use super::{
-    Archive, GPU_PROJ_MEMBER, Opened, Options, PUSHPOP_MEMBERS, SQLITE_MEMBER, THREADS_MEMBER,
-    devices, gpu_ranges, open_db, open_input, place_of, profile_name, ranges,
+    Archive, GPU_PROJ_MEMBER, Opened, PUSHPOP_MEMBERS, SQLITE_MEMBER, THREADS_MEMBER, devices,
+    gpu_ranges, open_db, open_input, place_of, profile_name, ranges,
 };
 use crate::error::{Error, Result};
 use crate::notes::Notes;
@@ -161,30 +161,27 @@ impl Profiles {
                 })
             }
             Kind::Sqlite { db, name, .. } => {
+                // The NVTX ranges are loaded once, for the projection and the compilations.
+                let nvtx = ranges::nvtx::load(db, ranges::nvtx::StartEnd::Skip)?;
                 let mut gpu = Vec::new();
-                gpu_ranges::sqlite::read_gpu_ranges(
-                    db,
-                    name,
-                    Options::default(),
-                    notes,
-                    &mut |r| {
-                        gpu.push(r);
-                        Ok(())
-                    },
-                )?;
+                match &nvtx {
+                    Some(nvtx) => {
+                        gpu_ranges::sqlite::project(db, nvtx, name, notes, &mut |r| {
+                            gpu.push(r);
+                            Ok(())
+                        })?;
+                    }
+                    None => notes.note(ranges::nvtx::no_nvtx(db)),
+                }
                 let launchers = devices::sqlite::launchers(db, notes)?;
-                let mut compiled = Vec::new();
-                // The notes of this second reading were said with the GPU projection.
-                ranges::nvtx::read_ranges(
-                    db,
-                    name,
-                    Options::default(),
-                    &Notes::kept(),
-                    &mut |r| {
-                        compiled.extend(compiled_program(&r.name));
-                        Ok(())
-                    },
-                )?;
+                let mut compiled: Vec<(u64, String)> = nvtx
+                    .iter()
+                    .flat_map(|n| {
+                        n.nodes
+                            .iter()
+                            .filter_map(|node| compiled_program(n.name(node)))
+                    })
+                    .collect();
                 compiled.sort();
                 compiled.dedup();
                 Ok(ProfileTables {

@@ -38,7 +38,7 @@ use crate::error::Result;
 use crate::notes::Notes;
 use crate::record::GpuRange;
 use crate::source::Options;
-use crate::source::ranges::nvtx::{self, NONE, Node, StartEnd};
+use crate::source::ranges::nvtx::{self, NONE, Node, Nvtx, StartEnd};
 use crate::source::sqlite::Db;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -283,19 +283,29 @@ pub fn read_gpu_ranges(
     notes: &Notes,
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<Counts> {
-    let place = db.place();
-    let mut counts = Counts::default();
     let start_end = if options.start_end {
         StartEnd::SameThread
     } else {
         StartEnd::Skip
     };
     let Some(ranges) = nvtx::load(db, start_end)? else {
-        notes.note(format!(
-            "{place}: no NVTX_EVENTS table: the profile recorded no NVTX ranges"
-        ));
-        return Ok(counts);
+        notes.note(nvtx::no_nvtx(db));
+        return Ok(Counts::default());
     };
+    project(db, &ranges, profile, notes, emit)
+}
+
+/// The GPU projection of `ranges`, the NVTX ranges of the export loaded by the caller
+/// ([`nvtx::load`]), handed to `emit` as in [`read_gpu_ranges`].
+pub fn project(
+    db: &Db,
+    ranges: &Nvtx,
+    profile: &Arc<str>,
+    notes: &Notes,
+    emit: &mut dyn FnMut(GpuRange) -> Result<()>,
+) -> Result<Counts> {
+    let place = db.place();
+    let mut counts = Counts::default();
     let Some(launches) = load_launches(db, &mut counts)? else {
         notes.note(format!(
             "{place}: no {} table: the profile recorded no GPU work",

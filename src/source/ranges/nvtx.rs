@@ -450,6 +450,14 @@ fn build_tree(nodes: &mut [Node], threads: usize) {
     }
 }
 
+/// What is said of an export without NVTX ranges.
+pub fn no_nvtx(db: &Db) -> String {
+    format!(
+        "{}: no NVTX_EVENTS table: the profile recorded no NVTX ranges",
+        db.place()
+    )
+}
+
 /// Reads the ranges of an export as records, in start order (a parent before its
 /// children), handing each to `emit`; notes (no NVTX table, ranges never ended) go to
 /// `note`. Returns how many were read.
@@ -466,10 +474,7 @@ pub fn read_ranges(
         StartEnd::Skip
     };
     let Some(nvtx) = load(db, start_end)? else {
-        notes.note(format!(
-            "{}: no NVTX_EVENTS table: the profile recorded no NVTX ranges",
-            db.place()
-        ));
+        notes.note(no_nvtx(db));
         return Ok(0);
     };
     if nvtx.unended > 0 {
