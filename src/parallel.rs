@@ -5,11 +5,14 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// How many threads work at once: one per core.
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// `f` applied to every item on a pool of threads (one per core), results in item order.
 pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len());
+    let workers = workers().min(items.len());
     if workers <= 1 {
         return items.iter().map(f).collect();
     }

@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::executions;
 use crate::hlo::{Dumps, HloModule, ProgramKey};
 use crate::notes::Notes;
-use crate::parallel::parallel_map;
+use crate::parallel::{parallel_map, workers};
 use crate::record::{Module, Thunk};
 use crate::source;
 use std::collections::{BTreeMap, BTreeSet};
@@ -258,8 +258,13 @@ fn read_infos(
     wanted: &BTreeMap<&str, Wanted<'_>>,
     notes: &Notes,
 ) -> Result<Infos> {
-    let per_source = parallel_map(sources, |path| source_infos(path, wanted));
     let mut out: Infos = wanted.keys().map(|p| (p.to_string(), None)).collect();
+    // As many sources at a time as there are cores, each reduced into `out` (in source
+    // order) before the next are read: memory holds one source's infos per core, not
+    // every rank's.
+    let per_source = sources
+        .chunks(workers())
+        .flat_map(|chunk| parallel_map(chunk, |path| source_infos(path, wanted)));
     for found in per_source {
         for (program, place, infos) in found? {
             let slot = out
