@@ -306,17 +306,12 @@ pub fn read_ranges(
                 .map(|m| archive.find(m))
                 .find(|found| !found.is_empty())
             else {
-                if let Some((db, _copy)) = report::open_in_archive(&mut archive)? {
-                    return ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit);
-                }
-                return Err(Error::data(
-                    archive.place(),
-                    format!(
-                        "archive has no NVTX push/pop table (looked for {} and {})",
-                        PUSHPOP_MEMBERS.join(", "),
-                        SQLITE_MEMBER
-                    ),
-                ));
+                let (db, _copy) = report::open_in_archive(
+                    &mut archive,
+                    "NVTX push/pop table",
+                    &PUSHPOP_MEMBERS.join(", "),
+                )?;
+                return ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit);
             };
             let mut total = 0;
             for member in members {
@@ -363,23 +358,16 @@ pub fn read_gpu_ranges(
         Opened::Archive(mut archive) => {
             let members = archive.find(GPU_PROJ_MEMBER);
             if members.is_empty() {
-                if let Some((db, _copy)) = report::open_in_archive(&mut archive)? {
-                    let counts = gpu_ranges::sqlite::read_gpu_ranges(
-                        &db,
-                        &profile_of_path,
-                        options,
-                        notes,
-                        emit,
-                    )?;
-                    return Ok(counts.records);
-                }
-                return Err(Error::data(
-                    archive.place(),
-                    format!(
-                        "archive has no GPU projection table (looked for {GPU_PROJ_MEMBER} and \
-                         {SQLITE_MEMBER})"
-                    ),
-                ));
+                let (db, _copy) =
+                    report::open_in_archive(&mut archive, "GPU projection table", GPU_PROJ_MEMBER)?;
+                let counts = gpu_ranges::sqlite::read_gpu_ranges(
+                    &db,
+                    &profile_of_path,
+                    options,
+                    notes,
+                    emit,
+                )?;
+                return Ok(counts.records);
             }
             let mut total = 0;
             for member in members {

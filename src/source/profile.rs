@@ -7,8 +7,8 @@
 use super::report::{self, Exported};
 use super::sqlite::Db;
 use super::{
-    Archive, GPU_PROJ_MEMBER, Opened, PUSHPOP_MEMBERS, SQLITE_MEMBER, THREADS_MEMBER, devices,
-    gpu_ranges, open_db, open_input, place_of, profile_name, ranges,
+    Archive, GPU_PROJ_MEMBER, Opened, PUSHPOP_MEMBERS, THREADS_MEMBER, devices, gpu_ranges,
+    open_db, open_input, place_of, profile_name, ranges,
 };
 use crate::error::{Error, Result};
 use crate::notes::Notes;
@@ -78,15 +78,8 @@ impl Profiles {
                     });
                 }
                 // An archive njx-capture wrote: the SQLite export and the dumps beside it.
-                let Some((db, copy)) = report::open_in_archive(&mut archive)? else {
-                    return Err(Error::data(
-                        archive.place(),
-                        format!(
-                            "archive has no GPU projection table (looked for {GPU_PROJ_MEMBER} \
-                             and {SQLITE_MEMBER})"
-                        ),
-                    ));
-                };
+                let (db, copy) =
+                    report::open_in_archive(&mut archive, "GPU projection table", GPU_PROJ_MEMBER)?;
                 Ok(Profiles {
                     kind: Kind::Sqlite {
                         db,

@@ -133,15 +133,23 @@ pub fn export(path: &Path, place: &str) -> Result<Exported> {
     Ok(exported)
 }
 
-/// The SQLite export held by an archive njx-capture wrote ([`SQLITE_MEMBER`]),
-/// copied out and opened (the copy lives as long as the returned guard); `None` when the
-/// archive has none.
-pub fn open_in_archive(archive: &mut Archive) -> Result<Option<(Db, Exported)>> {
+/// The SQLite export held by an archive njx-capture wrote ([`SQLITE_MEMBER`]), copied out
+/// and opened (the copy lives as long as the returned guard), for an archive without the
+/// nsys-jax form of `table` (stored as `members`): an error saying what was looked for
+/// when it has neither.
+pub fn open_in_archive(
+    archive: &mut Archive,
+    table: &str,
+    members: &str,
+) -> Result<(Db, Exported)> {
     if archive.find(SQLITE_MEMBER).is_empty() {
-        return Ok(None);
+        return Err(Error::data(
+            archive.place(),
+            format!("archive has no {table} (looked for {members} and {SQLITE_MEMBER})"),
+        ));
     }
     let place = archive.member_place(SQLITE_MEMBER);
     let exported = extract(archive.open_member(SQLITE_MEMBER)?, &place)?;
     let db = Db::open(exported.path(), &place)?;
-    Ok(Some((db, exported)))
+    Ok((db, exported))
 }
