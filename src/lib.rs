@@ -57,6 +57,7 @@ pub mod modules;
 pub mod notes;
 pub mod output;
 pub mod parallel;
+pub mod partial;
 pub mod plot;
 pub mod ranges;
 pub mod record;

@@ -1,12 +1,13 @@
 //! The steady-state summary of module executions per program (`njx-modules`).
 
 use crate::error::{Error, Result};
-use crate::executions;
+use crate::executions::{self, Executions, Phase, Warmup};
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter, write_table};
+use crate::partial;
 use crate::record::Module;
-use serde::Serialize;
-use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -44,32 +45,161 @@ pub struct ProgramSummary {
     pub percent: f64,
 }
 
-#[derive(Default)]
+/// Sums of an integer quantity and of its squares: mean and variance computed from them
+/// are exact up to the final rounding, and merge exactly in any order.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct Sums {
+    sum: i128,
+    squares: i128,
+}
+
+impl Sums {
+    fn add(&mut self, x: i64) {
+        let x = i128::from(x);
+        self.sum = self.sum.saturating_add(x);
+        self.squares = self.squares.saturating_add(x * x);
+    }
+
+    fn merge(&mut self, o: Sums) {
+        self.sum = self.sum.saturating_add(o.sum);
+        self.squares = self.squares.saturating_add(o.squares);
+    }
+
+    fn mean(&self, n: u64) -> f64 {
+        self.sum as f64 / n as f64
+    }
+
+    /// Sample standard deviation, null for one value.
+    fn std(&self, n: u64) -> Option<f64> {
+        if n < 2 {
+            return None;
+        }
+        let n128 = i128::from(n);
+        // n·Σx² − (Σx)², over n(n−1); in floating point only where it would overflow.
+        let exact = n128
+            .checked_mul(self.squares)
+            .zip(self.sum.checked_mul(self.sum))
+            .map(|(a, b)| (a - b).max(0) as f64);
+        let nf = n as f64;
+        let num = exact
+            .unwrap_or_else(|| (nf * self.squares as f64 - (self.sum as f64).powi(2)).max(0.0));
+        Some((num / (nf * (nf - 1.0))).sqrt())
+    }
+}
+
+/// Executions of one program in one phase.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 struct Acc {
+    /// Module name (the least, should a program have several).
     name: String,
     n: u64,
-    thunks: Stats,
-    dur: Stats,
-    sum: i64,
+    thunks: Sums,
+    dur: Sums,
 }
 
-/// Running mean and variance (Welford), so only aggregates are held.
-#[derive(Default)]
-struct Stats {
-    n: u64,
-    mean: f64,
-    m2: f64,
-}
-
-impl Stats {
-    fn add(&mut self, x: f64) {
-        self.n += 1;
-        let d = x - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (x - self.mean);
+impl Acc {
+    fn merge(&mut self, o: &Acc) {
+        if self.n == 0 || (o.n > 0 && o.name < self.name) {
+            self.name.clone_from(&o.name);
+        }
+        self.n += o.n;
+        self.thunks.merge(o.thunks);
+        self.dur.merge(o.dur);
     }
-    fn std(&self) -> Option<f64> {
-        (self.n > 1).then(|| (self.m2 / (self.n - 1) as f64).sqrt())
+}
+
+/// Module executions aggregated per program and [`Phase`]: what the summary needs of
+/// any number of inputs, and the partial result of `njx-modules --partial` (kind
+/// [`PARTIAL`]). Its size follows the number of programs, not of ranks or executions.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// What the warm-up rule needs to know of the profiles read.
+    warmup: Warmup,
+    #[serde(with = "crate::partial::pairs")]
+    programs: BTreeMap<(String, Phase), Acc>,
+}
+
+/// The kind of [`Partial`]'s partial results.
+pub const PARTIAL: &str = "modules";
+
+impl Partial {
+    fn add(&mut self, m: &Module, phase: Phase) {
+        let a = self.programs.entry((m.program.clone(), phase)).or_default();
+        if a.n == 0 || m.name < a.name {
+            a.name.clone_from(&m.name);
+        }
+        a.n += 1;
+        a.thunks.add(i64::from(m.thunks));
+        a.dur.add(m.dur_ns);
+    }
+
+    /// Adds a module record (its warm-up already decided).
+    pub fn add_record(&mut self, m: &Module) {
+        self.add(m, Phase::of_record(m.warmup));
+    }
+
+    /// Adds the module executions of one profile (warm-up decided at the end).
+    pub fn add_profile(&mut self, part: &Executions) {
+        self.warmup.add(part);
+        for m in &part.modules {
+            self.add(m, Phase::of_profile(m.execution));
+        }
+    }
+
+    /// Merges another partial in.
+    pub fn merge(&mut self, other: Partial) {
+        self.warmup.merge(other.warmup);
+        for (k, a) in other.programs {
+            self.programs.entry(k).or_default().merge(&a);
+        }
+    }
+
+    /// The summary per program, largest total first; the warm-up warning, if any, to
+    /// `notes`.
+    pub fn summary(
+        &self,
+        include_warmup: bool,
+        include_autotuning: bool,
+        notes: &Notes,
+    ) -> Vec<ProgramSummary> {
+        let rule = self.warmup.rule();
+        if let Some(n) = rule.note() {
+            notes.note(n);
+        }
+        let mut acc: BTreeMap<&str, Acc> = BTreeMap::new();
+        for ((program, phase), a) in &self.programs {
+            if (!include_warmup && rule.module_is_warmup(program, *phase))
+                || (program == "unknown" && !include_autotuning)
+            {
+                continue;
+            }
+            acc.entry(program).or_default().merge(a);
+        }
+        let total: i64 = acc.values().map(|a| a.dur.sum as i64).sum();
+        let mut out: Vec<ProgramSummary> = acc
+            .into_iter()
+            .map(|(program, a)| ProgramSummary {
+                program: program.to_string(),
+                name: a.name,
+                executions: a.n,
+                thunks_mean: a.thunks.mean(a.n),
+                thunks_std: a.thunks.std(a.n),
+                dur_mean_ns: a.dur.mean(a.n),
+                dur_std_ns: a.dur.std(a.n),
+                dur_sum_ns: a.dur.sum as i64,
+                percent: if total > 0 {
+                    100.0 * a.dur.sum as f64 / total as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.dur_sum_ns
+                .cmp(&a.dur_sum_ns)
+                .then_with(|| a.program.cmp(&b.program))
+        });
+        out
     }
 }
 
@@ -79,65 +209,57 @@ pub fn summarise(
     include_warmup: bool,
     include_autotuning: bool,
 ) -> Vec<ProgramSummary> {
-    let mut acc: HashMap<String, Acc> = HashMap::new();
-    for m in modules {
-        if (m.warmup && !include_warmup) || (m.program == "unknown" && !include_autotuning) {
-            continue;
-        }
-        let a = acc.entry(m.program.clone()).or_default();
-        if a.n == 0 {
-            a.name = m.name.clone();
-        }
-        a.n += 1;
-        a.thunks.add(f64::from(m.thunks));
-        a.dur.add(m.dur_ns as f64);
-        a.sum += m.dur_ns;
-    }
-    let total: i64 = acc.values().map(|a| a.sum).sum();
-    let mut out: Vec<ProgramSummary> = acc
-        .into_iter()
-        .map(|(program, a)| ProgramSummary {
-            program,
-            name: a.name,
-            executions: a.n,
-            thunks_mean: a.thunks.mean,
-            thunks_std: a.thunks.std(),
-            dur_mean_ns: a.dur.mean,
-            dur_std_ns: a.dur.std(),
-            dur_sum_ns: a.sum,
-            percent: if total > 0 {
-                100.0 * a.sum as f64 / total as f64
-            } else {
-                0.0
-            },
-        })
-        .collect();
-    out.sort_by(|a, b| {
-        b.dur_sum_ns
-            .cmp(&a.dur_sum_ns)
-            .then_with(|| a.program.cmp(&b.program))
-    });
-    out
+    let mut acc = Partial::default();
+    modules.into_iter().for_each(|m| acc.add_record(&m));
+    acc.summary(include_warmup, include_autotuning, &Notes::kept())
 }
 
 fn ms(ns: f64) -> String {
     format!("{:.6}", ns / 1e6)
 }
 
-/// The summary of the module executions of `inputs`: module records, or profiles read
-/// through [`executions::load`].
+/// The aggregate of the module executions of `inputs`: module records, partial results,
+/// or profiles read one input path at a time through [`executions::each`].
+pub fn read(inputs: &[PathBuf], notes: &Notes) -> Result<Partial> {
+    // Durations do not depend on clocks: no alignment needed.
+    let (mut acc, mut records) = (Partial::default(), Partial::default());
+    let mut parts = Vec::new();
+    executions::stream(
+        inputs,
+        "modules",
+        &[],
+        notes,
+        &mut |s| {
+            partial::read_either(
+                s,
+                PARTIAL,
+                &mut |p: Partial| {
+                    parts.push(p);
+                    Ok(())
+                },
+                &mut |m: Module| {
+                    records.add_record(&m);
+                    Ok(())
+                },
+            )
+        },
+        &mut |part| {
+            acc.add_profile(&part);
+            Ok(())
+        },
+    )?;
+    acc.merge(records);
+    parts.into_iter().for_each(|p| acc.merge(p));
+    Ok(acc)
+}
+
+/// The summary of the module executions of `inputs` (see [`read`]).
 pub fn summary(
     options: &Options,
     inputs: &[PathBuf],
     notes: &Notes,
 ) -> Result<Vec<ProgramSummary>> {
-    // Durations do not depend on clocks: no alignment needed.
-    let modules = executions::read_records(inputs, "modules", false, notes, |e| e.modules)?;
-    Ok(summarise(
-        modules,
-        options.include_warmup,
-        options.include_autotuning,
-    ))
+    Ok(read(inputs, notes)?.summary(options.include_warmup, options.include_autotuning, notes))
 }
 
 /// The summary of `inputs`, written to `out`.

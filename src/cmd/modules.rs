@@ -20,6 +20,10 @@ executions (nsys-jax's warm-up rule: the first execution of a program whose comp
 profiled, one more when the profile has communication) are left out unless --include-warmup, \
 and autotuning executions (program `unknown`) unless --include-autotuning.
 
+Map/reduce over many ranks: `njx-modules --partial rankN.zip > rankN.part` per rank (cluster \
+job array, make -j), then `njx-modules *.part` (or `cat *.part | njx-modules`) gives exactly \
+the summary of `njx-modules rank*.zip`; warm-up is decided over all the partials.
+
 Examples:
   njx-export --table modules rank*.zip | njx-modules
   njx-modules --format json rank0.zip | jq .dur_mean_ns"
@@ -36,6 +40,12 @@ pub struct Args {
     /// extracts and runs while compiling, as nsys-jax's `remove_autotuning_detail` drops).
     #[arg(long)]
     pub include_autotuning: bool,
+
+    /// Write the partial result of these inputs instead of the summary: the map step of a
+    /// map/reduce over ranks (one JSON line; give the partials of every rank to
+    /// njx-modules, or `cat` them into it, for the summary of all).
+    #[arg(long)]
+    pub partial: bool,
 }
 
 impl Args {
@@ -53,7 +63,12 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let notes = Notes::stderr("njx-modules");
-    let summary = crate::modules::summary(&options, &args.io.inputs_or_stdin(), &notes)?;
+    let acc = crate::modules::read(&args.io.inputs_or_stdin(), &notes)?;
+    if args.partial {
+        let mut out = open_output(args.io.output())?;
+        return crate::partial::write(&mut out, crate::modules::PARTIAL, &acc);
+    }
+    let summary = acc.summary(options.include_warmup, options.include_autotuning, &notes);
     // The output is created once the inputs have been read.
     let mut out = open_output(args.io.output())?;
     crate::modules::write(options.format, &summary, &mut out)

@@ -389,10 +389,10 @@ pub fn split_hidden(thunks: &mut [Thunk]) {
     }
 }
 
-/// Marks initialisation executions (nsys-jax `apply_warmup_heuristics`): the first
-/// execution of a program whose compilation was profiled, plus one more when the
-/// profile has communication. When that would leave no steady-state execution at all,
-/// nothing is marked (as nsys-jax does, with a warning).
+/// Marks initialisation executions (nsys-jax `apply_warmup_heuristics`, the rule of
+/// [`super::Warmup`]): the first execution of a program whose compilation was profiled,
+/// plus one more when the profiles have communication. When that would leave no
+/// steady-state execution at all, nothing is marked (as nsys-jax does, with a warning).
 pub fn mark_warmup(
     modules: &mut [Module],
     thunks: &mut [Thunk],
@@ -400,20 +400,24 @@ pub fn mark_warmup(
     has_comm: bool,
     notes: &mut Vec<String>,
 ) {
-    let threshold = |program: &str| u32::from(compiled.contains(program)) + u32::from(has_comm);
-    let any_steady_m = modules.iter().any(|m| m.execution >= threshold(&m.program));
-    let any_steady_t = thunks.iter().any(|t| t.execution >= threshold(&t.program));
-    if !modules.is_empty() && !any_steady_m {
-        notes.push(
-            "no steady-state execution identified: every execution counts as steady state; \
-             profile more iterations"
-                .to_string(),
-        );
+    let mut warmup = super::Warmup {
+        compiled: compiled.iter().cloned().collect(),
+        has_comm,
+        ..Default::default()
+    };
+    for m in modules.iter() {
+        warmup.modules.add(&m.program, m.execution);
     }
+    for t in thunks.iter() {
+        warmup.thunks.add(&t.program, t.execution);
+    }
+    let rule = warmup.rule();
+    notes.extend(rule.note());
+    let phase = super::Phase::of_profile;
     for m in modules.iter_mut() {
-        m.warmup = any_steady_m && m.execution < threshold(&m.program);
+        m.warmup = rule.module_is_warmup(&m.program, phase(m.execution));
     }
     for t in thunks.iter_mut() {
-        t.warmup = any_steady_t && t.execution < threshold(&t.program);
+        t.warmup = rule.thunk_is_warmup(&t.program, phase(t.execution));
     }
 }

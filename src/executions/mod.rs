@@ -6,18 +6,25 @@
 //! and thunk executions derived ([`derive`]), initialisation executions marked, and,
 //! across several profiles, the device clocks aligned on the collectives that span every
 //! device. Execution records written by `njx-export` are read back with [`read_records`].
+//!
+//! Analyses that only aggregate read profiles one at a time ([`stream`]): each profile's
+//! executions come with their [`Phase`] (what is known of warm-up when it is read), and
+//! [`Warmup`] decides the undecided ones once every profile has been seen, so memory
+//! holds one profile per core, not every rank.
 
 pub mod derive;
 
 use crate::error::Result;
 use crate::hlo::{Dumps, ProgramKey};
 use crate::notes::Notes;
-use crate::parallel::parallel_map;
+use crate::parallel::{parallel_map, workers};
 use crate::record::{Instance, Module, Thunk};
+use crate::source::records::RecordStream;
 use crate::source::{self, Archive, ProfileTables, Profiles};
 use derive::{Comm, Derived, ProgramInfo};
 use serde::de::DeserializeOwned;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Module and thunk executions of every profile read.
@@ -42,19 +49,12 @@ pub type Corrections = BTreeMap<u32, f64>;
 /// exports. What was left out or corrected goes to `notes`.
 pub fn load(paths: &[PathBuf], hlo: &[PathBuf], align: bool, notes: &Notes) -> Result<Executions> {
     let mut all = Executions::default();
-    // Archives are independent until the clocks are aligned: read them on every core
-    // (decoding the xz-compressed tables and HLO dumps is most of the work), then merge
-    // in input order so the output does not depend on scheduling.
-    for (result, kept) in parallel_map(paths, |p| {
-        let kept = Notes::kept();
-        (load_path(p, hlo, &kept), kept)
-    }) {
-        let part = result?;
-        notes.forward(kept);
+    each(paths, hlo, notes, |part| {
         all.modules.extend(part.modules);
         all.thunks.extend(part.thunks);
         all.compiled.extend(part.compiled);
-    }
+        Ok(())
+    })?;
     // nsys-jax decides warm-up over everything it analyses at once: a program compiled in
     // one profile, or communication in any, counts for all of them.
     let has_comm = all.thunks.iter().any(|t| t.comm);
@@ -76,6 +76,210 @@ pub fn load(paths: &[PathBuf], hlo: &[PathBuf], align: bool, notes: &Notes) -> R
         }
     }
     Ok(all)
+}
+
+/// Hands the executions of each input path (every profile of it) to `f`, in input order,
+/// warm-up not yet marked and clocks not aligned. Paths are read as many at a time as
+/// there are cores (decoding the xz-compressed tables and HLO dumps is most of the
+/// work), each handed over and dropped before the next are read.
+pub fn each(
+    paths: &[PathBuf],
+    hlo: &[PathBuf],
+    notes: &Notes,
+    mut f: impl FnMut(Executions) -> Result<()>,
+) -> Result<()> {
+    for chunk in paths.chunks(workers()) {
+        for (result, kept) in parallel_map(chunk, |p| {
+            let kept = Notes::kept();
+            (load_path(p, hlo, &kept), kept)
+        }) {
+            let part = result?;
+            notes.forward(kept);
+            f(part)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether an execution is initialisation, as far as is known when it is read. Records
+/// carry the answer (`njx-export` decided it over all its inputs); for executions 0 and
+/// 1 of a program read from profiles it depends on every profile (whether the program's
+/// compilation was profiled, whether any profile communicates) and [`Warmup`] decides
+/// it at the end; later executions are always steady state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Steady state.
+    Steady,
+    /// Initialisation.
+    Warmup,
+    /// Execution 0 of a program, read from a profile.
+    First,
+    /// Execution 1 of a program, read from a profile.
+    Second,
+}
+
+impl Phase {
+    /// The phase of a record, from its `warmup` field.
+    pub fn of_record(warmup: bool) -> Phase {
+        if warmup { Phase::Warmup } else { Phase::Steady }
+    }
+
+    /// The phase of execution `execution` of a program, read from a profile.
+    pub fn of_profile(execution: u32) -> Phase {
+        match execution {
+            0 => Phase::First,
+            1 => Phase::Second,
+            _ => Phase::Steady,
+        }
+    }
+
+    fn execution(self) -> Option<u32> {
+        match self {
+            Phase::First => Some(0),
+            Phase::Second => Some(1),
+            _ => None,
+        }
+    }
+}
+
+/// What nsys-jax's warm-up rule (`apply_warmup_heuristics`) needs to know of all the
+/// profiles read: the programs whose compilation was profiled, whether any profile
+/// communicates, and which early executions exist. Small (programs, not executions),
+/// and merged exactly in any order, so it travels in partial results.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warmup {
+    /// Programs whose compilation a profile recorded.
+    pub compiled: BTreeSet<String>,
+    /// Whether any profile has a communication thunk.
+    pub has_comm: bool,
+    /// Module executions read from profiles.
+    pub modules: Early,
+    /// Thunk executions read from profiles.
+    pub thunks: Early,
+}
+
+/// Which executions 0 and 1 of which programs were read, and whether a later one was.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Early {
+    /// (program, execution 0 or 1).
+    pub early: BTreeSet<(String, u32)>,
+    /// Whether an execution 2 or later was read.
+    pub later: bool,
+}
+
+impl Early {
+    fn add(&mut self, program: &str, execution: u32) {
+        if execution >= 2 {
+            self.later = true;
+        } else if !self.early.contains(&(program.to_string(), execution)) {
+            self.early.insert((program.to_string(), execution));
+        }
+    }
+}
+
+impl Warmup {
+    /// Takes in what one profile's executions tell.
+    pub fn add(&mut self, part: &Executions) {
+        self.compiled.extend(part.compiled.iter().cloned());
+        self.has_comm |= part.thunks.iter().any(|t| t.comm);
+        for m in &part.modules {
+            self.modules.add(&m.program, m.execution);
+        }
+        for t in &part.thunks {
+            self.thunks.add(&t.program, t.execution);
+        }
+    }
+
+    /// Takes in another's (of other profiles).
+    pub fn merge(&mut self, other: Warmup) {
+        self.compiled.extend(other.compiled);
+        self.has_comm |= other.has_comm;
+        for (mine, theirs) in [
+            (&mut self.modules, other.modules),
+            (&mut self.thunks, other.thunks),
+        ] {
+            mine.early.extend(theirs.early);
+            mine.later |= theirs.later;
+        }
+    }
+
+    /// The decision, once every profile is in.
+    pub fn rule(&self) -> Rule<'_> {
+        let steady = |e: &Early| {
+            e.later
+                || e.early
+                    .iter()
+                    .any(|(p, x)| *x >= threshold(&self.compiled, self.has_comm, p))
+        };
+        Rule {
+            warmup: self,
+            steady_modules: steady(&self.modules),
+            steady_thunks: steady(&self.thunks),
+        }
+    }
+}
+
+/// Executions below this number are initialisation: the first of a program whose
+/// compilation was profiled, one more when there is communication.
+fn threshold(compiled: &BTreeSet<String>, has_comm: bool, program: &str) -> u32 {
+    u32::from(compiled.contains(program)) + u32::from(has_comm)
+}
+
+/// nsys-jax's warm-up rule applied: which executions are initialisation.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule<'a> {
+    warmup: &'a Warmup,
+    steady_modules: bool,
+    steady_thunks: bool,
+}
+
+impl Rule<'_> {
+    fn is_warmup(&self, any_steady: bool, program: &str, phase: Phase) -> bool {
+        match phase.execution() {
+            None => phase == Phase::Warmup,
+            // When nothing would be left in steady state, nothing is marked (as nsys-jax
+            // does, with a warning: [`Rule::note`]).
+            Some(x) => {
+                any_steady && x < threshold(&self.warmup.compiled, self.warmup.has_comm, program)
+            }
+        }
+    }
+
+    /// Whether a module execution of `program` in `phase` is initialisation.
+    pub fn module_is_warmup(&self, program: &str, phase: Phase) -> bool {
+        self.is_warmup(self.steady_modules, program, phase)
+    }
+
+    /// Whether a thunk execution of `program` in `phase` is initialisation.
+    pub fn thunk_is_warmup(&self, program: &str, phase: Phase) -> bool {
+        self.is_warmup(self.steady_thunks, program, phase)
+    }
+
+    /// The warning when profiles have module executions but none in steady state.
+    pub fn note(&self) -> Option<String> {
+        let m = &self.warmup.modules;
+        (!(m.early.is_empty() && !m.later) && !self.steady_modules).then(|| {
+            "no steady-state execution identified: every execution counts as steady state; \
+             profile more iterations"
+                .to_string()
+        })
+    }
+}
+
+/// Reads every input one at a time: record streams (JSON Lines or CSV: `table` records,
+/// or partial results) to `stream`, then profiles' executions, one input path at a time
+/// through [`each`], to `part`.
+pub fn stream(
+    paths: &[PathBuf],
+    table: &str,
+    hlo: &[PathBuf],
+    notes: &Notes,
+    stream: &mut dyn FnMut(RecordStream) -> Result<()>,
+    part: &mut dyn FnMut(Executions) -> Result<()>,
+) -> Result<()> {
+    let profiles = source::split_inputs(paths, table, stream)?;
+    each(&profiles, hlo, notes, part)
 }
 
 /// Execution records (`table`: `modules` or `thunks`) from every input: record streams

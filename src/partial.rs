@@ -1,0 +1,123 @@
+//! Partial results: the map step of a map/reduce over ranks. An analysis that only
+//! aggregates (the module summary, the collectives report, the GPU flame graphs) can
+//! write its aggregate of some inputs instead of its answer (`--partial`), and reads such
+//! partial results back as inputs, merging them with each other and with records or
+//! profiles. Merges are exact and independent of order (sums of integers, minima,
+//! maxima, sets), so reducing the partials of every rank, in any grouping, gives the
+//! answer of one process reading every rank.
+//!
+//! A partial result is one JSON line, `{"njx_partial": KIND, "version": 1, "data": …}`;
+//! a file may hold several (`cat` concatenates partials). `data` is the analysis' own
+//! aggregate and may change between njx versions: partials are for one run of the
+//! tools, not for keeping.
+
+use crate::error::{Error, Result};
+use crate::source::records::{RecordStream, TextKind};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+
+/// The field naming a line as a partial result, and its kind.
+pub const FIELD: &str = "njx_partial";
+/// The version of the partial-result layout this njx writes and reads.
+pub const VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Out<'a, T> {
+    njx_partial: &'a str,
+    version: u32,
+    data: &'a T,
+}
+
+#[derive(Deserialize)]
+struct In<T> {
+    njx_partial: String,
+    version: u32,
+    data: T,
+}
+
+/// Writes `data` as one partial result of `kind`.
+pub fn write<T: Serialize>(out: &mut dyn Write, kind: &str, data: &T) -> Result<()> {
+    serde_json::to_writer(
+        &mut *out,
+        &Out {
+            njx_partial: kind,
+            version: VERSION,
+            data,
+        },
+    )
+    .map_err(|e| Error::Output(e.into()))?;
+    out.write_all(b"\n").map_err(Error::Output)?;
+    out.flush().map_err(Error::Output)
+}
+
+/// Reads a record stream that holds either partial results of `kind` (each handed to
+/// `partial`) or records (each handed to `record`).
+pub fn read_either<P: DeserializeOwned, T: DeserializeOwned>(
+    mut s: RecordStream,
+    kind: &str,
+    partial: &mut dyn FnMut(P) -> Result<()>,
+    record: &mut dyn FnMut(T) -> Result<()>,
+) -> Result<()> {
+    if s.kind != TextKind::JsonLines || !s.first_line_has(&format!("\"{FIELD}\""))? {
+        return s.read(record).map(drop);
+    }
+    let place = s.place.clone();
+    let mut line = 0u64;
+    s.read(&mut |p: In<P>| {
+        line += 1;
+        if p.njx_partial != kind {
+            return Err(Error::data(
+                format!("{place}:{line}"),
+                format!(
+                    "a partial result of kind `{}`, not `{kind}`: partials are read by the tool \
+                     that wrote them",
+                    p.njx_partial
+                ),
+            ));
+        }
+        if p.version != VERSION {
+            return Err(Error::data(
+                format!("{place}:{line}"),
+                format!(
+                    "partial result version {}, this njx reads version {VERSION}: write the \
+                     partials and reduce them with the same njx",
+                    p.version
+                ),
+            ));
+        }
+        partial(p.data)
+    })
+    .map(drop)
+}
+
+/// (De)serialises a map as a list of `[key, value]` pairs: JSON object keys must be
+/// strings, and aggregates are keyed by tuples.
+pub mod pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    /// Writes the pairs in key order.
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        map: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    /// Reads the pairs back; a key given twice is an error.
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        let pairs = Vec::<(K, V)>::deserialize(d)?;
+        let n = pairs.len();
+        let map: BTreeMap<K, V> = pairs.into_iter().collect();
+        if map.len() != n {
+            return Err(serde::de::Error::custom("a key is given twice"));
+        }
+        Ok(map)
+    }
+}
