@@ -22,13 +22,14 @@
 //!   average (longest minus shortest exposed time).
 
 use crate::error::{Error, Result};
-use crate::executions;
+use crate::executions::{self, Executions, Phase, Warmup};
 use crate::hlo::{Collective, CollectiveKind};
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter, write_table};
-use crate::record::{Instance, Thunk};
-use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use crate::partial;
+use crate::record::Thunk;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -166,150 +167,321 @@ enum Row {
     },
 }
 
-/// The report's tables from communication thunks (and all thunks, for module times).
-fn report(thunks: &[Thunk]) -> Vec<Row> {
-    let comm: Vec<&Thunk> = thunks.iter().filter(|t| t.comm).collect();
-    let mut instances: BTreeMap<Instance, Vec<&Thunk>> = BTreeMap::new();
-    for t in &comm {
-        instances.entry(t.instance()).or_default().push(t);
-    }
-    let mut rows = Vec::new();
-    // Bandwidth: fastest device per instance.
-    let mut by_size: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
-    for devices in instances.values() {
-        let first = devices[0];
-        let (Some(kind), Some(size)) = (first.collective.clone(), first.message_bytes) else {
-            continue;
-        };
-        let best = devices
-            .iter()
-            .filter_map(|t| bandwidth(t).map(|b| b.1))
-            .fold(f64::NEG_INFINITY, f64::max);
-        if best.is_finite() {
-            by_size.entry((kind, size)).or_default().push(best);
+/// One instance of a collective (program, execution, thunk, thunk execution, and the
+/// phase of its execution) over the devices read so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Inst {
+    /// Collective kind and message size (the least, should devices disagree).
+    kind: (Option<String>, Option<u64>),
+    /// The fastest device's bus bandwidth, GB/s.
+    best_busbw: Option<f64>,
+    /// Shortest and longest exposed time.
+    lo: i64,
+    hi: i64,
+    /// The device that arrived last: shortest exposed time, then lowest device.
+    last: (i64, u32),
+    /// Thunk executions (one per device).
+    count: u64,
+}
+
+impl Inst {
+    fn of(t: &Thunk) -> Inst {
+        Inst {
+            kind: (t.collective.clone(), t.message_bytes),
+            best_busbw: bandwidth(t).map(|b| b.1),
+            lo: t.dur_ns,
+            hi: t.dur_ns,
+            last: (t.dur_ns, t.device),
+            count: 1,
         }
     }
-    for ((collective, message_bytes), v) in by_size {
-        let (mean, std) = mean_std(&v);
-        rows.push(Row::Bandwidth {
-            collective,
-            message_bytes,
-            busbw_mean_gbps: mean,
-            busbw_stderr_gbps: std.map(|s| s / (v.len() as f64).sqrt()),
-            count: v.len(),
-        });
+
+    fn merge(&mut self, o: &Inst) {
+        if o.kind < self.kind {
+            self.kind.clone_from(&o.kind);
+        }
+        self.best_busbw = match (self.best_busbw, o.best_busbw) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.lo = self.lo.min(o.lo);
+        self.hi = self.hi.max(o.hi);
+        self.last = self.last.min(o.last);
+        self.count += o.count;
     }
-    // Hidden share.
-    let mut hidden: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    for t in &comm {
-        let e = hidden
-            .entry(t.collective.clone().unwrap_or_default())
-            .or_default();
-        e.0 += t.hidden_ns;
-        e.1 += t.dur_ns + t.hidden_ns;
-    }
-    let overall = hidden.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    for (collective, (h, total)) in hidden
-        .into_iter()
-        .chain(std::iter::once(("overall".to_string(), overall)))
-    {
-        rows.push(Row::Hidden {
-            collective,
-            hidden_ratio: if total > 0 {
-                h as f64 / total as f64
-            } else {
-                0.0
-            },
-            hidden_ns: h,
-            total_ns: total,
-        });
-    }
-    // Wait per module execution.
-    let mut wait: BTreeMap<(&str, u32), f64> = BTreeMap::new();
-    for ((program, execution, _, _), devices) in &instances {
-        let durs = devices.iter().map(|t| t.dur_ns);
-        let (lo, hi) = (durs.clone().min().unwrap_or(0), durs.max().unwrap_or(0));
-        *wait.entry((program, *execution)).or_default() += (hi - lo) as f64;
-    }
-    // Module GPU time per (program, execution, device), from its thunks.
-    let mut span: HashMap<(&str, u32, u32), (i64, i64)> = HashMap::new();
-    let mut names: HashMap<&str, &str> = HashMap::new();
-    for t in thunks {
-        let e = span
-            .entry((t.program.as_str(), t.execution, t.device))
+}
+
+/// (program, execution, thunk, thunk execution, phase).
+type InstKey = (String, u32, String, u32, Phase);
+
+/// Thunk executions aggregated for the report: per collective instance over devices, per
+/// module execution and device, per collective and device. What the report needs of any
+/// number of inputs, and the partial result of `njx-collectives --partial` (kind
+/// [`PARTIAL`]). Its size follows the instances of one rank (every rank runs the same
+/// ones) and the module executions × devices, not the thunk executions.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// What the warm-up rule needs to know of the profiles read.
+    warmup: Warmup,
+    #[serde(with = "crate::partial::pairs")]
+    instances: BTreeMap<InstKey, Inst>,
+    /// (collective, program, phase) → (hidden, full time).
+    #[serde(with = "crate::partial::pairs")]
+    hidden: BTreeMap<(String, String, Phase), (i64, i64)>,
+    /// (program, execution, phase, device) → first start, last end of its thunks.
+    #[serde(with = "crate::partial::pairs")]
+    spans: BTreeMap<(String, u32, Phase, u32), (i64, i64)>,
+    /// Program → module name (the least).
+    names: BTreeMap<String, String>,
+    /// (device, program, phase) → communication thunk executions.
+    #[serde(with = "crate::partial::pairs")]
+    taking_part: BTreeMap<(u32, String, Phase), u64>,
+}
+
+/// The kind of [`Partial`]'s partial results.
+pub const PARTIAL: &str = "collectives";
+
+impl Partial {
+    fn add(&mut self, t: &Thunk, phase: Phase) {
+        let span = self
+            .spans
+            .entry((t.program.clone(), t.execution, phase, t.device))
             .or_insert((i64::MAX, i64::MIN));
-        e.0 = e.0.min(t.start_ns);
-        e.1 = e.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
-        names.insert(t.program.as_str(), t.module.as_str());
+        span.0 = span.0.min(t.start_ns);
+        span.1 = span.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
+        match self.names.get_mut(&t.program) {
+            Some(n) if *n <= t.module => {}
+            Some(n) => n.clone_from(&t.module),
+            None => {
+                self.names.insert(t.program.clone(), t.module.clone());
+            }
+        }
+        if !t.comm {
+            return;
+        }
+        let key = (
+            t.program.clone(),
+            t.execution,
+            t.name.clone(),
+            t.thunk_execution,
+            phase,
+        );
+        match self.instances.get_mut(&key) {
+            Some(i) => i.merge(&Inst::of(t)),
+            None => {
+                self.instances.insert(key, Inst::of(t));
+            }
+        }
+        let h = self
+            .hidden
+            .entry((
+                t.collective.clone().unwrap_or_default(),
+                t.program.clone(),
+                phase,
+            ))
+            .or_default();
+        h.0 += t.hidden_ns;
+        h.1 += t.dur_ns + t.hidden_ns;
+        *self
+            .taking_part
+            .entry((t.device, t.program.clone(), phase))
+            .or_default() += 1;
     }
-    let mut module_times: HashMap<&str, Vec<f64>> = HashMap::new();
-    for ((program, _, _), (s, e)) in span {
-        module_times
-            .entry(program)
-            .or_default()
-            .push((e - s) as f64);
+
+    /// Adds a thunk record (its warm-up already decided).
+    pub fn add_record(&mut self, t: &Thunk) {
+        self.add(t, Phase::of_record(t.warmup));
     }
-    let mut per_program: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for ((program, _), w) in wait {
-        per_program.entry(program).or_default().push(w);
+
+    /// Adds the thunk executions of one profile (warm-up decided at the end).
+    pub fn add_profile(&mut self, part: &Executions) {
+        self.warmup.add(part);
+        for t in &part.thunks {
+            self.add(t, Phase::of_profile(t.execution));
+        }
     }
-    let mut wait_rows: Vec<Row> = per_program
-        .into_iter()
-        .map(|(program, w)| {
-            let module_mean = module_times.get(program).map_or(0.0, |v| mean_std(v).0);
-            let (mean, std) = mean_std(&w);
-            Row::Wait {
-                name: names.get(program).unwrap_or(&"").to_string(),
-                program: program.to_string(),
-                executions: w.len(),
-                wait_mean_ns: mean,
-                wait_std_ns: std,
-                module_mean_ns: module_mean,
-                wait_percent: if module_mean > 0.0 {
-                    100.0 * mean / module_mean
+
+    /// Merges another partial in.
+    pub fn merge(&mut self, other: Partial) {
+        self.warmup.merge(other.warmup);
+        for (k, i) in other.instances {
+            match self.instances.get_mut(&k) {
+                Some(mine) => mine.merge(&i),
+                None => {
+                    self.instances.insert(k, i);
+                }
+            }
+        }
+        for (k, (h, f)) in other.hidden {
+            let e = self.hidden.entry(k).or_default();
+            e.0 += h;
+            e.1 += f;
+        }
+        for (k, (s, e)) in other.spans {
+            let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));
+            span.0 = span.0.min(s);
+            span.1 = span.1.max(e);
+        }
+        for (program, name) in other.names {
+            let n = self.names.entry(program).or_insert_with(|| name.clone());
+            if name < *n {
+                *n = name;
+            }
+        }
+        for (k, n) in other.taking_part {
+            *self.taking_part.entry(k).or_default() += n;
+        }
+    }
+
+    /// Whether any communication counts (initialisation left out unless
+    /// `include_warmup`).
+    fn has_comm(&self, include_warmup: bool) -> bool {
+        let rule = self.warmup.rule();
+        self.instances
+            .keys()
+            .any(|k| include_warmup || !rule.thunk_is_warmup(&k.0, k.4))
+    }
+
+    /// The report's tables, initialisation left out unless `include_warmup`.
+    fn report(&self, include_warmup: bool) -> Vec<Row> {
+        let rule = self.warmup.rule();
+        let counts = |program: &str, phase: Phase| {
+            include_warmup || !rule.thunk_is_warmup(program, phase)
+        };
+        let instances: Vec<(&InstKey, &Inst)> = self
+            .instances
+            .iter()
+            .filter(|(k, _)| counts(&k.0, k.4))
+            .collect();
+        let mut rows = Vec::new();
+        // Bandwidth: fastest device per instance.
+        let mut by_size: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+        for (_, i) in &instances {
+            let (Some(kind), Some(size)) = i.kind.clone() else {
+                continue;
+            };
+            if let Some(best) = i.best_busbw.filter(|b| b.is_finite()) {
+                by_size.entry((kind, size)).or_default().push(best);
+            }
+        }
+        for ((collective, message_bytes), v) in by_size {
+            let (mean, std) = mean_std(&v);
+            rows.push(Row::Bandwidth {
+                collective,
+                message_bytes,
+                busbw_mean_gbps: mean,
+                busbw_stderr_gbps: std.map(|s| s / (v.len() as f64).sqrt()),
+                count: v.len(),
+            });
+        }
+        // Hidden share.
+        let mut hidden: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+        for ((collective, program, phase), (h, f)) in &self.hidden {
+            if counts(program, *phase) {
+                let e = hidden.entry(collective).or_default();
+                e.0 += h;
+                e.1 += f;
+            }
+        }
+        let overall = hidden.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        for (collective, (h, total)) in hidden
+            .into_iter()
+            .chain(std::iter::once(("overall", overall)))
+        {
+            rows.push(Row::Hidden {
+                collective: collective.to_string(),
+                hidden_ratio: if total > 0 {
+                    h as f64 / total as f64
                 } else {
                     0.0
                 },
-            }
-        })
-        .collect();
-    wait_rows.sort_by(|a, b| match (a, b) {
-        (
-            Row::Wait {
-                wait_mean_ns: x, ..
-            },
-            Row::Wait {
-                wait_mean_ns: y, ..
-            },
-        ) => y.total_cmp(x),
-        _ => std::cmp::Ordering::Equal,
-    });
-    rows.extend(wait_rows);
-    // Stragglers.
-    let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
-    for devices in instances.values().filter(|d| d.len() > 1) {
-        let last = devices
-            .iter()
-            .min_by_key(|t| (t.dur_ns, t.device))
-            .expect("non-empty");
-        let longest = devices.iter().map(|t| t.dur_ns).max().unwrap_or(0);
-        for t in devices {
-            seen.entry(t.device).or_default().0 += 1;
+                hidden_ns: h,
+                total_ns: total,
+            });
         }
-        let e = seen.entry(last.device).or_default();
-        e.1 += 1;
-        e.2 += (longest - last.dur_ns) as f64;
-    }
-    for (device, (instances, last, lateness)) in seen {
-        rows.push(Row::Stragglers {
-            device,
-            instances,
-            last,
-            last_percent: 100.0 * last as f64 / instances as f64,
-            lateness_mean_ns: (last > 0).then(|| lateness / last as f64),
+        // Wait per module execution.
+        let mut wait: BTreeMap<(&str, u32), f64> = BTreeMap::new();
+        for (k, i) in &instances {
+            *wait.entry((k.0.as_str(), k.1)).or_default() += (i.hi - i.lo) as f64;
+        }
+        // Module GPU time per (program, execution, device), from its thunks.
+        let mut module_times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for ((program, _, phase, _), (s, e)) in &self.spans {
+            if counts(program, *phase) {
+                module_times
+                    .entry(program)
+                    .or_default()
+                    .push((e - s) as f64);
+            }
+        }
+        let mut per_program: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for ((program, _), w) in wait {
+            per_program.entry(program).or_default().push(w);
+        }
+        let mut wait_rows: Vec<Row> = per_program
+            .into_iter()
+            .map(|(program, w)| {
+                let module_mean = module_times.get(program).map_or(0.0, |v| mean_std(v).0);
+                let (mean, std) = mean_std(&w);
+                Row::Wait {
+                    name: self.names.get(program).cloned().unwrap_or_default(),
+                    program: program.to_string(),
+                    executions: w.len(),
+                    wait_mean_ns: mean,
+                    wait_std_ns: std,
+                    module_mean_ns: module_mean,
+                    wait_percent: if module_mean > 0.0 {
+                        100.0 * mean / module_mean
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect();
+        wait_rows.sort_by(|a, b| match (a, b) {
+            (
+                Row::Wait {
+                    wait_mean_ns: x, ..
+                },
+                Row::Wait {
+                    wait_mean_ns: y, ..
+                },
+            ) => y.total_cmp(x),
+            _ => std::cmp::Ordering::Equal,
         });
+        rows.extend(wait_rows);
+        // Stragglers: per device, the instances it took part in (those of more than one
+        // device), how often it was last and by how much.
+        let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
+        for ((device, program, phase), n) in &self.taking_part {
+            if counts(program, *phase) {
+                seen.entry(*device).or_default().0 += *n as usize;
+            }
+        }
+        for (_, i) in &instances {
+            if i.count > 1 {
+                let e = seen.entry(i.last.1).or_default();
+                e.1 += 1;
+                e.2 += (i.hi - i.last.0) as f64;
+            } else if let Some(e) = seen.get_mut(&i.last.1) {
+                // Alone in its instance: not a straggler's instance.
+                e.0 -= 1;
+            }
+        }
+        for (device, (instances, last, lateness)) in seen {
+            if instances == 0 {
+                continue;
+            }
+            rows.push(Row::Stragglers {
+                device,
+                instances,
+                last,
+                last_percent: 100.0 * last as f64 / instances as f64,
+                lateness_mean_ns: (last > 0).then(|| lateness / last as f64),
+            });
+        }
+        rows
     }
-    rows
 }
 
 fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
@@ -318,12 +490,51 @@ fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
 
 /// The thunk executions of `inputs` that count: thunk records, or profiles read through
 /// [`executions::load`] with clocks aligned; initialisation left out unless asked for.
+/// For `--records`; the report aggregates instead ([`aggregate`]).
 pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Thunk>> {
     let mut thunks = executions::read_records(inputs, "thunks", true, notes, |e| e.thunks)?;
     if !options.include_warmup {
         thunks.retain(|t| !t.warmup);
     }
     Ok(thunks)
+}
+
+/// The aggregate of the thunk executions of `inputs`: thunk records, partial results, or
+/// profiles read one input path at a time through [`executions::each`] (no time in the
+/// report depends on clock alignment: only durations and each device's own spans).
+pub fn aggregate(inputs: &[PathBuf], notes: &Notes) -> Result<Partial> {
+    let (mut acc, mut records) = (Partial::default(), Partial::default());
+    let mut parts = Vec::new();
+    executions::stream(
+        inputs,
+        "thunks",
+        &[],
+        notes,
+        &mut |s| {
+            partial::read_either(
+                s,
+                PARTIAL,
+                &mut |p: Partial| {
+                    parts.push(p);
+                    Ok(())
+                },
+                &mut |t: Thunk| {
+                    records.add_record(&t);
+                    Ok(())
+                },
+            )
+        },
+        &mut |part| {
+            acc.add_profile(&part);
+            Ok(())
+        },
+    )?;
+    acc.merge(records);
+    parts.into_iter().for_each(|p| acc.merge(p));
+    if let Some(n) = acc.warmup.rule().note() {
+        notes.note(n);
+    }
+    Ok(acc)
 }
 
 /// The report (or the collective records) of `inputs`, written to `out`.
@@ -333,27 +544,32 @@ pub fn run(
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<()> {
-    let thunks = read(options, inputs, notes)?;
-    write(options, thunks, out)
+    if options.records {
+        let thunks = read(options, inputs, notes)?;
+        return write_records(options.format, thunks, out);
+    }
+    let acc = aggregate(inputs, notes)?;
+    write(options, &acc, out)
 }
 
-/// Writes the report of `thunks` (from [`read`]), or their collective records, and the
-/// plot.
-pub fn write(options: &Options, thunks: Vec<Thunk>, out: &mut dyn Write) -> Result<()> {
-    let format = options.format;
-    if options.records {
-        let mut w = RecordWriter::new(out, format)?;
-        for t in thunks.into_iter().filter(|t| t.comm) {
-            let (algbw_gbps, busbw_gbps) = bandwidth(&t).unwrap_or((f64::NAN, f64::NAN));
-            w.write(&CollectiveRecord {
-                thunk: t,
-                algbw_gbps,
-                busbw_gbps,
-            })?;
-        }
-        return w.finish();
+/// Writes the collective records of `thunks` (from [`read`]).
+pub fn write_records(format: Format, thunks: Vec<Thunk>, out: &mut dyn Write) -> Result<()> {
+    let mut w = RecordWriter::new(out, format)?;
+    for t in thunks.into_iter().filter(|t| t.comm) {
+        let (algbw_gbps, busbw_gbps) = bandwidth(&t).unwrap_or((f64::NAN, f64::NAN));
+        w.write(&CollectiveRecord {
+            thunk: t,
+            algbw_gbps,
+            busbw_gbps,
+        })?;
     }
-    if !thunks.iter().any(|t| t.comm) {
+    w.finish()
+}
+
+/// Writes the report of `acc` (from [`aggregate`]) and the plot.
+pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()> {
+    let format = options.format;
+    if !acc.has_comm(options.include_warmup) {
         if format == Format::Table {
             writeln!(
                 out,
@@ -368,7 +584,7 @@ pub fn write(options: &Options, thunks: Vec<Thunk>, out: &mut dyn Write) -> Resu
         }
         return out.flush().map_err(Error::Output);
     }
-    let rows = report(&thunks);
+    let rows = acc.report(options.include_warmup);
     if let Some(path) = &options.plot {
         crate::plot::bandwidth_svg(path, &bandwidth_series(&rows))?;
     }

@@ -48,6 +48,12 @@ pub struct Args {
     /// Also draw bus bandwidth against message size (log scale) into FILE.svg.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+
+    /// Write the partial result of these inputs instead of the report: the map step of a
+    /// map/reduce over ranks (one JSON line; give the partials of every rank to
+    /// njx-collectives, or `cat` them into it, for the report of all).
+    #[arg(long, conflicts_with_all = ["records", "plot"])]
+    pub partial: bool,
 }
 
 impl Args {
@@ -70,8 +76,17 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let notes = Notes::stderr("njx-collectives");
-    let thunks = crate::collectives::read(&options, &args.io.inputs_or_stdin(), &notes)?;
+    let inputs = args.io.inputs_or_stdin();
     // The output is created once the inputs have been read.
+    if options.records {
+        let thunks = crate::collectives::read(&options, &inputs, &notes)?;
+        let mut out = open_output(args.io.output())?;
+        return crate::collectives::write_records(options.format, thunks, &mut out);
+    }
+    let acc = crate::collectives::aggregate(&inputs, &notes)?;
     let mut out = open_output(args.io.output())?;
-    crate::collectives::write(&options, thunks, &mut out)
+    if args.partial {
+        return crate::partial::write(&mut out, crate::collectives::PARTIAL, &acc);
+    }
+    crate::collectives::write(&options, &acc, &mut out)
 }
