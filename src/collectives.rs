@@ -345,9 +345,8 @@ impl Partial {
     /// The report's tables, initialisation left out unless `include_warmup`.
     fn report(&self, include_warmup: bool) -> Vec<Row> {
         let rule = self.warmup.rule();
-        let counts = |program: &str, phase: Phase| {
-            include_warmup || !rule.thunk_is_warmup(program, phase)
-        };
+        let counts =
+            |program: &str, phase: Phase| include_warmup || !rule.thunk_is_warmup(program, phase);
         let instances: Vec<(&InstKey, &Inst)> = self
             .instances
             .iter()

@@ -32,6 +32,11 @@ distinct Python stacks (or op_names) of its HLO instruction and the instructions
 between module executions]. source, op-name and opcode need the HLO dumps: archives among the \
 inputs are used, --hlo adds archives or XLA dump folders.
 
+Map/reduce over many ranks (GPU modes): `njx-flamefold --by source --partial rankN.zip > \
+rankN.part` per rank, then `njx-flamefold --by source *.part` gives exactly the stacks of \
+`njx-flamefold --by source rank*.zip` (the partials carry what the dumps say; --by stack output \
+adds up as it is).
+
 Examples:
   njx-export rank0.zip | njx-ranges --xla-compile | njx-flamefold --unit ms > compile.folded
   njx-flamefold --by source rank*.zip --svg source.svg
@@ -83,6 +88,13 @@ pub struct Args {
     /// With --diff: scale BEFORE to the total of AFTER.
     #[arg(long, requires = "diff")]
     pub normalize: bool,
+
+    /// GPU modes: write the partial result of these inputs instead of folded stacks, the
+    /// map step of a map/reduce over ranks (one JSON line with the GPU time and what the
+    /// HLO dumps say of each thunk; give the partials of every rank to njx-flamefold with
+    /// the same --by, or `cat` them into it, for the stacks of all, no dumps needed).
+    #[arg(long, conflicts_with_all = ["svg", "diff"])]
+    pub partial: bool,
 }
 
 fn default_title(by: By, diff: bool) -> &'static str {
@@ -114,6 +126,12 @@ impl Args {
 /// Runs `njx-flamefold`.
 pub fn run(args: &Args) -> Result<()> {
     let notes = Notes::stderr("njx-flamefold");
+    if args.partial {
+        let time =
+            crate::flamefold::partial(&args.into_options(), &args.files.inputs_or_stdin(), &notes)?;
+        let mut out = open_output(args.files.output.as_deref())?;
+        return crate::partial::write(&mut out, crate::flamefold::gpu::PARTIAL, &time);
+    }
     let lines: Vec<String> = if let Some(pair) = &args.diff {
         if !args.files.inputs.is_empty() {
             return Err(Error::Usage(

@@ -18,18 +18,20 @@
 //! stacks that differ keep their common outer and inner frames around
 //! `[inconsistent metadata]`.
 //!
-//! Only aggregates are held: time per (program, thunk, device) and per (device,
-//! program), so memory follows the number of distinct thunks, not of executions (except
-//! for archives, whose tables [`crate::executions::load`] reads whole).
+//! Only aggregates are held ([`GpuTime`]): time per (program, thunk) and per (device,
+//! program), so memory follows the number of distinct thunks, not of ranks or
+//! executions; profiles are read one input path per core at a time.
 
 use super::Folded;
 use crate::error::Result;
-use crate::executions;
+use crate::executions::{self, Executions, Phase, Warmup};
 use crate::hlo::{Dumps, HloModule, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
+use crate::partial;
 use crate::record::{Module, Thunk};
 use crate::source;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -78,15 +80,25 @@ pub const IDLE_BETWEEN: &str = "[GPU idle between module executions]";
 pub const INCONSISTENT: &str = "[inconsistent metadata]";
 
 /// Per program: its module name and times.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 struct ProgramAcc {
     name: String,
     module_ns: i64,
     thunk_ns: i64,
 }
 
+impl ProgramAcc {
+    fn merge(&mut self, o: &ProgramAcc) {
+        if self.name.is_empty() || (!o.name.is_empty() && o.name < self.name) {
+            self.name.clone_from(&o.name);
+        }
+        self.module_ns += o.module_ns;
+        self.thunk_ns += o.thunk_ns;
+    }
+}
+
 /// Per (device, program): first start, last end, module and thunk time.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Span {
     start: i64,
     end: i64,
@@ -105,68 +117,259 @@ impl Default for Span {
     }
 }
 
-/// GPU time aggregated from execution records.
-#[derive(Debug, Default)]
+impl Span {
+    fn merge(&mut self, o: &Span) {
+        self.start = self.start.min(o.start);
+        self.end = self.end.max(o.end);
+        self.module_ns += o.module_ns;
+        self.thunk_ns += o.thunk_ns;
+    }
+}
+
+/// GPU time aggregated from execution records, per [`Phase`] (warm-up is decided when
+/// folding, over everything read): what the flame graphs need of any number of inputs,
+/// and the partial result of `njx-flamefold --partial` (kind [`PARTIAL`]). Time per
+/// (program, thunk) — per device too only for `--by device` — and per (device,
+/// program), so memory follows the distinct thunks, not the ranks or executions.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuTime {
-    programs: BTreeMap<String, ProgramAcc>,
-    spans: BTreeMap<(u32, String), Span>,
-    thunks: BTreeMap<(String, String, u32), i64>,
+    warmup: Warmup,
+    /// Whether thunk time is kept per device.
+    by_device: bool,
+    #[serde(with = "crate::partial::pairs")]
+    programs: BTreeMap<(String, Phase), ProgramAcc>,
+    #[serde(with = "crate::partial::pairs")]
+    spans: BTreeMap<(u32, String, Phase), Span>,
+    #[serde(with = "crate::partial::pairs")]
+    thunks: BTreeMap<(String, String, Option<u32>, Phase), i64>,
     /// Program → (profile, program id, module name): where to look for its dumps.
     dumps_of: BTreeMap<String, BTreeSet<(String, u64, String)>>,
     modules_read: u64,
     thunks_read: u64,
-    include_warmup: bool,
+    /// What the HLO dumps say of every thunk, read when writing a partial result (the
+    /// reduce step need not have the dumps).
+    #[serde(default)]
+    infos: Option<Infos>,
+    /// The last (program, profile, program id, module) added to `dumps_of`.
+    #[serde(skip)]
+    last_dump: Option<(String, String, u64, String)>,
+}
+
+/// The kind of [`GpuTime`]'s partial results.
+pub const PARTIAL: &str = "gpu-time";
+
+/// The GPU time that counts, warm-up decided: what is folded.
+#[derive(Debug)]
+struct Settled<'a> {
+    programs: BTreeMap<&'a str, ProgramAcc>,
+    spans: BTreeMap<(u32, &'a str), Span>,
+    thunks: BTreeMap<(&'a str, &'a str, Option<u32>), i64>,
+    dumps_of: &'a BTreeMap<String, BTreeSet<(String, u64, String)>>,
+    thunks_read: u64,
 }
 
 impl GpuTime {
-    fn counts(&self, warmup: bool, program: &str) -> bool {
-        // Autotuning executions (program `unknown`) belong to initialisation too.
-        self.include_warmup || (!warmup && program != "unknown")
+    /// An empty aggregate; thunk time per device too when `by_device`.
+    pub fn new(by_device: bool) -> GpuTime {
+        GpuTime {
+            by_device,
+            ..GpuTime::default()
+        }
     }
 
-    /// Adds one module execution.
-    pub fn add_module(&mut self, m: &Module) {
+    fn module(&mut self, m: &Module, phase: Phase) {
         self.modules_read += 1;
-        if !self.counts(m.warmup, &m.program) {
-            return;
+        let p = self.programs.entry((m.program.clone(), phase)).or_default();
+        if p.name.is_empty() || m.name < p.name {
+            p.name.clone_from(&m.name);
         }
-        let p = self.programs.entry(m.program.clone()).or_default();
-        p.name.clone_from(&m.name);
         p.module_ns += m.dur_ns;
-        let s = self.spans.entry((m.device, m.program.clone())).or_default();
+        let s = self
+            .spans
+            .entry((m.device, m.program.clone(), phase))
+            .or_default();
         s.start = s.start.min(m.start_ns);
         s.end = s.end.max(m.start_ns + m.dur_ns);
         s.module_ns += m.dur_ns;
     }
 
-    /// Adds one thunk execution.
-    pub fn add_thunk(&mut self, t: &Thunk) {
+    fn thunk(&mut self, t: &Thunk, phase: Phase) {
         self.thunks_read += 1;
-        if !self.counts(t.warmup, &t.program) {
-            return;
-        }
-        let p = self.programs.entry(t.program.clone()).or_default();
-        if p.name.is_empty() {
-            p.name.clone_from(&t.module);
-        }
-        p.thunk_ns += t.dur_ns;
-        self.spans
-            .entry((t.device, t.program.clone()))
+        self.programs
+            .entry((t.program.clone(), phase))
             .or_default()
             .thunk_ns += t.dur_ns;
+        self.spans
+            .entry((t.device, t.program.clone(), phase))
+            .or_default()
+            .thunk_ns += t.dur_ns;
+        let device = self.by_device.then_some(t.device);
         *self
             .thunks
-            .entry((t.program.clone(), t.name.clone(), t.device))
+            .entry((t.program.clone(), t.name.clone(), device, phase))
             .or_default() += t.dur_ns;
         if let Some(id) = t.program_id {
-            self.dumps_of.entry(t.program.clone()).or_default().insert((
-                t.profile.to_string(),
-                id,
-                t.module.clone(),
-            ));
+            // Consecutive thunks mostly share all four.
+            let same = self.last_dump.as_ref().is_some_and(|(prog, prof, i, m)| {
+                *i == id && *prog == t.program && **prof == *t.profile && *m == t.module
+            });
+            if !same {
+                let key = (t.profile.to_string(), id, t.module.clone());
+                self.dumps_of
+                    .entry(t.program.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.last_dump = Some((t.program.clone(), key.0, key.1, key.2));
+            }
         }
     }
 
+    /// Adds one module record (its warm-up already decided).
+    pub fn add_module(&mut self, m: &Module) {
+        self.module(m, Phase::of_record(m.warmup));
+    }
+
+    /// Adds one thunk record (its warm-up already decided).
+    pub fn add_thunk(&mut self, t: &Thunk) {
+        self.thunk(t, Phase::of_record(t.warmup));
+    }
+
+    /// Adds the executions of one profile (warm-up decided when folding).
+    pub fn add_profile(&mut self, part: &Executions) {
+        self.warmup.add(part);
+        for m in &part.modules {
+            self.module(m, Phase::of_profile(m.execution));
+        }
+        for t in &part.thunks {
+            self.thunk(t, Phase::of_profile(t.execution));
+        }
+    }
+
+    /// Merges another aggregate in.
+    pub fn merge(&mut self, other: GpuTime) {
+        self.warmup.merge(other.warmup);
+        self.by_device |= other.by_device;
+        for (k, p) in other.programs {
+            self.programs.entry(k).or_default().merge(&p);
+        }
+        for (k, s) in other.spans {
+            self.spans.entry(k).or_default().merge(&s);
+        }
+        for (k, ns) in other.thunks {
+            *self.thunks.entry(k).or_default() += ns;
+        }
+        for (k, from) in other.dumps_of {
+            self.dumps_of.entry(k).or_default().extend(from);
+        }
+        self.modules_read += other.modules_read;
+        self.thunks_read += other.thunks_read;
+        if let Some(theirs) = other.infos {
+            let mine = self.infos.get_or_insert_default();
+            for (program, infos) in theirs {
+                let slot = mine.entry(program).or_insert(None);
+                *slot = combine(slot.take(), infos, "a partial result", &Notes::kept());
+            }
+        }
+    }
+
+    /// Whether HLO infos travel with this aggregate (partial results in the input).
+    pub fn has_infos(&self) -> bool {
+        self.infos.is_some()
+    }
+
+    /// Reads what the HLO dumps of `hlo` say of every thunk aggregated, to travel in a
+    /// partial result.
+    pub fn attach_infos(&mut self, hlo: &[PathBuf], notes: &Notes) -> Result<()> {
+        let mut names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (program, name, _, _) in self.thunks.keys() {
+            names.entry(program).or_default().insert(name);
+        }
+        let empty = BTreeSet::new();
+        let wanted: BTreeMap<&str, Wanted<'_>> = names
+            .into_iter()
+            .map(|(program, names)| {
+                (
+                    program,
+                    Wanted {
+                        from: self.dumps_of.get(program).unwrap_or(&empty),
+                        names,
+                    },
+                )
+            })
+            .collect();
+        let infos = read_infos(hlo, &wanted, notes)?;
+        let mut carried = self.infos.take().unwrap_or_default();
+        for (program, infos) in infos {
+            let slot = carried.entry(program).or_insert(None);
+            *slot = combine(slot.take(), infos, "a partial result", notes);
+        }
+        self.infos = Some(carried);
+        Ok(())
+    }
+
+    /// The time that counts: steady state (unless `include_warmup`), autotuning left out.
+    fn settle(&self, include_warmup: bool) -> Settled<'_> {
+        let rule = self.warmup.rule();
+        // Autotuning executions (program `unknown`) belong to initialisation too.
+        let counts =
+            |program: &str, warmup: bool| include_warmup || (!warmup && program != "unknown");
+        let mut out = Settled {
+            programs: BTreeMap::new(),
+            spans: BTreeMap::new(),
+            thunks: BTreeMap::new(),
+            dumps_of: &self.dumps_of,
+            thunks_read: self.thunks_read,
+        };
+        // A program's time counts for modules and thunks separately (the two rules).
+        for ((program, phase), p) in &self.programs {
+            let (m, t) = (
+                counts(program, rule.module_is_warmup(program, *phase)),
+                counts(program, rule.thunk_is_warmup(program, *phase)),
+            );
+            if !m && !t {
+                continue;
+            }
+            let part = ProgramAcc {
+                name: p.name.clone(),
+                module_ns: if m { p.module_ns } else { 0 },
+                thunk_ns: if t { p.thunk_ns } else { 0 },
+            };
+            out.programs.entry(program).or_default().merge(&part);
+        }
+        for ((device, program, phase), s) in &self.spans {
+            let (m, t) = (
+                counts(program, rule.module_is_warmup(program, *phase)),
+                counts(program, rule.thunk_is_warmup(program, *phase)),
+            );
+            if !m && !t {
+                continue;
+            }
+            let part = if m {
+                Span {
+                    thunk_ns: if t { s.thunk_ns } else { 0 },
+                    ..s.clone()
+                }
+            } else {
+                Span {
+                    thunk_ns: s.thunk_ns,
+                    ..Span::default()
+                }
+            };
+            out.spans
+                .entry((*device, program))
+                .or_default()
+                .merge(&part);
+        }
+        for ((program, name, device, phase), ns) in &self.thunks {
+            if counts(program, rule.thunk_is_warmup(program, *phase)) {
+                *out.thunks.entry((program, name, *device)).or_default() += ns;
+            }
+        }
+        out
+    }
+}
+
+impl Settled<'_> {
     fn has_modules(&self) -> bool {
         self.programs.values().any(|p| p.module_ns > 0)
     }
@@ -176,15 +379,15 @@ impl GpuTime {
     fn top_programs(&self, fraction: f64) -> Vec<String> {
         let by_modules = self.has_modules();
         let time = |p: &ProgramAcc| if by_modules { p.module_ns } else { p.thunk_ns };
-        let mut programs: Vec<(&String, i64)> =
-            self.programs.iter().map(|(k, p)| (k, time(p))).collect();
+        let mut programs: Vec<(&str, i64)> =
+            self.programs.iter().map(|(k, p)| (*k, time(p))).collect();
         programs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         let total: i64 = programs.iter().map(|p| p.1).sum();
         let mut seen = 0.0;
         let mut out = Vec::new();
         for (key, ns) in programs {
             if seen < fraction {
-                out.push(key.clone());
+                out.push(key.to_string());
             }
             seen += ns as f64 / total.max(1) as f64;
         }
@@ -193,45 +396,70 @@ impl GpuTime {
 }
 
 /// Reads module and thunk executions from every input: record streams (JSON Lines or
-/// CSV; a file of module records and one of thunk records, in any order), nsys-jax
-/// archives and nsys SQLite exports or reports (both tables derived as `njx-export
-/// --table` does, HLO dumps also from `hlo`).
+/// CSV; a file of module records and one of thunk records, in any order), partial
+/// results, nsys-jax archives and nsys SQLite exports or reports (both tables derived as
+/// `njx-export --table` does, one input path at a time, HLO dumps also from `hlo`).
 pub fn read_gpu_time(
     paths: &[PathBuf],
     hlo: &[PathBuf],
-    include_warmup: bool,
+    by_device: bool,
     notes: &Notes,
 ) -> Result<GpuTime> {
-    let mut acc = GpuTime {
-        include_warmup,
-        ..GpuTime::default()
-    };
-    let archives = source::split_inputs(paths, "modules|thunks", &mut |mut s| {
-        if s.first_line_has("thunk_execution")? {
-            s.read(&mut |t: Thunk| {
-                acc.add_thunk(&t);
-                Ok(())
-            })?;
-        } else {
-            s.read(&mut |m: Module| {
-                acc.add_module(&m);
-                Ok(())
-            })?;
+    let (mut acc, mut records) = (GpuTime::new(by_device), GpuTime::new(by_device));
+    let mut parts = Vec::new();
+    // Clock alignment shifts each device as a whole: no time here depends on it.
+    executions::stream(
+        paths,
+        "modules|thunks",
+        hlo,
+        notes,
+        &mut |mut s| {
+            if s.first_line_has("thunk_execution")? {
+                s.read(&mut |t: Thunk| {
+                    records.add_thunk(&t);
+                    Ok(())
+                })?;
+            } else {
+                partial::read_either(
+                    s,
+                    PARTIAL,
+                    &mut |p: GpuTime| {
+                        parts.push(p);
+                        Ok(())
+                    },
+                    &mut |m: Module| {
+                        records.add_module(&m);
+                        Ok(())
+                    },
+                )?;
+            }
+            Ok(())
+        },
+        &mut |part| {
+            acc.add_profile(&part);
+            Ok(())
+        },
+    )?;
+    acc.merge(records);
+    for p in parts {
+        if p.by_device != by_device {
+            return Err(crate::error::Error::Usage(
+                "partial results written with and without --by device cannot be merged: \
+                 write them with the same --by"
+                    .to_string(),
+            ));
         }
-        Ok(())
-    })?;
-    if !archives.is_empty() {
-        // Clock alignment shifts each device as a whole: no time here depends on it.
-        let all = executions::load(&archives, hlo, false, notes)?;
-        all.modules.iter().for_each(|m| acc.add_module(m));
-        all.thunks.iter().for_each(|t| acc.add_thunk(t));
+        acc.merge(p);
+    }
+    if let Some(n) = acc.warmup.rule().note() {
+        notes.note(n);
     }
     Ok(acc)
 }
 
 /// What the HLO says about one thunk: its opcode and, for its instruction and those of
 /// the computations it calls, the op_name and the Python frames.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct ThunkInfo {
     opcode: String,
     insts: Vec<(String, Vec<String>)>,
@@ -270,22 +498,32 @@ fn read_infos(
             let slot = out
                 .get_mut(&program)
                 .expect("only wanted programs are read");
-            *slot = Some(match slot.take() {
-                None => infos,
-                Some(mut acc) => {
-                    for (name, info) in infos {
-                        let have = acc.entry(name.clone()).or_insert(None);
-                        *have = match (have.take(), info) {
-                            (Some(a), Some(b)) => Some(reduce(a, b, &name, &place, notes)),
-                            (a, b) => a.or(b),
-                        };
-                    }
-                    acc
-                }
-            });
+            *slot = combine(slot.take(), Some(infos), &place, notes);
         }
     }
     Ok(out)
+}
+
+/// Two sets of per-thunk infos of one program reduced into one, `a`'s first.
+fn combine(
+    a: Option<BTreeMap<String, Option<ThunkInfo>>>,
+    b: Option<BTreeMap<String, Option<ThunkInfo>>>,
+    place: &str,
+    notes: &Notes,
+) -> Option<BTreeMap<String, Option<ThunkInfo>>> {
+    match (a, b) {
+        (Some(mut acc), Some(infos)) => {
+            for (name, info) in infos {
+                let have = acc.entry(name.clone()).or_insert(None);
+                *have = match (have.take(), info) {
+                    (Some(a), Some(b)) => Some(reduce(a, b, &name, place, notes)),
+                    (a, b) => a.or(b),
+                };
+            }
+            Some(acc)
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 /// The infos of one source: (program, dump place, per-thunk infos) for each candidate
@@ -425,7 +663,13 @@ fn locations(mode: GpuMode, info: Option<&ThunkInfo>) -> Vec<Vec<String>> {
 
 /// Folds the GPU time of `acc` by `options.mode`; `hlo` are the dump sources (archives
 /// among the inputs and `--hlo`).
-pub fn fold(acc: &GpuTime, options: &GpuOptions, hlo: &[PathBuf], notes: &Notes) -> Result<Folded> {
+pub fn fold(
+    time: &GpuTime,
+    options: &GpuOptions,
+    hlo: &[PathBuf],
+    notes: &Notes,
+) -> Result<Folded> {
+    let acc = &time.settle(options.include_warmup);
     let mut folded = Folded::default();
     let top = options.top_modules;
     if !acc.has_modules() && acc.thunks_read > 0 {
@@ -450,22 +694,26 @@ pub fn fold(acc: &GpuTime, options: &GpuOptions, hlo: &[PathBuf], notes: &Notes)
     };
     // Time per (program, thunk) over devices, and per device.
     let mut per_thunk: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-    for ((program, name, device), &ns) in &acc.thunks {
-        if !chosen.contains(program.as_str()) {
+    for (&(program, name, device), &ns) in &acc.thunks {
+        if !chosen.contains(program) {
             continue;
         }
-        match options.mode {
-            GpuMode::Device => {
+        match (options.mode, device) {
+            (GpuMode::Device, Some(device)) => {
                 let frames = [
                     format!("device {device}"),
                     GPU_ACTIVE.to_string(),
                     module_frame(program),
-                    name.clone(),
+                    name.to_string(),
                 ];
                 folded.add_path(&frames, ns as f64);
             }
-            GpuMode::Module => {
-                let frames = [GPU_ACTIVE.to_string(), module_frame(program), name.clone()];
+            (GpuMode::Module, _) => {
+                let frames = [
+                    GPU_ACTIVE.to_string(),
+                    module_frame(program),
+                    name.to_string(),
+                ];
                 folded.add_path(&frames, ns as f64);
             }
             _ => *per_thunk.entry((program, name)).or_default() += ns,
@@ -484,7 +732,14 @@ pub fn fold(acc: &GpuTime, options: &GpuOptions, hlo: &[PathBuf], notes: &Notes)
                 .names
                 .insert(name);
         }
-        let infos = read_infos(hlo, &wanted, notes)?;
+        let mut infos = read_infos(hlo, &wanted, notes)?;
+        if let Some(carried) = &time.infos {
+            for (program, slot) in infos.iter_mut() {
+                if let Some(c) = carried.get(program) {
+                    *slot = combine(slot.take(), c.clone(), "a partial result", notes);
+                }
+            }
+        }
         for (program, w) in &wanted {
             let infos = infos.get(*program).and_then(Option::as_ref);
             if infos.is_none() {
@@ -516,17 +771,17 @@ pub fn fold(acc: &GpuTime, options: &GpuOptions, hlo: &[PathBuf], notes: &Notes)
 }
 
 /// The two idle stacks, per device in `--by device`.
-fn add_idle(acc: &GpuTime, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &mut Folded) {
+fn add_idle(acc: &Settled<'_>, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &mut Folded) {
     if !acc.has_modules() {
         return;
     }
     // Per device: module time, thunk time, first start, last end.
     let mut devices: BTreeMap<u32, (i64, i64, i64, i64)> = BTreeMap::new();
-    for ((device, program), s) in &acc.spans {
-        if !chosen.contains(program.as_str()) || s.module_ns == 0 {
+    for (&(device, program), s) in &acc.spans {
+        if !chosen.contains(program) || s.module_ns == 0 {
             continue;
         }
-        let d = devices.entry(*device).or_insert((0, 0, i64::MAX, i64::MIN));
+        let d = devices.entry(device).or_insert((0, 0, i64::MAX, i64::MIN));
         d.0 += s.module_ns;
         d.1 += s.thunk_ns;
         d.2 = d.2.min(s.start);

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::notes::Notes;
 use crate::source;
 use clap::ValueEnum;
-use gpu::{GpuMode, GpuOptions};
+use gpu::{GpuMode, GpuOptions, GpuTime};
 use stack::StackFolder;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Write};
@@ -67,11 +67,7 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
             folder.finish(&mut folded);
             return Ok(folded);
         }
-        By::Source => GpuMode::Source,
-        By::OpName => GpuMode::OpName,
-        By::Opcode => GpuMode::Opcode,
-        By::Module => GpuMode::Module,
-        By::Device => GpuMode::Device,
+        by => gpu_mode(by).expect("a GPU mode"),
     };
     if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
         return Err(Error::Usage(format!(
@@ -84,13 +80,31 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
         top_modules: options.top_modules,
         include_warmup: options.include_warmup,
     };
-    let mut hlo: Vec<PathBuf> = paths
+    let time = read_gpu_time(options, mode, inputs, notes)?;
+    gpu::fold(&time, &gpu_options, &hlo_sources(options, inputs), notes)
+}
+
+/// The sources of HLO dumps: the archives among the inputs, then `--hlo`.
+fn hlo_sources(options: &Options, inputs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut hlo: Vec<PathBuf> = inputs
         .iter()
         .filter(|p| source::is_archive(p))
         .cloned()
         .collect();
     hlo.extend(options.hlo.iter().cloned());
-    if mode.needs_hlo() && hlo.is_empty() {
+    hlo
+}
+
+/// The GPU time of `inputs` for folding by `mode`; an error where the mode needs HLO
+/// dumps and neither the inputs (archives, partial results) nor `--hlo` have them.
+fn read_gpu_time(
+    options: &Options,
+    mode: GpuMode,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<GpuTime> {
+    let time = gpu::read_gpu_time(inputs, &options.hlo, mode == GpuMode::Device, notes)?;
+    if mode.needs_hlo() && hlo_sources(options, inputs).is_empty() && !time.has_infos() {
         return Err(Error::Usage(format!(
             "--by {} needs the HLO dumps: pass the nsys-jax archives as inputs or with --hlo",
             options
@@ -100,8 +114,36 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
                 .get_name()
         )));
     }
-    let time = gpu::read_gpu_time(paths, &options.hlo, options.include_warmup, notes)?;
-    gpu::fold(&time, &gpu_options, &hlo, notes)
+    Ok(time)
+}
+
+/// The partial result of `inputs` for a GPU mode (`njx-flamefold --partial`): their
+/// aggregated GPU time and, for the modes that need them, what the HLO dumps say of each
+/// thunk, so the reduce step needs neither the archives nor the dumps.
+pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<GpuTime> {
+    let mode = gpu_mode(options.by).ok_or_else(|| {
+        Error::Usage(
+            "--partial is for the GPU modes (--by source, op-name, opcode, module, device): \
+             folded stacks of --by stack add up as they are"
+                .to_string(),
+        )
+    })?;
+    let mut time = read_gpu_time(options, mode, inputs, notes)?;
+    if mode.needs_hlo() {
+        time.attach_infos(&hlo_sources(options, inputs), notes)?;
+    }
+    Ok(time)
+}
+
+fn gpu_mode(by: By) -> Option<GpuMode> {
+    Some(match by {
+        By::Stack => return None,
+        By::Source => GpuMode::Source,
+        By::OpName => GpuMode::OpName,
+        By::Opcode => GpuMode::Opcode,
+        By::Module => GpuMode::Module,
+        By::Device => GpuMode::Device,
+    })
 }
 
 /// The unit of the counts written.
