@@ -1,7 +1,7 @@
 //! `njx-export`'s job: the records of any input, written as JSON Lines or CSV. Range and
 //! GPU-range records stream from the source layer one at a time; module and thunk records
-//! are derived from every profile at once ([`crate::executions`]), since warm-up and clock
-//! alignment are decided over all of them.
+//! are derived one input path per core at a time and written once warm-up and clock
+//! alignment, decided over all of them, are known ([`crate::executions::visit`]).
 
 use crate::error::Result;
 use crate::executions;
@@ -61,12 +61,22 @@ pub fn run(
             }
         }
         Table::Modules | Table::Thunks => {
-            let all = executions::load(inputs, &options.hlo, options.align, notes)?;
-            if options.table == Table::Modules {
-                all.modules.iter().try_for_each(|m| writer.write(m))?;
+            let want = if options.table == Table::Modules {
+                executions::Want::Modules
             } else {
-                all.thunks.iter().try_for_each(|t| writer.write(t))?;
-            }
+                executions::Want::Thunks
+            };
+            executions::visit(
+                inputs,
+                &options.hlo,
+                options.align,
+                want,
+                notes,
+                &mut |e| match e {
+                    executions::Execution::Module(m) => writer.write(&m),
+                    executions::Execution::Thunk(t) => writer.write(&t),
+                },
+            )?;
         }
     }
     writer.finish()

@@ -13,12 +13,13 @@
 //! holds one profile per core, not every rank.
 
 pub mod derive;
+mod spill;
 
 use crate::error::Result;
 use crate::hlo::{Dumps, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
-use crate::record::{Instance, Module, Thunk};
+use crate::record::{Module, Thunk};
 use crate::source::records::RecordStream;
 use crate::source::{self, Archive, ProfileTables, Profiles};
 use derive::{Comm, Derived, ProgramInfo};
@@ -49,33 +50,176 @@ pub type Corrections = BTreeMap<u32, f64>;
 /// exports. What was left out or corrected goes to `notes`.
 pub fn load(paths: &[PathBuf], hlo: &[PathBuf], align: bool, notes: &Notes) -> Result<Executions> {
     let mut all = Executions::default();
-    each(paths, hlo, notes, |part| {
-        all.modules.extend(part.modules);
-        all.thunks.extend(part.thunks);
-        all.compiled.extend(part.compiled);
+    visit(paths, hlo, align, Want::Both, notes, &mut |e| {
+        match e {
+            Execution::Module(m) => all.modules.push(m),
+            Execution::Thunk(t) => all.thunks.push(t),
+        }
         Ok(())
     })?;
-    // nsys-jax decides warm-up over everything it analyses at once: a program compiled in
-    // one profile, or communication in any, counts for all of them.
-    let has_comm = all.thunks.iter().any(|t| t.comm);
-    let mut warmup_notes = Vec::new();
-    derive::mark_warmup(
-        &mut all.modules,
-        &mut all.thunks,
-        &all.compiled,
-        has_comm,
-        &mut warmup_notes,
-    );
-    warmup_notes.into_iter().for_each(|n| notes.note(n));
-    if let Some(corrections) = align.then(|| align_clocks(&mut all)).flatten() {
-        for (device, ns) in &corrections {
-            notes.note(format!(
-                "clock alignment: device {device} corrected by {:+.6} ms",
-                -ns / 1e6 + 0.0
-            ));
+    Ok(all)
+}
+
+/// One execution record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Execution {
+    /// A module execution.
+    Module(Module),
+    /// A thunk execution.
+    Thunk(Thunk),
+}
+
+/// Which records [`visit`] hands over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Module executions.
+    Modules,
+    /// Thunk executions.
+    Thunks,
+    /// Both, every module's before every thunk's of the same input path.
+    Both,
+}
+
+/// Hands every execution of `paths` to `f`, as [`load`] would hold them (warm-up marked,
+/// clocks aligned when `align`), in the same order, without holding them: a first pass
+/// derives each input path's executions ([`each`]), keeps what the warm-up rule and the
+/// alignment need (programs, and the end times of the collectives over every device) and
+/// parks the records in a temporary file (TMPDIR); the second reads them back with the
+/// decisions applied. Memory holds one input path per core and the collectives' end
+/// times, not every rank.
+pub fn visit(
+    paths: &[PathBuf],
+    hlo: &[PathBuf],
+    align: bool,
+    want: Want,
+    notes: &Notes,
+    f: &mut dyn FnMut(Execution) -> Result<()>,
+) -> Result<()> {
+    let mut warmup = Warmup::default();
+    let mut alignment = Alignment::default();
+    let mut parked = spill::Spill::new()?;
+    each(paths, hlo, notes, |part| {
+        // nsys-jax decides warm-up over everything it analyses at once: a program
+        // compiled in one profile, or communication in any, counts for all of them.
+        warmup.add(&part);
+        if align {
+            alignment.add(&part.thunks);
+        }
+        parked.put(
+            if want == Want::Thunks {
+                &[]
+            } else {
+                &part.modules
+            },
+            if want == Want::Modules {
+                &[]
+            } else {
+                &part.thunks
+            },
+        )
+    })?;
+    let rule = warmup.rule();
+    if let Some(n) = rule.note() {
+        notes.note(n);
+    }
+    let corrections = if align { alignment.corrections() } else { None };
+    for (device, ns) in corrections.iter().flatten() {
+        notes.note(format!(
+            "clock alignment: device {device} corrected by {:+.6} ms",
+            -ns / 1e6 + 0.0
+        ));
+    }
+    let shift = |device: u32| {
+        corrections
+            .as_ref()
+            .and_then(|c| c.get(&device))
+            .map_or(0, |c| c.round() as i64)
+    };
+    parked.read(&mut |e| {
+        f(match e {
+            Execution::Module(mut m) => {
+                m.warmup = rule.module_is_warmup(&m.program, Phase::of_profile(m.execution));
+                m.start_ns -= shift(m.device);
+                Execution::Module(m)
+            }
+            Execution::Thunk(mut t) => {
+                t.warmup = rule.thunk_is_warmup(&t.program, Phase::of_profile(t.execution));
+                t.start_ns -= shift(t.device);
+                Execution::Thunk(t)
+            }
+        })
+    })
+}
+
+/// What clock alignment needs of the profiles read (nsys-jax's
+/// `align_profiler_data_timestamps`): the devices that communicate and the end times of
+/// the collectives with the largest group, per instance, in reading order.
+#[derive(Debug, Default)]
+pub struct Alignment {
+    devices: BTreeSet<u32>,
+    max_group: Option<u32>,
+    ends: HashMap<(String, u32, String, u32), Vec<(u32, i64)>>,
+}
+
+impl Alignment {
+    /// Takes in thunk executions.
+    pub fn add(&mut self, thunks: &[Thunk]) {
+        for t in thunks.iter().filter(|t| t.comm) {
+            self.devices.insert(t.device);
+            let Some(g) = t.group_size else { continue };
+            match self.max_group {
+                Some(m) if g < m => continue,
+                Some(m) if g == m => {}
+                _ => {
+                    self.max_group = Some(g);
+                    self.ends.clear();
+                }
+            }
+            let key = (
+                t.program.clone(),
+                t.execution,
+                t.name.clone(),
+                t.thunk_execution,
+            );
+            self.ends
+                .entry(key)
+                .or_default()
+                .push((t.device, t.start_ns + t.dur_ns + t.hidden_ns));
         }
     }
-    Ok(all)
+
+    /// On the collectives whose groups span every device, each device's clock is
+    /// corrected by the median over those collectives of how far its end time is from
+    /// the mean end time of all devices. `None` where alignment does not apply (one
+    /// device, or no collective over all devices).
+    pub fn corrections(&self) -> Option<Corrections> {
+        let max_group = self.max_group?;
+        if max_group < 2 || self.devices.len() != max_group as usize {
+            return None;
+        }
+        let mut skews: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for ends in self.ends.values() {
+            let mean = ends.iter().map(|&(_, e)| e as f64).sum::<f64>() / ends.len() as f64;
+            for &(d, e) in ends {
+                skews.entry(d).or_default().push(e as f64 - mean);
+            }
+        }
+        Some(
+            skews
+                .into_iter()
+                .map(|(d, mut s)| {
+                    s.sort_by(f64::total_cmp);
+                    let n = s.len();
+                    let median = if n % 2 == 1 {
+                        s[n / 2]
+                    } else {
+                        (s[n / 2 - 1] + s[n / 2]) / 2.0
+                    };
+                    (d, median)
+                })
+                .collect(),
+        )
+    }
 }
 
 /// Hands the executions of each input path (every profile of it) to `f`, in input order,
@@ -459,47 +603,13 @@ impl ProgramInfo for ArchivePrograms<'_, '_> {
     }
 }
 
-/// Aligns device clocks across profiles as nsys-jax's `align_profiler_data_timestamps`:
-/// on the collectives whose groups span every profiled device, each device's clock is
-/// corrected by the median over those collectives of how far its end time is from the
-/// mean end time of all devices. Returns the corrections, or `None` where alignment does
-/// not apply (one device, or no collective over all devices).
+/// Aligns device clocks across profiles as nsys-jax's `align_profiler_data_timestamps`
+/// ([`Alignment`]), shifting every execution's start. Returns the corrections, or `None`
+/// where alignment does not apply.
 pub fn align_clocks(all: &mut Executions) -> Option<Corrections> {
-    let comm: Vec<&Thunk> = all.thunks.iter().filter(|t| t.comm).collect();
-    let devices: HashSet<u32> = comm.iter().map(|t| t.device).collect();
-    let max_group = comm.iter().filter_map(|t| t.group_size).max()?;
-    if max_group < 2 || devices.len() != max_group as usize {
-        return None;
-    }
-    // End times (exposed + hidden) per collective instance.
-    // Collective instance → (device, end) of each device.
-    let mut instances: HashMap<Instance, Vec<(u32, i64)>> = HashMap::new();
-    for t in comm.iter().filter(|t| t.group_size == Some(max_group)) {
-        instances
-            .entry(t.instance())
-            .or_default()
-            .push((t.device, t.start_ns + t.dur_ns + t.hidden_ns));
-    }
-    let mut skews: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for ends in instances.values() {
-        let mean = ends.iter().map(|&(_, e)| e as f64).sum::<f64>() / ends.len() as f64;
-        for &(d, e) in ends {
-            skews.entry(d).or_default().push(e as f64 - mean);
-        }
-    }
-    let corrections: Corrections = skews
-        .into_iter()
-        .map(|(d, mut s)| {
-            s.sort_by(f64::total_cmp);
-            let n = s.len();
-            let median = if n % 2 == 1 {
-                s[n / 2]
-            } else {
-                (s[n / 2 - 1] + s[n / 2]) / 2.0
-            };
-            (d, median)
-        })
-        .collect();
+    let mut alignment = Alignment::default();
+    alignment.add(&all.thunks);
+    let corrections = alignment.corrections()?;
     let shift = |device: u32| corrections.get(&device).map_or(0, |c| c.round() as i64);
     for m in &mut all.modules {
         m.start_ns -= shift(m.device);
