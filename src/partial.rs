@@ -30,10 +30,10 @@ struct Out<'a, T> {
 }
 
 #[derive(Deserialize)]
-struct In<T> {
+struct In {
     njx_partial: String,
     version: u32,
-    data: T,
+    data: Box<serde_json::value::RawValue>,
 }
 
 /// Writes `data` as one partial result of `kind`.
@@ -64,7 +64,7 @@ pub fn read_either<P: DeserializeOwned, T: DeserializeOwned>(
     }
     let place = s.place.clone();
     let mut line = 0u64;
-    s.read(&mut |p: In<P>| {
+    s.read(&mut |p: In| {
         line += 1;
         if p.njx_partial != kind {
             return Err(Error::data(
@@ -86,7 +86,13 @@ pub fn read_either<P: DeserializeOwned, T: DeserializeOwned>(
                 ),
             ));
         }
-        partial(p.data)
+        let data = serde_json::from_str(p.data.get()).map_err(|e| {
+            Error::data(
+                format!("{place}:{line}"),
+                format!("bad partial result of kind `{kind}`: {e}"),
+            )
+        })?;
+        partial(data)
     })
     .map(drop)
 }

@@ -158,8 +158,11 @@ pub fn visit(
 pub struct Alignment {
     devices: BTreeSet<u32>,
     max_group: Option<u32>,
-    ends: HashMap<(String, u32, String, u32), Vec<(u32, i64)>>,
+    ends: HashMap<InstanceKey, Vec<(u32, i64)>>,
 }
+
+/// A collective instance: (program, execution, thunk, thunk execution).
+type InstanceKey = (String, u32, String, u32);
 
 impl Alignment {
     /// Takes in thunk executions.
@@ -403,7 +406,7 @@ impl Rule<'_> {
     /// The warning when profiles have module executions but none in steady state.
     pub fn note(&self) -> Option<String> {
         let m = &self.warmup.modules;
-        (!(m.early.is_empty() && !m.later) && !self.steady_modules).then(|| {
+        ((!m.early.is_empty() || m.later) && !self.steady_modules).then(|| {
             "no steady-state execution identified: every execution counts as steady state; \
              profile more iterations"
                 .to_string()

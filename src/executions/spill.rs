@@ -281,7 +281,7 @@ mod tests {
         };
         let mut spill = Spill::new().unwrap();
         spill
-            .put(&[m.clone()], &[t.clone(), plain.clone()])
+            .put(std::slice::from_ref(&m), &[t.clone(), plain.clone()])
             .unwrap();
         spill.put(&[], &[]).unwrap();
         spill.put(&[m.clone(), m.clone()], &[]).unwrap();

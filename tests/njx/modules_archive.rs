@@ -1100,3 +1100,142 @@ fn nsys_jax_applies_the_warmup_rule_across_all_ranks() {
         assert_eq!(m["warmup"], k < 2, "{m}");
     }
 }
+
+// ---------------------------------------------------------------- map/reduce
+
+/// Runs `tool args…` with `stdin`, which must succeed; returns stdout.
+fn ok_stdin(tool: &str, args: &[&str], stdin: &[u8]) -> String {
+    let out = run(tool, args, stdin);
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed: {}",
+        stderr(&out)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Each analysis' partial results of one rank at a time, reduced in any order and
+/// grouping, give exactly its answer over both ranks. Only rank 0 profiled program 7's
+/// compilation: rank 1 alone would count its execution 1 as steady state, so warm-up
+/// must be decided over every partial, not per rank.
+#[test]
+fn partials_of_each_rank_reduce_to_the_answer_of_both() {
+    let dir = tempdir();
+    let r0 = archive(dir.path(), 0, NORMAL);
+    let r1 = archive(
+        dir.path(),
+        1,
+        Opts {
+            compiled: false,
+            autotuner: true,
+            ..NORMAL
+        },
+    );
+    let jobs: Vec<(&str, Vec<&str>)> = vec![
+        ("njx-modules", vec!["--format", "json"]),
+        ("njx-modules", vec!["--format", "json", "--include-warmup"]),
+        (
+            "njx-modules",
+            vec!["--format", "json", "--include-autotuning"],
+        ),
+        ("njx-collectives", vec!["--format", "json"]),
+        (
+            "njx-collectives",
+            vec!["--format", "json", "--include-warmup"],
+        ),
+        ("njx-flamefold", vec!["--by", "module"]),
+        ("njx-flamefold", vec!["--by", "device", "--include-warmup"]),
+        ("njx-flamefold", vec!["--by", "op-name"]),
+        ("njx-flamefold", vec!["--by", "source"]),
+    ];
+    for (tool, flags) in jobs {
+        let with = |extra: &[&str]| -> Vec<String> {
+            let mut a: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+            a.extend(extra.iter().map(|s| s.to_string()));
+            a
+        };
+        let ok = |tool: &str, args: &[String]| -> String {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            ok(tool, &args)
+        };
+        let direct = ok(tool, &with(&[&r0, &r1]));
+        assert!(!direct.is_empty(), "{tool} {flags:?}: an answer to compare");
+        // Map: one partial per rank (the --by of the flame graphs travels with them).
+        let map_flags: Vec<&str> = flags
+            .iter()
+            .copied()
+            .filter(|f| !f.starts_with("--include") && *f != "--format" && *f != "json")
+            .collect();
+        let part = |rank: &str| -> String {
+            let mut a: Vec<String> = map_flags.iter().map(|s| s.to_string()).collect();
+            a.extend(["--partial".to_string(), rank.to_string()]);
+            let p = ok(tool, &a);
+            assert_eq!(p.lines().count(), 1, "{tool}: one JSON line per partial");
+            assert!(p.starts_with("{\"njx_partial\":"), "{p}");
+            p
+        };
+        let (p0, p1) = (part(&r0), part(&r1));
+        let f0 = write(dir.path(), "p0.part", p0.as_bytes());
+        let f1 = write(dir.path(), "p1.part", p1.as_bytes());
+        // Reduce: files in either order, and concatenated on stdin.
+        assert_eq!(ok(tool, &with(&[&f0, &f1])), direct, "{tool} {flags:?}");
+        assert_eq!(ok(tool, &with(&[&f1, &f0])), direct, "{tool} {flags:?}");
+        let cat = format!("{p1}{p0}");
+        assert_eq!(
+            ok_stdin(tool, &flags, cat.as_bytes()),
+            direct,
+            "{tool} {flags:?}"
+        );
+        // A partial of partials, merged with nothing else, is the same partial result.
+        let mut a: Vec<String> = map_flags.iter().map(|s| s.to_string()).collect();
+        a.extend(["--partial".to_string(), f0.clone(), f1.clone()]);
+        let both = write(dir.path(), "both.part", ok(tool, &a).as_bytes());
+        assert_eq!(ok(tool, &with(&[&both])), direct, "{tool} {flags:?}");
+    }
+    // Warm-up over both ranks: 4 steady executions of jit_step, where rank 1 alone
+    // would count 3 (its executions 1–3).
+    let lines = json_lines(&ok("njx-modules", &["--format", "json", &r0, &r1]));
+    assert_eq!(summary_of(&lines, FP)["executions"], 4, "{lines:?}");
+    let lines = json_lines(&ok("njx-modules", &["--format", "json", &r1]));
+    assert_eq!(summary_of(&lines, FP)["executions"], 3, "{lines:?}");
+}
+
+#[test]
+fn a_partial_of_another_kind_or_version_is_an_error_naming_its_line() {
+    let dir = tempdir();
+    let r0 = archive(dir.path(), 0, NORMAL);
+    let modules = ok("njx-modules", &["--partial", &r0]);
+    let collectives = ok("njx-collectives", &["--partial", &r0]);
+    let mixed = write(
+        dir.path(),
+        "mixed.part",
+        format!("{modules}{collectives}").as_bytes(),
+    );
+    let out = run("njx-modules", &[&mixed], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("mixed.part:2"), "{err}");
+    assert!(err.contains("`collectives`, not `modules`"), "{err}");
+    let future = write(
+        dir.path(),
+        "future.part",
+        modules
+            .replace("\"version\":1", "\"version\":99")
+            .as_bytes(),
+    );
+    let out = run("njx-modules", &[&future], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("future.part:1"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("version 99"), "{}", stderr(&out));
+    // Flame graphs: partials of --by device and of another --by do not mix.
+    let dev = write(
+        dir.path(),
+        "dev.part",
+        ok("njx-flamefold", &["--by", "device", "--partial", &r0]).as_bytes(),
+    );
+    let out = run("njx-flamefold", &["--by", "module", &dev], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--by device"), "{}", stderr(&out));
+    let out = run("njx-flamefold", &["--partial", &r0], b"");
+    assert_ne!(out.status.code(), Some(0), "--by stack has no partial");
+}
