@@ -28,6 +28,7 @@ use crate::notes::Notes;
 use crate::output::{Format, RecordWriter, write_table};
 use crate::partial;
 use crate::record::Thunk;
+use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -502,38 +503,33 @@ pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<
 /// profiles read one input path at a time through [`executions::each`] (no time in the
 /// report depends on clock alignment: only durations and each device's own spans).
 pub fn aggregate(inputs: &[PathBuf], notes: &Notes) -> Result<Partial> {
-    let (mut acc, mut records) = (Partial::default(), Partial::default());
-    let mut parts = Vec::new();
-    executions::stream(
-        inputs,
-        "thunks",
-        &[],
-        notes,
-        &mut |s| {
-            partial::read_either(
-                s,
-                PARTIAL,
-                &mut |p: Partial| {
-                    parts.push(p);
-                    Ok(())
-                },
-                &mut |t: Thunk| {
-                    records.add_record(&t);
-                    Ok(())
-                },
-            )
-        },
-        &mut |part| {
-            acc.add_profile(&part);
+    partial::aggregate(inputs, &[], notes, Partial::default)
+}
+
+impl partial::Aggregate for Partial {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "thunks";
+
+    fn add_records(&mut self, s: RecordStream) -> Result<()> {
+        s.read(&mut |t: Thunk| {
+            self.add_record(&t);
             Ok(())
-        },
-    )?;
-    acc.merge(records);
-    parts.into_iter().for_each(|p| acc.merge(p));
-    if let Some(n) = acc.warmup.rule().note() {
-        notes.note(n);
+        })
+        .map(drop)
     }
-    Ok(acc)
+
+    fn add_profile(&mut self, part: &Executions) {
+        Partial::add_profile(self, part);
+    }
+
+    fn merge(&mut self, other: Self) -> Result<()> {
+        Partial::merge(self, other);
+        Ok(())
+    }
+
+    fn warmup(&self) -> &Warmup {
+        &self.warmup
+    }
 }
 
 /// The report (or the collective records) of `inputs`, written to `out`.

@@ -1,11 +1,12 @@
 //! The steady-state summary of module executions per program (`njx-modules`).
 
 use crate::error::{Error, Result};
-use crate::executions::{self, Executions, Phase, Warmup};
+use crate::executions::{Executions, Phase, Warmup};
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter, write_table};
 use crate::partial;
 use crate::record::Module;
+use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -154,18 +155,9 @@ impl Partial {
         }
     }
 
-    /// The summary per program, largest total first; the warm-up warning, if any, to
-    /// `notes`.
-    pub fn summary(
-        &self,
-        include_warmup: bool,
-        include_autotuning: bool,
-        notes: &Notes,
-    ) -> Vec<ProgramSummary> {
+    /// The summary per program, largest total first.
+    pub fn summary(&self, include_warmup: bool, include_autotuning: bool) -> Vec<ProgramSummary> {
         let rule = self.warmup.rule();
-        if let Some(n) = rule.note() {
-            notes.note(n);
-        }
         let mut acc: BTreeMap<&str, Acc> = BTreeMap::new();
         for ((program, phase), a) in &self.programs {
             if (!include_warmup && rule.module_is_warmup(program, *phase))
@@ -211,7 +203,7 @@ pub fn summarise(
 ) -> Vec<ProgramSummary> {
     let mut acc = Partial::default();
     modules.into_iter().for_each(|m| acc.add_record(&m));
-    acc.summary(include_warmup, include_autotuning, &Notes::kept())
+    acc.summary(include_warmup, include_autotuning)
 }
 
 fn ms(ns: f64) -> String {
@@ -219,38 +211,36 @@ fn ms(ns: f64) -> String {
 }
 
 /// The aggregate of the module executions of `inputs`: module records, partial results,
-/// or profiles read one input path at a time through [`executions::each`].
+/// or profiles ([`partial::aggregate`]; durations do not depend on clocks, so no
+/// alignment is needed).
 pub fn read(inputs: &[PathBuf], notes: &Notes) -> Result<Partial> {
-    // Durations do not depend on clocks: no alignment needed.
-    let (mut acc, mut records) = (Partial::default(), Partial::default());
-    let mut parts = Vec::new();
-    executions::stream(
-        inputs,
-        "modules",
-        &[],
-        notes,
-        &mut |s| {
-            partial::read_either(
-                s,
-                PARTIAL,
-                &mut |p: Partial| {
-                    parts.push(p);
-                    Ok(())
-                },
-                &mut |m: Module| {
-                    records.add_record(&m);
-                    Ok(())
-                },
-            )
-        },
-        &mut |part| {
-            acc.add_profile(&part);
+    partial::aggregate(inputs, &[], notes, Partial::default)
+}
+
+impl partial::Aggregate for Partial {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "modules";
+
+    fn add_records(&mut self, s: RecordStream) -> Result<()> {
+        s.read(&mut |m: Module| {
+            self.add_record(&m);
             Ok(())
-        },
-    )?;
-    acc.merge(records);
-    parts.into_iter().for_each(|p| acc.merge(p));
-    Ok(acc)
+        })
+        .map(drop)
+    }
+
+    fn add_profile(&mut self, part: &Executions) {
+        Partial::add_profile(self, part);
+    }
+
+    fn merge(&mut self, other: Self) -> Result<()> {
+        Partial::merge(self, other);
+        Ok(())
+    }
+
+    fn warmup(&self) -> &Warmup {
+        &self.warmup
+    }
 }
 
 /// The summary of the module executions of `inputs` (see [`read`]).
@@ -259,7 +249,7 @@ pub fn summary(
     inputs: &[PathBuf],
     notes: &Notes,
 ) -> Result<Vec<ProgramSummary>> {
-    Ok(read(inputs, notes)?.summary(options.include_warmup, options.include_autotuning, notes))
+    Ok(read(inputs, notes)?.summary(options.include_warmup, options.include_autotuning))
 }
 
 /// The summary of `inputs`, written to `out`.

@@ -12,10 +12,13 @@
 //! tools, not for keeping.
 
 use crate::error::{Error, Result};
+use crate::executions::{self, Executions, Warmup};
+use crate::notes::Notes;
 use crate::source::records::{RecordStream, TextKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
+use std::path::PathBuf;
 
 /// The field naming a line as a partial result, and its kind.
 pub const FIELD: &str = "njx_partial";
@@ -51,17 +54,71 @@ pub fn write<T: Serialize>(out: &mut dyn Write, kind: &str, data: &T) -> Result<
     out.flush().map_err(Error::Output)
 }
 
-/// Reads a record stream that holds either partial results of `kind` (each handed to
-/// `partial`) or records (each handed to `record`).
-pub fn read_either<P: DeserializeOwned, T: DeserializeOwned>(
-    mut s: RecordStream,
+/// An analysis' aggregate of any number of inputs: what it needs to answer, built from
+/// records, profiles' executions and other aggregates, merged exactly in any order.
+pub trait Aggregate: Sized + DeserializeOwned {
+    /// The kind of its partial results.
+    const KIND: &'static str;
+    /// The records it reads (`njx-export --table …`), for messages.
+    const TABLE: &'static str;
+    /// Adds the records of one stream (records, not partial results).
+    fn add_records(&mut self, s: RecordStream) -> Result<()>;
+    /// Adds the executions of one input path.
+    fn add_profile(&mut self, part: &Executions);
+    /// Merges another aggregate in.
+    fn merge(&mut self, other: Self) -> Result<()>;
+    /// What it knows for the warm-up rule.
+    fn warmup(&self) -> &Warmup;
+}
+
+/// The aggregate of `inputs`: record streams (records, or partial results of `A::KIND`),
+/// then profiles read one input path per core at a time ([`executions::stream`], HLO
+/// dumps also from `hlo`). `empty` makes an empty aggregate. The warm-up warning, if
+/// any, goes to `notes`.
+pub fn aggregate<A: Aggregate>(
+    inputs: &[PathBuf],
+    hlo: &[PathBuf],
+    notes: &Notes,
+    empty: impl Fn() -> A,
+) -> Result<A> {
+    let (mut acc, mut records) = (empty(), empty());
+    let mut parts = Vec::new();
+    executions::stream(
+        inputs,
+        A::TABLE,
+        hlo,
+        notes,
+        &mut |mut s| {
+            if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
+                read_partials(s, A::KIND, &mut |p: A| {
+                    parts.push(p);
+                    Ok(())
+                })
+            } else {
+                records.add_records(s)
+            }
+        },
+        &mut |part| {
+            acc.add_profile(&part);
+            Ok(())
+        },
+    )?;
+    acc.merge(records)?;
+    for p in parts {
+        acc.merge(p)?;
+    }
+    if let Some(n) = acc.warmup().rule().note() {
+        notes.note(n);
+    }
+    Ok(acc)
+}
+
+/// Reads the partial results of `kind` in `s`, handing each to `partial`.
+fn read_partials<P: DeserializeOwned>(
+    s: RecordStream,
     kind: &str,
     partial: &mut dyn FnMut(P) -> Result<()>,
-    record: &mut dyn FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    if s.kind != TextKind::JsonLines || !s.first_line_has(&format!("\"{FIELD}\""))? {
-        return s.read(record).map(drop);
-    }
     let place = s.place.clone();
     let mut line = 0u64;
     s.read(&mut |p: In| {

@@ -68,7 +68,7 @@ pub fn run(args: &Args) -> Result<()> {
         let mut out = open_output(args.io.output())?;
         return crate::partial::write(&mut out, crate::modules::PARTIAL, &acc);
     }
-    let summary = acc.summary(options.include_warmup, options.include_autotuning, &notes);
+    let summary = acc.summary(options.include_warmup, options.include_autotuning);
     // The output is created once the inputs have been read.
     let mut out = open_output(args.io.output())?;
     crate::modules::write(options.format, &summary, &mut out)

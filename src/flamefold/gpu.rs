@@ -24,13 +24,14 @@
 
 use super::Folded;
 use crate::error::Result;
-use crate::executions::{self, Executions, Phase, Warmup};
+use crate::executions::{Executions, Phase, Warmup};
 use crate::hlo::{Dumps, HloModule, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
 use crate::partial;
 use crate::record::{Module, Thunk};
 use crate::source;
+use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -245,10 +246,9 @@ impl GpuTime {
         }
     }
 
-    /// Merges another aggregate in.
+    /// Merges another aggregate in (of the same `by_device`).
     pub fn merge(&mut self, other: GpuTime) {
         self.warmup.merge(other.warmup);
-        self.by_device |= other.by_device;
         for (k, p) in other.programs {
             self.programs.entry(k).or_default().merge(&p);
         }
@@ -405,56 +405,48 @@ pub fn read_gpu_time(
     by_device: bool,
     notes: &Notes,
 ) -> Result<GpuTime> {
-    let (mut acc, mut records) = (GpuTime::new(by_device), GpuTime::new(by_device));
-    let mut parts = Vec::new();
     // Clock alignment shifts each device as a whole: no time here depends on it.
-    executions::stream(
-        paths,
-        "modules|thunks",
-        hlo,
-        notes,
-        &mut |mut s| {
-            if s.first_line_has("thunk_execution")? {
-                s.read(&mut |t: Thunk| {
-                    records.add_thunk(&t);
-                    Ok(())
-                })?;
-            } else {
-                partial::read_either(
-                    s,
-                    PARTIAL,
-                    &mut |p: GpuTime| {
-                        parts.push(p);
-                        Ok(())
-                    },
-                    &mut |m: Module| {
-                        records.add_module(&m);
-                        Ok(())
-                    },
-                )?;
-            }
-            Ok(())
-        },
-        &mut |part| {
-            acc.add_profile(&part);
-            Ok(())
-        },
-    )?;
-    acc.merge(records);
-    for p in parts {
-        if p.by_device != by_device {
+    partial::aggregate(paths, hlo, notes, || GpuTime::new(by_device))
+}
+
+impl partial::Aggregate for GpuTime {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "modules|thunks";
+
+    fn add_records(&mut self, mut s: RecordStream) -> Result<()> {
+        if s.first_line_has("thunk_execution")? {
+            s.read(&mut |t: Thunk| {
+                self.add_thunk(&t);
+                Ok(())
+            })
+        } else {
+            s.read(&mut |m: Module| {
+                self.add_module(&m);
+                Ok(())
+            })
+        }
+        .map(drop)
+    }
+
+    fn add_profile(&mut self, part: &Executions) {
+        GpuTime::add_profile(self, part);
+    }
+
+    fn merge(&mut self, other: Self) -> Result<()> {
+        if other.by_device != self.by_device {
             return Err(crate::error::Error::Usage(
                 "partial results written with and without --by device cannot be merged: \
                  write them with the same --by"
                     .to_string(),
             ));
         }
-        acc.merge(p);
+        GpuTime::merge(self, other);
+        Ok(())
     }
-    if let Some(n) = acc.warmup.rule().note() {
-        notes.note(n);
+
+    fn warmup(&self) -> &Warmup {
+        &self.warmup
     }
-    Ok(acc)
 }
 
 /// What the HLO says about one thunk: its opcode and, for its instruction and those of
