@@ -196,10 +196,12 @@ impl GpuTime {
 
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
         self.thunks_read += 1;
-        self.programs
-            .entry((t.program.clone(), phase))
-            .or_default()
-            .thunk_ns += t.dur_ns;
+        let p = self.programs.entry((t.program.clone(), phase)).or_default();
+        // Module records name the program; thunk records do too (their module).
+        if p.name.is_empty() || t.module < p.name {
+            p.name.clone_from(&t.module);
+        }
+        p.thunk_ns += t.dur_ns;
         self.spans
             .entry((t.device, t.program.clone(), phase))
             .or_default()

@@ -1192,6 +1192,15 @@ fn partials_of_each_rank_reduce_to_the_answer_of_both() {
         let both = write(dir.path(), "both.part", ok(tool, &a).as_bytes());
         assert_eq!(ok(tool, &with(&[&both])), direct, "{tool} {flags:?}");
     }
+    // Thunk records alone name each program by its module.
+    let thunks = ok("njx-export", &["--table", "thunks", &r0, &r1]);
+    let folded = ok_stdin("njx-flamefold", &["--by", "module"], thunks.as_bytes());
+    assert!(
+        folded
+            .lines()
+            .all(|l| l.contains(&format!("jit_step ({FP})")) || l.contains("extracted (unknown)")),
+        "{folded}"
+    );
     // Warm-up over both ranks: 4 steady executions of jit_step, where rank 1 alone
     // would count 3 (its executions 1–3).
     let lines = json_lines(&ok("njx-modules", &["--format", "json", &r0, &r1]));
