@@ -22,7 +22,7 @@ if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
     apt-get install -y --no-install-recommends slurm-wlm munge > /dev/null
 fi
 
-work=$(mktemp -d /tmp/njx-slurm.XXXXXX)
+work=$(mktemp -d -t njx-slurm.XXXXXX)
 chmod 755 "$work"
 pids=()
 cleanup() {
