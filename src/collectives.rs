@@ -294,46 +294,6 @@ impl Partial {
         self.add(t, Phase::of_record(t.warmup));
     }
 
-    /// Adds the thunk executions of one profile (warm-up decided at the end).
-    pub fn add_profile(&mut self, part: &Executions) {
-        self.warmup.add(part);
-        for t in &part.thunks {
-            self.add(t, Phase::of_profile(t.execution));
-        }
-    }
-
-    /// Merges another partial in.
-    pub fn merge(&mut self, other: Partial) {
-        self.warmup.merge(other.warmup);
-        for (k, i) in other.instances {
-            match self.instances.get_mut(&k) {
-                Some(mine) => mine.merge(&i),
-                None => {
-                    self.instances.insert(k, i);
-                }
-            }
-        }
-        for (k, (h, f)) in other.hidden {
-            let e = self.hidden.entry(k).or_default();
-            e.0 += h;
-            e.1 += f;
-        }
-        for (k, (s, e)) in other.spans {
-            let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));
-            span.0 = span.0.min(s);
-            span.1 = span.1.max(e);
-        }
-        for (program, name) in other.names {
-            let n = self.names.entry(program).or_insert_with(|| name.clone());
-            if name < *n {
-                *n = name;
-            }
-        }
-        for (k, n) in other.taking_part {
-            *self.taking_part.entry(k).or_default() += n;
-        }
-    }
-
     /// Whether any communication counts (initialisation left out unless
     /// `include_warmup`).
     fn has_comm(&self, include_warmup: bool) -> bool {
@@ -519,11 +479,41 @@ impl partial::Aggregate for Partial {
     }
 
     fn add_profile(&mut self, part: &Executions) {
-        Partial::add_profile(self, part);
+        self.warmup.add(part);
+        for t in &part.thunks {
+            self.add(t, Phase::of_profile(t.execution));
+        }
     }
 
     fn merge(&mut self, other: Self) -> Result<()> {
-        Partial::merge(self, other);
+        self.warmup.merge(other.warmup);
+        for (k, i) in other.instances {
+            match self.instances.get_mut(&k) {
+                Some(mine) => mine.merge(&i),
+                None => {
+                    self.instances.insert(k, i);
+                }
+            }
+        }
+        for (k, (h, f)) in other.hidden {
+            let e = self.hidden.entry(k).or_default();
+            e.0 += h;
+            e.1 += f;
+        }
+        for (k, (s, e)) in other.spans {
+            let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));
+            span.0 = span.0.min(s);
+            span.1 = span.1.max(e);
+        }
+        for (program, name) in other.names {
+            let n = self.names.entry(program).or_insert_with(|| name.clone());
+            if name < *n {
+                *n = name;
+            }
+        }
+        for (k, n) in other.taking_part {
+            *self.taking_part.entry(k).or_default() += n;
+        }
         Ok(())
     }
 

@@ -139,22 +139,6 @@ impl Partial {
         self.add(m, Phase::of_record(m.warmup));
     }
 
-    /// Adds the module executions of one profile (warm-up decided at the end).
-    pub fn add_profile(&mut self, part: &Executions) {
-        self.warmup.add(part);
-        for m in &part.modules {
-            self.add(m, Phase::of_profile(m.execution));
-        }
-    }
-
-    /// Merges another partial in.
-    pub fn merge(&mut self, other: Partial) {
-        self.warmup.merge(other.warmup);
-        for (k, a) in other.programs {
-            self.programs.entry(k).or_default().merge(&a);
-        }
-    }
-
     /// The summary per program, largest total first.
     pub fn summary(&self, include_warmup: bool, include_autotuning: bool) -> Vec<ProgramSummary> {
         let rule = self.warmup.rule();
@@ -230,11 +214,17 @@ impl partial::Aggregate for Partial {
     }
 
     fn add_profile(&mut self, part: &Executions) {
-        Partial::add_profile(self, part);
+        self.warmup.add(part);
+        for m in &part.modules {
+            self.add(m, Phase::of_profile(m.execution));
+        }
     }
 
     fn merge(&mut self, other: Self) -> Result<()> {
-        Partial::merge(self, other);
+        self.warmup.merge(other.warmup);
+        for (k, a) in other.programs {
+            self.programs.entry(k).or_default().merge(&a);
+        }
         Ok(())
     }
 

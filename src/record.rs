@@ -148,19 +148,3 @@ pub struct Thunk {
     /// Message size, NCCL's conventions.
     pub message_bytes: Option<u64>,
 }
-
-/// One instance of a thunk across devices: (program, execution, thunk, thunk execution).
-/// A collective's devices each record the same instance.
-pub type Instance<'a> = (&'a str, u32, &'a str, u32);
-
-impl Thunk {
-    /// The instance this execution belongs to.
-    pub fn instance(&self) -> Instance<'_> {
-        (
-            &self.program,
-            self.execution,
-            &self.name,
-            self.thunk_execution,
-        )
-    }
-}

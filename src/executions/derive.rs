@@ -405,12 +405,12 @@ pub fn mark_warmup(
         has_comm,
         ..Default::default()
     };
-    for m in modules.iter() {
-        warmup.modules.add(&m.program, m.execution);
-    }
-    for t in thunks.iter() {
-        warmup.thunks.add(&t.program, t.execution);
-    }
+    warmup
+        .modules
+        .add(modules.iter().map(|m| (m.program.as_str(), m.execution)));
+    warmup
+        .thunks
+        .add(thunks.iter().map(|t| (t.program.as_str(), t.execution)));
     let rule = warmup.rule();
     notes.extend(rule.note());
     let phase = super::Phase::of_profile;

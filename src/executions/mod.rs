@@ -316,11 +316,16 @@ pub struct Early {
 }
 
 impl Early {
-    fn add(&mut self, program: &str, execution: u32) {
-        if execution >= 2 {
-            self.later = true;
-        } else if !self.early.contains(&(program.to_string(), execution)) {
-            self.early.insert((program.to_string(), execution));
+    /// Takes in the (program, execution) of every execution read, each distinct early
+    /// pair copied once.
+    fn add<'a>(&mut self, executions: impl Iterator<Item = (&'a str, u32)>) {
+        let mut seen: HashSet<(&str, u32)> = HashSet::new();
+        for (program, execution) in executions {
+            if execution >= 2 {
+                self.later = true;
+            } else if seen.insert((program, execution)) {
+                self.early.insert((program.to_string(), execution));
+            }
         }
     }
 }
@@ -330,12 +335,16 @@ impl Warmup {
     pub fn add(&mut self, part: &Executions) {
         self.compiled.extend(part.compiled.iter().cloned());
         self.has_comm |= part.thunks.iter().any(|t| t.comm);
-        for m in &part.modules {
-            self.modules.add(&m.program, m.execution);
-        }
-        for t in &part.thunks {
-            self.thunks.add(&t.program, t.execution);
-        }
+        self.modules.add(
+            part.modules
+                .iter()
+                .map(|m| (m.program.as_str(), m.execution)),
+        );
+        self.thunks.add(
+            part.thunks
+                .iter()
+                .map(|t| (t.program.as_str(), t.execution)),
+        );
     }
 
     /// Takes in another's (of other profiles).
