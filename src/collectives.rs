@@ -478,14 +478,15 @@ impl partial::Aggregate for Partial {
         .map(drop)
     }
 
-    fn add_profile(&mut self, part: &Executions) {
+    fn add_profile(&mut self, part: &Executions, _: &Notes) -> Result<()> {
         self.warmup.add(part);
         for t in &part.thunks {
             self.add(t, Phase::of_profile(t.execution));
         }
+        Ok(())
     }
 
-    fn merge(&mut self, other: Self) -> Result<()> {
+    fn merge(&mut self, other: Self, _: &Notes) -> Result<()> {
         self.warmup.merge(other.warmup);
         for (k, i) in other.instances {
             match self.instances.get_mut(&k) {

@@ -8,6 +8,12 @@
 //! worker range's start to the last one's end, less what the compiling thread itself did
 //! then) is shared among the worker ranges in proportion to their self times. Each
 //! compilation therefore adds up to exactly its wall time, never more.
+//!
+//! Per compilation, every compilation's breakdown is held (they are sorted by profile and
+//! start before writing). With `--total`, each is added to the totals as its tree
+//! completes and dropped: memory follows the distinct names, not the compilations or
+//! ranks, and the sums are exact ([`ExactSum`]), so they do not depend on the order in
+//! which the trees complete.
 
 use crate::error::{Error, Result};
 use crate::notes::Notes;
@@ -17,7 +23,7 @@ use crate::record::Range;
 use crate::source;
 use clap::ValueEnum;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -185,8 +191,112 @@ fn sorted(acc: HashMap<String, f64>) -> Vec<(String, f64)> {
     parts
 }
 
-/// Reads every input and returns its compilations, in profile and start order.
-pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Compilation>> {
+/// A sum of `f64`s that is exact until it is read, then rounded once: the result is the
+/// correctly rounded sum whatever the order of the terms (Shewchuk's non-overlapping
+/// partials, "Adaptive Precision Floating-Point Arithmetic", 1997, as Python's
+/// `math.fsum` uses them). The terms must be finite.
+#[derive(Debug, Clone, Default)]
+pub struct ExactSum {
+    /// Non-overlapping, increasing in magnitude; their exact sum is the sum so far.
+    partials: Vec<f64>,
+}
+
+impl ExactSum {
+    /// Adds `x` exactly.
+    pub fn add(&mut self, mut x: f64) {
+        let mut kept = 0;
+        for j in 0..self.partials.len() {
+            let mut y = self.partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            // hi + lo == x + y exactly (|x| >= |y|).
+            let hi = x + y;
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                self.partials[kept] = lo;
+                kept += 1;
+            }
+            x = hi;
+        }
+        self.partials.truncate(kept);
+        self.partials.push(x);
+    }
+
+    /// The sum, correctly rounded (ties to even).
+    pub fn value(&self) -> f64 {
+        let p = &self.partials;
+        let Some(&last) = p.last() else {
+            return 0.0;
+        };
+        let (mut hi, mut lo) = (last, 0.0);
+        let mut n = p.len() - 1;
+        // From the largest partial down, until the rounding error is not zero.
+        while n > 0 {
+            n -= 1;
+            let (x, y) = (hi, p[n]);
+            hi = x + y;
+            lo = y - (hi - x);
+            if lo != 0.0 {
+                break;
+            }
+        }
+        // Half-way cases: the partials below decide the direction of the rounding.
+        if n > 0 && ((lo < 0.0 && p[n - 1] < 0.0) || (lo > 0.0 && p[n - 1] > 0.0)) {
+            let y = lo * 2.0;
+            let x = hi + y;
+            if y == x - hi {
+                hi = x;
+            }
+        }
+        hi
+    }
+}
+
+/// The totals over every compilation (`--total`).
+#[derive(Debug, Clone, Default)]
+pub struct Total {
+    /// Time per name.
+    parts: HashMap<String, ExactSum>,
+    /// Wall time of all compilations.
+    wall_ns: i64,
+    compilations: usize,
+    profiles: BTreeSet<Arc<str>>,
+}
+
+impl Total {
+    /// Adds one compilation.
+    pub fn add(&mut self, c: &Compilation) {
+        for (k, v) in &c.parts {
+            match self.parts.get_mut(k) {
+                Some(sum) => sum.add(*v),
+                None => {
+                    let mut sum = ExactSum::default();
+                    sum.add(*v);
+                    self.parts.insert(k.clone(), sum);
+                }
+            }
+        }
+        self.wall_ns += c.wall_ns;
+        self.compilations += 1;
+        if !self.profiles.contains(&c.profile) {
+            self.profiles.insert(Arc::clone(&c.profile));
+        }
+    }
+}
+
+/// What is reported: every compilation, or the totals.
+#[derive(Debug, Clone)]
+pub enum Report {
+    /// Every compilation, in profile and start order.
+    Compilations(Vec<Compilation>),
+    /// The totals (`--total`).
+    Total(Total),
+}
+
+/// Reads every input: its compilations, in profile and start order, or with `--total`
+/// their totals.
+pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Report> {
     let by = options.by.unwrap_or(if options.total {
         Group::Name
     } else {
@@ -198,8 +308,15 @@ pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<V
     filters.add_xla_compile();
     let mut builder = TreeBuilder::new(filters);
     let mut compilations = Vec::new();
+    let mut total = Total::default();
     let mut sink = |forest: Vec<Range>| -> Result<()> {
-        compilations.extend(attribute(&forest, &key_of));
+        for c in attribute(&forest, &key_of) {
+            if options.total {
+                total.add(&c);
+            } else {
+                compilations.push(c);
+            }
+        }
         Ok(())
     };
     for path in inputs {
@@ -208,9 +325,12 @@ pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<V
         })?;
     }
     builder.finish(&mut sink)?;
+    if options.total {
+        return Ok(Report::Total(total));
+    }
     compilations
         .sort_by(|a, b| (&a.profile, a.start_ns, a.id).cmp(&(&b.profile, b.start_ns, b.id)));
-    Ok(compilations)
+    Ok(Report::Compilations(compilations))
 }
 
 /// The rows to show of a sorted breakdown: `--top` and `--threshold` applied.
@@ -282,23 +402,26 @@ pub fn run(
     notes: &Notes,
 ) -> Result<()> {
     options.check()?;
-    let compilations = collect(options, inputs, notes)?;
-    write(options, &compilations, out)
+    let report = collect(options, inputs, notes)?;
+    write(options, &report, out)
 }
 
-/// Writes the report of `compilations` (from [`collect`]).
-pub fn write(options: &Options, compilations: &[Compilation], out: &mut dyn Write) -> Result<()> {
+/// Writes a report (from [`collect`]).
+pub fn write(options: &Options, report: &Report, out: &mut dyn Write) -> Result<()> {
     let format = options.format;
-    if compilations.is_empty() {
+    let empty = match report {
+        Report::Compilations(c) => c.is_empty(),
+        Report::Total(t) => t.compilations == 0,
+    };
+    if empty {
         if format == Format::Table {
             writeln!(out, "No XlaCompile ranges in the input.").map_err(Error::Output)?;
         }
         return out.flush().map_err(Error::Output);
     }
-    if options.total {
-        write_total(options, compilations, format, out)
-    } else {
-        write_blocks(options, compilations, format, out)
+    match report {
+        Report::Total(total) => write_total(options, total, format, out),
+        Report::Compilations(compilations) => write_blocks(options, compilations, format, out),
     }
 }
 
@@ -365,28 +488,28 @@ fn write_table_rows(out: &mut dyn Write, rows: &[Vec<String>]) -> Result<()> {
 
 fn write_total(
     options: &Options,
-    compilations: &[Compilation],
+    total: &Total,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut acc: HashMap<String, f64> = HashMap::new();
-    for c in compilations {
-        for (k, v) in &c.parts {
-            *acc.entry(k.clone()).or_default() += v;
-        }
-    }
-    let wall: i64 = compilations.iter().map(|c| c.wall_ns).sum();
+    let acc: HashMap<String, f64> = total
+        .parts
+        .iter()
+        .map(|(k, sum)| (k.clone(), sum.value()))
+        .collect();
+    let wall = total.wall_ns;
+    let compilations = total.compilations;
     let parts = sorted(acc);
     let rows = shown(&parts, wall as f64, options);
     let mut cumulative = 0.0;
     if format == Format::Table {
-        let profiles = profile_count(compilations);
+        let profiles = total.profiles.len();
         writeln!(
             out,
             "Compilation time: {} s in {} compilation{} ({} profile{})",
             secs(wall as f64),
-            compilations.len(),
-            if compilations.len() == 1 { "" } else { "s" },
+            compilations,
+            if compilations == 1 { "" } else { "s" },
             profiles,
             if profiles == 1 { "" } else { "s" }
         )
@@ -419,7 +542,7 @@ fn write_total(
             self_ns: v.round() as i64,
             percent: pct,
             cumulative_percent: cumulative,
-            compilations: compilations.len(),
+            compilations,
             wall_ns: wall,
         })?;
     }
@@ -428,7 +551,36 @@ fn write_total(
 
 #[cfg(test)]
 mod tests {
-    use super::{Group, key};
+    use super::{ExactSum, Group, key};
+
+    #[test]
+    fn exact_sums_do_not_depend_on_the_order() {
+        let terms = [1e16, 1.0, -1e16, 0.1, 0.2, 3.0e-9, 7.5e12, 0.3];
+        let sum = |order: &[usize]| {
+            let mut s = ExactSum::default();
+            order.iter().for_each(|&i| s.add(terms[i]));
+            s.value()
+        };
+        let forward: Vec<usize> = (0..terms.len()).collect();
+        let backward: Vec<usize> = forward.iter().rev().copied().collect();
+        let shuffled = [3, 7, 0, 5, 2, 6, 1, 4];
+        // Naive summation in these orders gives different results; the exact one does not.
+        let naive = |order: &[usize]| order.iter().map(|&i| terms[i]).sum::<f64>();
+        assert_ne!(naive(&forward), naive(&shuffled));
+        assert_eq!(sum(&forward), sum(&backward));
+        assert_eq!(sum(&forward), sum(&shuffled));
+        // Python's math.fsum of the same terms.
+        assert_eq!(sum(&forward), 7500000000001.6);
+        // 1 + 2^-53 is half-way between 1 and the next double: ties to even give 1, and
+        // any positive remainder below rounds up.
+        let half_ulp = 2f64.powi(-53);
+        let mut tie = ExactSum::default();
+        [1.0, half_ulp].iter().for_each(|&x| tie.add(x));
+        assert_eq!(tie.value(), 1.0);
+        tie.add(1e-30);
+        assert_eq!(tie.value(), 1.0000000000000002);
+        assert_eq!(ExactSum::default().value(), 0.0);
+    }
 
     #[test]
     fn keys_drop_domain_module_and_program() {

@@ -213,14 +213,15 @@ impl partial::Aggregate for Partial {
         .map(drop)
     }
 
-    fn add_profile(&mut self, part: &Executions) {
+    fn add_profile(&mut self, part: &Executions, _: &Notes) -> Result<()> {
         self.warmup.add(part);
         for m in &part.modules {
             self.add(m, Phase::of_profile(m.execution));
         }
+        Ok(())
     }
 
-    fn merge(&mut self, other: Self) -> Result<()> {
+    fn merge(&mut self, other: Self, _: &Notes) -> Result<()> {
         self.warmup.merge(other.warmup);
         for (k, a) in other.programs {
             self.programs.entry(k).or_default().merge(&a);

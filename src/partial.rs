@@ -64,22 +64,22 @@ pub trait Aggregate: Sized + DeserializeOwned {
     /// Adds the records of one stream (records, not partial results).
     fn add_records(&mut self, s: RecordStream) -> Result<()>;
     /// Adds the executions of one input path.
-    fn add_profile(&mut self, part: &Executions);
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()>;
     /// Merges another aggregate in.
-    fn merge(&mut self, other: Self) -> Result<()>;
+    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()>;
     /// What it knows for the warm-up rule.
     fn warmup(&self) -> &Warmup;
 }
 
 /// The aggregate of `inputs`: record streams (records, or partial results of `A::KIND`),
 /// then profiles read one input path per core at a time ([`executions::stream`], HLO
-/// dumps also from `hlo`). `empty` makes an empty aggregate. The warm-up warning, if
-/// any, goes to `notes`.
-pub fn aggregate<A: Aggregate>(
+/// dumps also from `hlo`), each aggregated on the thread that read it and merged in input
+/// order. `empty` makes an empty aggregate. The warm-up warning, if any, goes to `notes`.
+pub fn aggregate<A: Aggregate + Send>(
     inputs: &[PathBuf],
     hlo: &[PathBuf],
     notes: &Notes,
-    empty: impl Fn() -> A,
+    empty: impl Fn() -> A + Sync,
 ) -> Result<A> {
     let (mut acc, mut records) = (empty(), empty());
     let mut parts = Vec::new();
@@ -98,14 +98,16 @@ pub fn aggregate<A: Aggregate>(
                 records.add_records(s)
             }
         },
-        &mut |part| {
-            acc.add_profile(&part);
-            Ok(())
+        &|part, notes| {
+            let mut one = empty();
+            one.add_profile(&part, notes)?;
+            Ok(one)
         },
+        &mut |one| acc.merge(one, notes),
     )?;
-    acc.merge(records)?;
+    acc.merge(records, notes)?;
     for p in parts {
-        acc.merge(p)?;
+        acc.merge(p, notes)?;
     }
     if let Some(n) = acc.warmup().rule().note() {
         notes.note(n);

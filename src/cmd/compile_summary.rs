@@ -72,8 +72,8 @@ pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     options.check()?;
     let notes = Notes::stderr("njx-compile-summary");
-    let compilations = crate::compile::collect(&options, &args.io.inputs_or_stdin(), &notes)?;
+    let report = crate::compile::collect(&options, &args.io.inputs_or_stdin(), &notes)?;
     // The output is created once the inputs have been read.
     let mut out = open_output(args.io.output())?;
-    crate::compile::write(&options, &compilations, &mut out)
+    crate::compile::write(&options, &report, &mut out)
 }

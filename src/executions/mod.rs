@@ -233,12 +233,26 @@ pub fn each(
     paths: &[PathBuf],
     hlo: &[PathBuf],
     notes: &Notes,
-    mut f: impl FnMut(Executions) -> Result<()>,
+    f: impl FnMut(Executions) -> Result<()>,
+) -> Result<()> {
+    each_mapped(paths, hlo, notes, &|part, _| Ok(part), f)
+}
+
+/// [`each`], with `map` applied to each input path's executions on the thread that read
+/// them (what an analysis makes of one input path, such as its partial aggregate), and
+/// its results handed to `f` in input order.
+pub fn each_mapped<T: Send>(
+    paths: &[PathBuf],
+    hlo: &[PathBuf],
+    notes: &Notes,
+    map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
+    mut f: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     for chunk in paths.chunks(workers()) {
         for (result, kept) in parallel_map(chunk, |p| {
             let kept = Notes::kept();
-            (load_path(p, hlo, &kept), kept)
+            let mapped = load_path(p, hlo, &kept).and_then(|part| map(part, &kept));
+            (mapped, kept)
         }) {
             let part = result?;
             notes.forward(kept);
@@ -425,17 +439,18 @@ impl Rule<'_> {
 
 /// Reads every input one at a time: record streams (JSON Lines or CSV: `table` records,
 /// or partial results) to `stream`, then profiles' executions, one input path at a time
-/// through [`each`], to `part`.
-pub fn stream(
+/// through [`each_mapped`] (`map` on the reading thread), to `part`.
+pub fn stream<T: Send>(
     paths: &[PathBuf],
     table: &str,
     hlo: &[PathBuf],
     notes: &Notes,
     stream: &mut dyn FnMut(RecordStream) -> Result<()>,
-    part: &mut dyn FnMut(Executions) -> Result<()>,
+    map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
+    part: &mut dyn FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let profiles = source::split_inputs(paths, table, stream)?;
-    each(&profiles, hlo, notes, part)
+    each_mapped(&profiles, hlo, notes, map, part)
 }
 
 /// Execution records (`table`: `modules` or `thunks`) from every input: record streams

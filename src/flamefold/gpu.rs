@@ -248,8 +248,9 @@ impl GpuTime {
         }
     }
 
-    /// Merges another aggregate in (of the same `by_device`).
-    pub fn merge(&mut self, other: GpuTime) {
+    /// Merges another aggregate in (of the same `by_device`); where the infos of a thunk
+    /// disagree, a note.
+    pub fn merge(&mut self, other: GpuTime, notes: &Notes) {
         self.warmup.merge(other.warmup);
         for (k, p) in other.programs {
             self.programs.entry(k).or_default().merge(&p);
@@ -269,7 +270,7 @@ impl GpuTime {
             let mine = self.infos.get_or_insert_default();
             for (program, infos) in theirs {
                 let slot = mine.entry(program).or_insert(None);
-                *slot = combine(slot.take(), infos, "a partial result", &Notes::kept());
+                *slot = combine(slot.take(), infos, "a partial result", notes);
             }
         }
     }
@@ -430,11 +431,12 @@ impl partial::Aggregate for GpuTime {
         .map(drop)
     }
 
-    fn add_profile(&mut self, part: &Executions) {
+    fn add_profile(&mut self, part: &Executions, _: &Notes) -> Result<()> {
         GpuTime::add_profile(self, part);
+        Ok(())
     }
 
-    fn merge(&mut self, other: Self) -> Result<()> {
+    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
         if other.by_device != self.by_device {
             return Err(crate::error::Error::Usage(
                 "partial results written with and without --by device cannot be merged: \
@@ -442,7 +444,7 @@ impl partial::Aggregate for GpuTime {
                     .to_string(),
             ));
         }
-        GpuTime::merge(self, other);
+        GpuTime::merge(self, other, notes);
         Ok(())
     }
 

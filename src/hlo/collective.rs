@@ -167,10 +167,10 @@ pub fn byte_size(shape: &proto::ShapeProto) -> Result<u64, String> {
 
 /// Byte size of an instruction's result, as an instruction error.
 fn result_bytes(inst: &Instruction<'_>) -> Result<u64> {
-    let Some(shape) = inst.shape() else {
+    let Some(shape) = inst.shape()? else {
         return Err(inst.error("has no shape"));
     };
-    byte_size(shape).map_err(|e| inst.error(e))
+    byte_size(&shape).map_err(|e| inst.error(e))
 }
 
 /// Describes the communication carried out by `comm` (the result of
@@ -185,8 +185,8 @@ pub(super) fn describe(comm: Instruction<'_>) -> Result<Collective> {
         } else {
             (comm.operand(0)?, result_bytes(&comm)?)
         };
-        let dest_on_host = comm.on_host();
-        if src.on_host() == dest_on_host {
+        let dest_on_host = comm.on_host()?;
+        if src.on_host()? == dest_on_host {
             return Err(comm.error("is not a transfer between host and device memory"));
         }
         let kind = if dest_on_host {
@@ -236,7 +236,7 @@ pub(super) fn describe(comm: Instruction<'_>) -> Result<Collective> {
 /// Number of devices in each replica group of a collective.
 fn group_size(comm: &Instruction<'_>) -> Result<u64> {
     use proto::hlo_instruction_proto::ReplicaGroupList as L;
-    let p = comm.proto();
+    let p = comm.proto()?;
     let list = p.replica_group_list.as_ref();
     let explicit = match list {
         Some(L::CollectiveDeviceList(l)) if !l.replica_groups.is_empty() => &l.replica_groups,

@@ -56,8 +56,8 @@ pub use collective::{Collective, CollectiveKind, byte_size, element_bits};
 pub use dumps::{Dumps, ProgramKey, is_after_optimizations_of, parse_dump_name};
 
 use crate::error::{Error, Result};
+use bytes::Bytes;
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::fmt;
 use std::io::Read;
 
@@ -65,6 +65,10 @@ use std::io::Read;
 #[allow(missing_docs, clippy::all)]
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/xla.rs"));
+    /// The lean schema (`protos/xla/lean/`): what every instruction is decoded to.
+    pub mod lean {
+        include!(concat!(env!("OUT_DIR"), "/xla.lean.rs"));
+    }
 }
 
 /// The memory space of host memory in XLA:GPU layouts (`{...:S(5)}`).
@@ -91,33 +95,98 @@ const COMM_START_OPCODES: [&str; 3] = [
 /// Where an instruction is: computation index and instruction index in the proto.
 #[derive(Debug, Clone, Copy)]
 struct Loc {
-    comp: usize,
-    inst: usize,
+    comp: u32,
+    inst: u32,
+}
+
+/// One computation of a module: its instructions decoded lean
+/// ([`proto::lean::HloInstructionProto`]), each with its encoded bytes.
+#[derive(Debug)]
+pub struct Computation {
+    /// Its name (`main`, `fused_computation.12`).
+    pub name: String,
+    /// Its id.
+    pub id: i64,
+    instructions: Vec<Inst>,
+    /// Instruction id → index. Operands are always in the same computation, which is
+    /// how XLA itself resolves them.
+    ids: HashMap<i64, u32>,
+}
+
+/// An instruction as held: the lean fields, and the encoded instruction for the rest.
+#[derive(Debug)]
+struct Inst {
+    lean: proto::lean::HloInstructionProto,
+    encoded: Bytes,
 }
 
 /// One decoded HLO dump with lookup tables.
+///
+/// Memory: every instruction's name, opcode, op_name, stack frame, operands and called
+/// computations (a few hundred bytes each) and the encoded dump, which the instructions'
+/// other fields are decoded from when asked for ([`Instruction::proto`]): about a third
+/// of decoding every field (a 6.5 MB step-function dump of 37,000 instructions held
+/// about 57 MB fully decoded).
 #[derive(Debug)]
 pub struct HloModule {
     place: String,
-    module: proto::HloModuleProto,
-    buffer_assignment: Option<proto::BufferAssignmentProto>,
+    name: String,
+    id: i64,
+    entry_computation_id: i64,
+    stack_frame_index: Option<proto::StackFrameIndexProto>,
+    frontend_attributes: Option<proto::FrontendAttributes>,
+    buffer_assignment: Bytes,
+    computations: Vec<Computation>,
     /// Computation id → index.
-    computations: HashMap<i64, usize>,
-    /// Instruction name → location (names are unique in a module).
-    names: HashMap<String, Loc>,
-    /// Per computation: instruction id → index. Operands are always in the same
-    /// computation, which is how XLA itself resolves them.
-    ids: Vec<HashMap<i64, usize>>,
+    computation_ids: HashMap<i64, usize>,
+    /// Every instruction, sorted by name (names are unique in a module).
+    names: Vec<Loc>,
 }
 
 impl HloModule {
     /// Decodes an `HloProto` (uncompressed). `place` names it in messages
     /// (`rank0.zip!dump/module_0040….hlo.pb.xz`).
     pub fn decode(place: impl Into<String>, bytes: &[u8]) -> Result<HloModule> {
+        HloModule::from_bytes(place, Bytes::copy_from_slice(bytes))
+    }
+
+    /// Decodes an `HloProto` (uncompressed) that the module keeps (no copy).
+    pub fn from_bytes(place: impl Into<String>, bytes: Bytes) -> Result<HloModule> {
         let place = place.into();
-        let proto = <proto::HloProto as prost::Message>::decode(bytes)
-            .map_err(|e| Error::data(&place, format!("not a valid XLA HloProto: {e}")))?;
-        HloModule::new(place, proto)
+        let invalid =
+            |e: prost::DecodeError| Error::data(&place, format!("not a valid XLA HloProto: {e}"));
+        let proto = <proto::lean::HloProto as prost::Message>::decode(bytes).map_err(invalid)?;
+        let Some(module) = proto.hlo_module else {
+            return Err(Error::data(&place, "HloProto without an hlo_module"));
+        };
+        let mut computations = Vec::with_capacity(module.computations.len());
+        for comp in module.computations {
+            let mut instructions = Vec::with_capacity(comp.instructions.len());
+            for encoded in comp.instructions {
+                let lean =
+                    <proto::lean::HloInstructionProto as prost::Message>::decode(encoded.clone())
+                        .map_err(invalid)?;
+                instructions.push(Inst { lean, encoded });
+            }
+            computations.push(Computation {
+                name: comp.name,
+                id: comp.id,
+                instructions,
+                ids: HashMap::new(),
+            });
+        }
+        HloModule::index(HloModule {
+            place,
+            name: module.name,
+            id: module.id,
+            entry_computation_id: module.entry_computation_id,
+            stack_frame_index: module.stack_frame_index,
+            frontend_attributes: module.frontend_attributes,
+            buffer_assignment: proto.buffer_assignment,
+            computations,
+            computation_ids: HashMap::new(),
+            names: Vec::new(),
+        })
     }
 
     /// Reads and decodes an `HloProto` from a stream (already decompressed). Protobuf
@@ -129,59 +198,57 @@ impl HloModule {
         reader
             .read_to_end(&mut bytes)
             .map_err(|e| Error::io(&place, e))?;
-        HloModule::decode(place, &bytes)
+        HloModule::from_bytes(place, bytes.into())
     }
 
-    /// Wraps a decoded `HloProto`, building the lookup tables. Fails when it has no module,
-    /// or when computation ids or instruction names repeat (nsys-jax asserts the same).
+    /// Wraps a decoded `HloProto`. Fails when it has no module, or when computation ids
+    /// or instruction names repeat (nsys-jax asserts the same).
     pub fn new(place: impl Into<String>, proto: proto::HloProto) -> Result<HloModule> {
-        let place = place.into();
-        let Some(module) = proto.hlo_module else {
-            return Err(Error::data(&place, "HloProto without an hlo_module"));
-        };
-        let mut computations = HashMap::with_capacity(module.computations.len());
-        let mut names = HashMap::new();
-        let mut ids = Vec::with_capacity(module.computations.len());
-        for (c, comp) in module.computations.iter().enumerate() {
-            if computations.insert(comp.id, c).is_some() {
+        HloModule::from_bytes(place, prost::Message::encode_to_vec(&proto).into())
+    }
+
+    /// Builds the lookup tables, checking that ids and names are unique.
+    fn index(mut m: HloModule) -> Result<HloModule> {
+        let total: usize = m.computations.iter().map(|c| c.instructions.len()).sum();
+        let mut names = Vec::with_capacity(total);
+        for (c, comp) in m.computations.iter_mut().enumerate() {
+            if m.computation_ids.insert(comp.id, c).is_some() {
                 return Err(Error::data(
-                    &place,
+                    &m.place,
                     format!("computation id {} appears twice", comp.id),
                 ));
             }
-            let mut by_id = HashMap::with_capacity(comp.instructions.len());
+            comp.ids.reserve(comp.instructions.len());
             for (i, inst) in comp.instructions.iter().enumerate() {
-                if by_id.insert(inst.id, i).is_some() {
+                if comp.ids.insert(inst.lean.id, i as u32).is_some() {
                     return Err(Error::data(
-                        &place,
+                        &m.place,
                         format!(
                             "instruction id {} appears twice in computation `{}`",
-                            inst.id, comp.name
+                            inst.lean.id, comp.name
                         ),
                     ));
                 }
-                match names.entry(inst.name.clone()) {
-                    Entry::Occupied(_) => {
-                        return Err(Error::data(
-                            &place,
-                            format!("instruction name `{}` appears twice", inst.name),
-                        ));
-                    }
-                    Entry::Vacant(v) => {
-                        v.insert(Loc { comp: c, inst: i });
-                    }
-                }
+                names.push(Loc {
+                    comp: c as u32,
+                    inst: i as u32,
+                });
             }
-            ids.push(by_id);
         }
-        Ok(HloModule {
-            place,
-            module,
-            buffer_assignment: proto.buffer_assignment,
-            computations,
-            names,
-            ids,
-        })
+        let name_of = |l: &Loc| -> &str {
+            &m.computations[l.comp as usize].instructions[l.inst as usize]
+                .lean
+                .name
+        };
+        names.sort_unstable_by(|a, b| name_of(a).cmp(name_of(b)));
+        if let Some(w) = names.windows(2).find(|w| name_of(&w[0]) == name_of(&w[1])) {
+            return Err(Error::data(
+                &m.place,
+                format!("instruction name `{}` appears twice", name_of(&w[0])),
+            ));
+        }
+        m.names = names;
+        Ok(m)
     }
 
     /// Name of the dump for messages.
@@ -189,30 +256,29 @@ impl HloModule {
         &self.place
     }
 
-    /// The module.
-    pub fn module(&self) -> &proto::HloModuleProto {
-        &self.module
-    }
-
-    /// The buffer assignment, when the dump has one.
-    pub fn buffer_assignment(&self) -> Option<&proto::BufferAssignmentProto> {
-        self.buffer_assignment.as_ref()
+    /// The buffer assignment, when the dump has one (decoded on each call).
+    pub fn buffer_assignment(&self) -> Result<Option<proto::BufferAssignmentProto>> {
+        if self.buffer_assignment.is_empty() {
+            return Ok(None);
+        }
+        <proto::BufferAssignmentProto as prost::Message>::decode(self.buffer_assignment.clone())
+            .map(Some)
+            .map_err(|e| Error::data(&self.place, format!("invalid buffer assignment: {e}")))
     }
 
     /// The module's name (`pjit__wrapped_step_fn`).
     pub fn name(&self) -> &str {
-        &self.module().name
+        &self.name
     }
 
     /// XLA's program id of the module (the `program_id` of the NVTX ranges).
     pub fn id(&self) -> i64 {
-        self.module().id
+        self.id
     }
 
     /// A module-level frontend attribute.
     pub fn frontend_attribute(&self, key: &str) -> Option<&str> {
-        self.module()
-            .frontend_attributes
+        self.frontend_attributes
             .as_ref()
             .and_then(|a| a.map.get(key))
             .map(String::as_str)
@@ -225,33 +291,55 @@ impl HloModule {
             .filter(|f| !f.is_empty())
     }
 
+    /// The computations, in dump order.
+    pub fn computations(&self) -> &[Computation] {
+        &self.computations
+    }
+
     /// The computation with this id.
-    pub fn computation(&self, id: i64) -> Option<&proto::HloComputationProto> {
-        let c = *self.computations.get(&id)?;
-        self.module().computations.get(c)
+    pub fn computation(&self, id: i64) -> Option<&Computation> {
+        let c = *self.computation_ids.get(&id)?;
+        self.computations.get(c)
+    }
+
+    /// The id of the entry computation.
+    pub fn entry_id(&self) -> i64 {
+        self.entry_computation_id
     }
 
     /// The entry computation.
-    pub fn entry(&self) -> Option<&proto::HloComputationProto> {
-        self.computation(self.module().entry_computation_id)
+    pub fn entry(&self) -> Option<&Computation> {
+        self.computation(self.entry_computation_id)
     }
 
     /// The instruction with this name.
     pub fn instruction(&self, name: &str) -> Option<Instruction<'_>> {
-        let loc = *self.names.get(name)?;
-        Some(Instruction { module: self, loc })
+        let i = self
+            .names
+            .binary_search_by(|l| self.inst(*l).lean.name.as_str().cmp(name))
+            .ok()?;
+        Some(Instruction {
+            module: self,
+            loc: self.names[i],
+        })
+    }
+
+    fn inst(&self, loc: Loc) -> &Inst {
+        &self.computations[loc.comp as usize].instructions[loc.inst as usize]
     }
 
     /// Every instruction, computation by computation, in dump order.
     pub fn instructions(&self) -> impl Iterator<Item = Instruction<'_>> + '_ {
-        self.module()
-            .computations
+        self.computations
             .iter()
             .enumerate()
             .flat_map(move |(c, comp)| {
                 (0..comp.instructions.len()).map(move |i| Instruction {
                     module: self,
-                    loc: Loc { comp: c, inst: i },
+                    loc: Loc {
+                        comp: c as u32,
+                        inst: i as u32,
+                    },
                 })
             })
     }
@@ -261,11 +349,14 @@ impl HloModule {
         &self,
         id: i64,
     ) -> Option<impl Iterator<Item = Instruction<'_>> + '_> {
-        let c = *self.computations.get(&id)?;
-        let n = self.module().computations.get(c)?.instructions.len();
+        let c = *self.computation_ids.get(&id)?;
+        let n = self.computations.get(c)?.instructions.len();
         Some((0..n).map(move |i| Instruction {
             module: self,
-            loc: Loc { comp: c, inst: i },
+            loc: Loc {
+                comp: c as u32,
+                inst: i as u32,
+            },
         }))
     }
 
@@ -276,7 +367,7 @@ impl HloModule {
         if frame_id <= 0 {
             return Ok(frames);
         }
-        let Some(index) = self.module().stack_frame_index.as_ref() else {
+        let Some(index) = self.stack_frame_index.as_ref() else {
             return Err(self.error(format!(
                 "stack frame {frame_id} referenced but the module has no stack frame index"
             )));
@@ -379,51 +470,60 @@ impl<'m> Instruction<'m> {
     }
 
     /// The computation it belongs to.
-    pub fn computation(&self) -> &'m proto::HloComputationProto {
-        &self.module.module().computations[self.loc.comp]
+    pub fn computation(&self) -> &'m Computation {
+        &self.module.computations[self.loc.comp as usize]
     }
 
-    /// The instruction's proto.
-    pub fn proto(&self) -> &'m proto::HloInstructionProto {
-        &self.computation().instructions[self.loc.inst]
+    fn lean(&self) -> &'m proto::lean::HloInstructionProto {
+        &self.module.inst(self.loc).lean
+    }
+
+    /// The instruction's proto, every field of the schema decoded (on each call: the
+    /// module holds only the fields every instruction needs).
+    pub fn proto(&self) -> Result<proto::HloInstructionProto> {
+        <proto::HloInstructionProto as prost::Message>::decode(
+            self.module.inst(self.loc).encoded.clone(),
+        )
+        .map_err(|e| self.error(format!("not a valid HloInstructionProto: {e}")))
     }
 
     /// Its name (`fusion.12`, `all-gather-start.3`): the thunk name in profiles.
     pub fn name(&self) -> &'m str {
-        &self.proto().name
+        &self.lean().name
     }
 
     /// Its opcode (`fusion`, `all-gather-start`).
     pub fn opcode(&self) -> &'m str {
-        &self.proto().opcode
+        &self.lean().opcode
     }
 
     /// JAX's op name from the metadata (`jit(f)/jit(main)/dot_general`), or "".
     pub fn op_name(&self) -> &'m str {
-        self.proto()
+        self.lean()
             .metadata
             .as_ref()
             .map_or("", |m| m.op_name.as_str())
     }
 
-    /// Its result shape.
-    pub fn shape(&self) -> Option<&'m proto::ShapeProto> {
-        self.proto().shape.as_ref()
+    /// Its result shape (decoded on each call).
+    pub fn shape(&self) -> Result<Option<proto::ShapeProto>> {
+        Ok(self.proto()?.shape)
     }
 
     /// Whether its result lives in host memory (memory space 5).
-    pub fn on_host(&self) -> bool {
-        self.shape()
-            .and_then(|s| s.layout.as_ref())
-            .is_some_and(|l| l.memory_space == HOST_MEMORY_SPACE)
+    pub fn on_host(&self) -> Result<bool> {
+        Ok(self
+            .shape()?
+            .and_then(|s| s.layout)
+            .is_some_and(|l| l.memory_space == HOST_MEMORY_SPACE))
     }
 
     /// Operand `i`.
     pub fn operand(&self, i: usize) -> Result<Instruction<'m>> {
-        let Some(&id) = self.proto().operand_ids.get(i) else {
+        let Some(&id) = self.lean().operand_ids.get(i) else {
             return Err(self.error(format!("has no operand {i}")));
         };
-        let Some(&inst) = self.module.ids[self.loc.comp].get(&id) else {
+        let Some(&inst) = self.computation().ids.get(&id) else {
             return Err(self.error(format!(
                 "operand {i} (id {id}) is not in computation `{}`",
                 self.computation().name
@@ -440,7 +540,7 @@ impl<'m> Instruction<'m> {
 
     /// All operands in order.
     pub fn operands(&self) -> Result<Vec<Instruction<'m>>> {
-        (0..self.proto().operand_ids.len())
+        (0..self.lean().operand_ids.len())
             .map(|i| self.operand(i))
             .collect()
     }
@@ -448,7 +548,7 @@ impl<'m> Instruction<'m> {
     /// The instructions of the computations it calls directly, in order.
     pub fn called_instructions(&self) -> Result<Vec<Instruction<'m>>> {
         let mut out = Vec::new();
-        for &id in &self.proto().called_computation_ids {
+        for &id in &self.lean().called_computation_ids {
             let Some(insts) = self.module.computation_instructions(id) else {
                 return Err(self.error(format!("calls computation {id}, which does not exist")));
             };
@@ -480,7 +580,7 @@ impl<'m> Instruction<'m> {
         // Depth-first over the called computations, each once (a loop in corrupt data
         // cannot recurse forever).
         let mut seen = std::collections::HashSet::new();
-        let mut todo: Vec<i64> = self.proto().called_computation_ids.clone();
+        let mut todo: Vec<i64> = self.lean().called_computation_ids.clone();
         todo.reverse();
         while let Some(id) = todo.pop() {
             if !seen.insert(id) {
@@ -490,7 +590,7 @@ impl<'m> Instruction<'m> {
                 return Err(self.error(format!("calls computation {id}, which does not exist")));
             };
             for inst in insts {
-                todo.extend(inst.proto().called_computation_ids.iter().rev());
+                todo.extend(inst.lean().called_computation_ids.iter().rev());
                 if COMM_OPCODES.contains(&inst.opcode()) || inst.is_offload()? {
                     if let Some(first) = found {
                         return Err(self.error(format!(
@@ -517,10 +617,10 @@ impl<'m> Instruction<'m> {
     /// device memory.
     fn is_offload(&self) -> Result<bool> {
         Ok(match self.opcode() {
-            "dynamic-slice" => self.on_host() != self.operand(0)?.on_host(),
+            "dynamic-slice" => self.on_host()? != self.operand(0)?.on_host()?,
             "dynamic-update-slice" => {
-                let dest = self.on_host();
-                dest == self.operand(0)?.on_host() && dest != self.operand(1)?.on_host()
+                let dest = self.on_host()?;
+                dest == self.operand(0)?.on_host()? && dest != self.operand(1)?.on_host()?
             }
             _ => false,
         })
@@ -539,7 +639,7 @@ impl<'m> Instruction<'m> {
     /// `stack_frame_id`; empty when it has none.
     pub fn stack_frames(&self) -> Result<Vec<StackFrame<'m>>> {
         let id = self
-            .proto()
+            .lean()
             .metadata
             .as_ref()
             .map_or(0, |m| m.stack_frame_id);

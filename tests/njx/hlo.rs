@@ -1230,7 +1230,7 @@ fn real_communication_thunks_and_message_sizes_match_nsys_jax() {
             .unwrap()
             .unwrap();
         // The thunks are the instructions of the entry computation.
-        let entry = m.module().entry_computation_id;
+        let entry = m.entry_id();
         let mut seen = std::collections::BTreeSet::new();
         let mut count = 0;
         for inst in m.computation_instructions(entry).unwrap() {
