@@ -12,8 +12,9 @@
 //! tools, not for keeping.
 
 use crate::error::{Error, Result};
-use crate::executions::{self, Executions, Warmup};
+use crate::executions::{self, DumpsKept, Executions, Warmup};
 use crate::notes::Notes;
+use crate::source;
 use crate::source::records::{RecordStream, TextKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -69,10 +70,14 @@ pub trait Aggregate: Sized + DeserializeOwned {
     fn merge(&mut self, other: Self, notes: &Notes) -> Result<()>;
     /// What it knows for the warm-up rule.
     fn warmup(&self) -> &Warmup;
+    /// Whether it reads the HLO dumps of the profiles ([`Executions::dumps`]).
+    fn wants_dumps(&self) -> bool {
+        false
+    }
 }
 
 /// The aggregate of `inputs`: record streams (records, or partial results of `A::KIND`),
-/// then profiles read one input path per core at a time ([`executions::stream`], HLO
+/// then profiles read one input path per core at a time ([`executions::each_mapped`], HLO
 /// dumps also from `hlo`), each aggregated on the thread that read it and merged in input
 /// order. `empty` makes an empty aggregate. The warm-up warning, if any, goes to `notes`.
 pub fn aggregate<A: Aggregate + Send>(
@@ -83,27 +88,32 @@ pub fn aggregate<A: Aggregate + Send>(
 ) -> Result<A> {
     let (mut acc, mut records) = (empty(), empty());
     let mut parts = Vec::new();
-    executions::stream(
-        inputs,
-        A::TABLE,
+    let dumps = if acc.wants_dumps() {
+        DumpsKept::Keep
+    } else {
+        DumpsKept::Drop
+    };
+    let profiles = source::split_inputs(inputs, A::TABLE, &mut |mut s| {
+        if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
+            read_partials(s, A::KIND, &mut |p: A| {
+                parts.push(p);
+                Ok(())
+            })
+        } else {
+            records.add_records(s)
+        }
+    })?;
+    executions::each_mapped(
+        &profiles,
         hlo,
+        dumps,
         notes,
-        &mut |mut s| {
-            if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
-                read_partials(s, A::KIND, &mut |p: A| {
-                    parts.push(p);
-                    Ok(())
-                })
-            } else {
-                records.add_records(s)
-            }
-        },
         &|part, notes| {
             let mut one = empty();
             one.add_profile(&part, notes)?;
             Ok(one)
         },
-        &mut |one| acc.merge(one, notes),
+        |one| acc.merge(one, notes),
     )?;
     acc.merge(records, notes)?;
     for p in parts {

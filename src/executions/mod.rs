@@ -7,7 +7,7 @@
 //! across several profiles, the device clocks aligned on the collectives that span every
 //! device. Execution records written by `njx-export` are read back with [`read_records`].
 //!
-//! Analyses that only aggregate read profiles one at a time ([`stream`]): each profile's
+//! Analyses that only aggregate read profiles one at a time ([`each_mapped`]): each profile's
 //! executions come with their [`Phase`] (what is known of warm-up when it is read), and
 //! [`Warmup`] decides the undecided ones once every profile has been seen, so memory
 //! holds one profile per core, not every rank.
@@ -16,17 +16,17 @@ pub mod derive;
 mod spill;
 
 use crate::error::Result;
-use crate::hlo::{Dumps, ProgramKey};
+use crate::hlo::{Dumps, HloModule, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
 use crate::record::{Module, Thunk};
-use crate::source::records::RecordStream;
 use crate::source::{self, Archive, ProfileTables, Profiles};
 use derive::{Comm, Derived, ProgramInfo};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Module and thunk executions of every profile read.
 #[derive(Debug, Default)]
@@ -38,6 +38,19 @@ pub struct Executions {
     /// Programs whose compilation the profiles recorded (`unknown` for compilations
     /// without a dump: autotuning candidates).
     pub compiled: HashSet<String>,
+    /// The HLO dumps of the input's own archive that were read (in member order), when
+    /// asked for ([`DumpsKept::Keep`]): what an analysis needs of them beyond the records
+    /// is taken while they are decoded, not decoded again.
+    pub dumps: Vec<Arc<HloModule>>,
+}
+
+/// Whether the HLO dumps read for an input path travel with its [`Executions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpsKept {
+    /// Dropped once the executions are derived.
+    Drop,
+    /// Kept in [`Executions::dumps`].
+    Keep,
 }
 
 /// Per-device clock corrections applied, nanoseconds to subtract from device times.
@@ -98,7 +111,7 @@ pub fn visit(
     let mut warmup = Warmup::default();
     let mut alignment = Alignment::default();
     let mut parked = spill::Spill::new()?;
-    each(paths, hlo, notes, |part| {
+    each(paths, hlo, DumpsKept::Drop, notes, |part| {
         // nsys-jax decides warm-up over everything it analyses at once: a program
         // compiled in one profile, or communication in any, counts for all of them.
         warmup.add(&part);
@@ -232,10 +245,11 @@ impl Alignment {
 pub fn each(
     paths: &[PathBuf],
     hlo: &[PathBuf],
+    dumps: DumpsKept,
     notes: &Notes,
     f: impl FnMut(Executions) -> Result<()>,
 ) -> Result<()> {
-    each_mapped(paths, hlo, notes, &|part, _| Ok(part), f)
+    each_mapped(paths, hlo, dumps, notes, &|part, _| Ok(part), f)
 }
 
 /// [`each`], with `map` applied to each input path's executions on the thread that read
@@ -244,6 +258,7 @@ pub fn each(
 pub fn each_mapped<T: Send>(
     paths: &[PathBuf],
     hlo: &[PathBuf],
+    dumps: DumpsKept,
     notes: &Notes,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
     mut f: impl FnMut(T) -> Result<()>,
@@ -251,7 +266,7 @@ pub fn each_mapped<T: Send>(
     for chunk in paths.chunks(workers()) {
         for (result, kept) in parallel_map(chunk, |p| {
             let kept = Notes::kept();
-            let mapped = load_path(p, hlo, &kept).and_then(|part| map(part, &kept));
+            let mapped = load_path(p, hlo, dumps, &kept).and_then(|part| map(part, &kept));
             (mapped, kept)
         }) {
             let part = result?;
@@ -437,22 +452,6 @@ impl Rule<'_> {
     }
 }
 
-/// Reads every input one at a time: record streams (JSON Lines or CSV: `table` records,
-/// or partial results) to `stream`, then profiles' executions, one input path at a time
-/// through [`each_mapped`] (`map` on the reading thread), to `part`.
-pub fn stream<T: Send>(
-    paths: &[PathBuf],
-    table: &str,
-    hlo: &[PathBuf],
-    notes: &Notes,
-    stream: &mut dyn FnMut(RecordStream) -> Result<()>,
-    map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
-    part: &mut dyn FnMut(T) -> Result<()>,
-) -> Result<()> {
-    let profiles = source::split_inputs(paths, table, stream)?;
-    each_mapped(&profiles, hlo, notes, map, part)
-}
-
 /// Execution records (`table`: `modules` or `thunks`) from every input: record streams
 /// (JSON Lines or CSV) as they are, profiles through [`load`] (clocks aligned when
 /// `align`) and `pick`.
@@ -492,7 +491,7 @@ fn hlo_sources(paths: &[PathBuf]) -> Result<Vec<DumpSource>> {
         .collect()
 }
 
-fn load_path(path: &Path, hlo: &[PathBuf], notes: &Notes) -> Result<Executions> {
+fn load_path(path: &Path, hlo: &[PathBuf], dumps: DumpsKept, notes: &Notes) -> Result<Executions> {
     let mut part = Executions::default();
     let mut profiles = Profiles::open(path)?;
     let mut own = profiles.archive().map(|a| Dumps::new(a));
@@ -512,6 +511,9 @@ fn load_path(path: &Path, hlo: &[PathBuf], notes: &Notes) -> Result<Executions> 
             ));
         }
         derive_profile(tables, &mut sources, &mut part, notes)?;
+    }
+    if let (DumpsKept::Keep, Some(own)) = (dumps, own.as_mut()) {
+        part.dumps = own.take_loaded();
     }
     Ok(part)
 }

@@ -25,7 +25,7 @@
 use super::Folded;
 use crate::error::Result;
 use crate::executions::{Executions, Phase, Warmup};
-use crate::hlo::{Dumps, HloModule, ProgramKey};
+use crate::hlo::{Dumps, HloModule, Instruction, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
 use crate::partial;
@@ -33,8 +33,9 @@ use crate::record::{Module, Thunk};
 use crate::source;
 use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the GPU time is folded by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +155,9 @@ pub struct GpuTime {
     /// The last (program, profile, program id, module) added to `dumps_of`.
     #[serde(skip)]
     last_dump: Option<(String, String, u64, String)>,
+    /// Whether `infos` are taken from the profiles' own dumps as they are read.
+    #[serde(skip)]
+    collect_infos: bool,
 }
 
 /// The kind of [`GpuTime`]'s partial results.
@@ -170,10 +174,13 @@ struct Settled<'a> {
 }
 
 impl GpuTime {
-    /// An empty aggregate; thunk time per device too when `by_device`.
-    pub fn new(by_device: bool) -> GpuTime {
+    /// An empty aggregate; thunk time per device too when `by_device`; with
+    /// `collect_infos` (the modes that need the HLO dumps), what each profile's own dumps
+    /// say of its thunks too, taken while they are decoded for the executions.
+    pub fn new(by_device: bool, collect_infos: bool) -> GpuTime {
         GpuTime {
             by_device,
+            collect_infos,
             ..GpuTime::default()
         }
     }
@@ -237,8 +244,9 @@ impl GpuTime {
         self.thunk(t, Phase::of_record(t.warmup));
     }
 
-    /// Adds the executions of one profile (warm-up decided when folding).
-    pub fn add_profile(&mut self, part: &Executions) {
+    /// Adds the executions of one input path (warm-up decided when folding) and, when
+    /// collecting them, what the dumps read for it say of its thunks.
+    pub fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
         self.warmup.add(part);
         for m in &part.modules {
             self.module(m, Phase::of_profile(m.execution));
@@ -246,6 +254,25 @@ impl GpuTime {
         for t in &part.thunks {
             self.thunk(t, Phase::of_profile(t.execution));
         }
+        if self.collect_infos && !part.dumps.is_empty() {
+            let mut names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+            for t in &part.thunks {
+                names.entry(&t.program).or_default().insert(&t.name);
+            }
+            let mut interner = Interner::default();
+            let carried = self.infos.get_or_insert_default();
+            // In member order, as `source_infos` reads an archive's dumps.
+            for hlo in &part.dumps {
+                let key = ProgramKey::of(hlo, hlo.id() as u64).record();
+                let Some(names) = names.get(key.as_str()) else {
+                    continue;
+                };
+                let infos = module_infos(hlo, names, &mut interner)?;
+                let slot = carried.entry(key).or_insert(None);
+                *slot = combine(slot.take(), Some(infos), hlo.place(), notes);
+            }
+        }
+        Ok(())
     }
 
     /// Merges another aggregate in (of the same `by_device`); where the infos of a thunk
@@ -270,7 +297,7 @@ impl GpuTime {
             let mine = self.infos.get_or_insert_default();
             for (program, infos) in theirs {
                 let slot = mine.entry(program).or_insert(None);
-                *slot = combine(slot.take(), infos, "a partial result", notes);
+                *slot = combine(slot.take(), infos, "a later input", notes);
             }
         }
     }
@@ -281,11 +308,15 @@ impl GpuTime {
     }
 
     /// Reads what the HLO dumps of `hlo` say of every thunk aggregated, to travel in a
-    /// partial result.
+    /// partial result: for the programs whose infos were not taken from the profiles as
+    /// they were read (those of record inputs, or of dumps given with `--hlo` only).
     pub fn attach_infos(&mut self, hlo: &[PathBuf], notes: &Notes) -> Result<()> {
+        let carried = self.infos.as_ref();
         let mut names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for (program, name, _, _) in self.thunks.keys() {
-            names.entry(program).or_default().insert(name);
+            if carried.is_none_or(|c| !c.contains_key(program)) {
+                names.entry(program).or_default().insert(name);
+            }
         }
         let empty = BTreeSet::new();
         let wanted: BTreeMap<&str, Wanted<'_>> = names
@@ -402,14 +433,17 @@ impl Settled<'_> {
 /// CSV; a file of module records and one of thunk records, in any order), partial
 /// results, nsys-jax archives and nsys SQLite exports or reports (both tables derived as
 /// `njx-export --table` does, one input path at a time, HLO dumps also from `hlo`).
+/// With `collect_infos`, what each archive's own dumps say of its thunks is taken as they
+/// are decoded for the executions ([`GpuTime::new`]), so they are decoded once.
 pub fn read_gpu_time(
     paths: &[PathBuf],
     hlo: &[PathBuf],
     by_device: bool,
+    collect_infos: bool,
     notes: &Notes,
 ) -> Result<GpuTime> {
     // Clock alignment shifts each device as a whole: no time here depends on it.
-    partial::aggregate(paths, hlo, notes, || GpuTime::new(by_device))
+    partial::aggregate(paths, hlo, notes, || GpuTime::new(by_device, collect_infos))
 }
 
 impl partial::Aggregate for GpuTime {
@@ -431,9 +465,12 @@ impl partial::Aggregate for GpuTime {
         .map(drop)
     }
 
-    fn add_profile(&mut self, part: &Executions, _: &Notes) -> Result<()> {
-        GpuTime::add_profile(self, part);
-        Ok(())
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
+        GpuTime::add_profile(self, part, notes)
+    }
+
+    fn wants_dumps(&self) -> bool {
+        self.collect_infos
     }
 
     fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
@@ -454,11 +491,42 @@ impl partial::Aggregate for GpuTime {
 }
 
 /// What the HLO says about one thunk: its opcode and, for its instruction and those of
-/// the computations it calls, the op_name and the Python frames.
+/// the computations it calls, the op_name and the Python frames. Op names and stacks are
+/// shared ([`Interner`]): the instructions of a program repeat few of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct ThunkInfo {
     opcode: String,
-    insts: Vec<(String, Vec<String>)>,
+    insts: Vec<(Arc<str>, Stack)>,
+}
+
+/// A Python stack, outermost frame first (`file:line[function]`).
+type Stack = Arc<[Arc<str>]>;
+
+/// One allocation per distinct string and stack of the infos read together.
+#[derive(Debug, Default)]
+struct Interner {
+    strings: HashSet<Arc<str>>,
+    stacks: HashSet<Stack>,
+}
+
+impl Interner {
+    fn string(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.strings.get(s) {
+            return Arc::clone(a);
+        }
+        let a: Arc<str> = Arc::from(s);
+        self.strings.insert(Arc::clone(&a));
+        a
+    }
+
+    fn stack(&mut self, frames: Vec<Arc<str>>) -> Stack {
+        if let Some(s) = self.stacks.get(&frames[..]) {
+            return Arc::clone(s);
+        }
+        let s: Stack = Arc::from(frames);
+        self.stacks.insert(Arc::clone(&s));
+        s
+    }
 }
 
 /// What one program needs from the dumps: where its executions came from (profile,
@@ -541,6 +609,7 @@ fn source_infos(
     candidates.sort();
     candidates.dedup();
     let mut out = Vec::new();
+    let mut interner = Interner::default();
     for member in candidates {
         let place = archive.member_place(&member);
         let hlo = dumps.read(&mut archive, &member)?;
@@ -549,36 +618,60 @@ fn source_infos(
         let Some(w) = wanted.get(key.as_str()) else {
             continue;
         };
-        let infos = w
-            .names
-            .iter()
-            .map(|&n| Ok((n.to_string(), thunk_info(&hlo, n)?)))
-            .collect::<Result<BTreeMap<_, _>>>()?;
+        let infos = module_infos(&hlo, &w.names, &mut interner)?;
         out.push((key, place, infos));
     }
     Ok(out)
 }
 
-fn thunk_info(hlo: &HloModule, name: &str) -> Result<Option<ThunkInfo>> {
-    let Some(inst) = hlo.instruction(name) else {
-        return Ok(None);
+/// What `hlo` says of each of the thunks `names` (`None` for a name it does not have).
+fn module_infos(
+    hlo: &HloModule,
+    names: &BTreeSet<&str>,
+    interner: &mut Interner,
+) -> Result<BTreeMap<String, Option<ThunkInfo>>> {
+    // Stack frame ids are the module's own: each stack is formatted once.
+    let mut stacks: HashMap<i32, Stack> = HashMap::new();
+    let mut stack_of = |i: &Instruction<'_>, interner: &mut Interner| -> Result<Stack> {
+        let id = i.stack_frame_id();
+        if let Some(s) = stacks.get(&id) {
+            return Ok(Arc::clone(s));
+        }
+        let frames = i.stack_frames()?;
+        let frames = frames
+            .iter()
+            .map(|f| interner.string(&f.to_string()))
+            .collect();
+        let s = interner.stack(frames);
+        stacks.insert(id, Arc::clone(&s));
+        Ok(s)
     };
-    let mut insts = Vec::new();
-    for i in std::iter::once(inst).chain(inst.called_instructions()?) {
-        let frames = i.stack_frames()?.iter().map(|f| f.to_string()).collect();
-        insts.push((i.op_name().to_string(), frames));
+    let mut out = BTreeMap::new();
+    for &name in names {
+        let info = match hlo.instruction(name) {
+            None => None,
+            Some(inst) => {
+                let mut insts = Vec::new();
+                for i in std::iter::once(inst).chain(inst.called_instructions()?) {
+                    let stack = stack_of(&i, interner)?;
+                    insts.push((interner.string(i.op_name()), stack));
+                }
+                Some(ThunkInfo {
+                    opcode: inst.opcode().to_string(),
+                    insts,
+                })
+            }
+        };
+        out.insert(name.to_string(), info);
     }
-    Ok(Some(ThunkInfo {
-        opcode: inst.opcode().to_string(),
-        insts,
-    }))
+    Ok(out)
 }
 
 /// Two dumps' view of one thunk as one: stacks that differ keep their common outer and
 /// inner frames around [`INCONSISTENT`] (the notebook's `reduce_instructions_and_frames`).
 fn reduce(mut a: ThunkInfo, b: ThunkInfo, name: &str, place: &str, notes: &Notes) -> ThunkInfo {
-    let a_names: Vec<&String> = a.insts.iter().map(|i| &i.0).collect();
-    let b_names: Vec<&String> = b.insts.iter().map(|i| &i.0).collect();
+    let a_names: Vec<&Arc<str>> = a.insts.iter().map(|i| &i.0).collect();
+    let b_names: Vec<&Arc<str>> = b.insts.iter().map(|i| &i.0).collect();
     if a.opcode != b.opcode || a_names != b_names {
         notes.note(format!(
             "{place}: thunk {name}: opcode or op_names differ from another dump of the same \
@@ -590,17 +683,17 @@ fn reduce(mut a: ThunkInfo, b: ThunkInfo, name: &str, place: &str, notes: &Notes
         if *fa == fb {
             continue;
         }
-        let prefix = fa.iter().zip(&fb).take_while(|(x, y)| x == y).count();
+        let prefix = fa.iter().zip(fb.iter()).take_while(|(x, y)| x == y).count();
         let suffix = fa[prefix..]
             .iter()
             .rev()
             .zip(fb[prefix..].iter().rev())
             .take_while(|(x, y)| x == y)
             .count();
-        let tail = fa[fa.len() - suffix..].to_vec();
-        fa.truncate(prefix);
-        fa.push(INCONSISTENT.to_string());
-        fa.extend(tail);
+        let mut merged: Vec<Arc<str>> = fa[..prefix].to_vec();
+        merged.push(Arc::from(INCONSISTENT));
+        merged.extend(fa[fa.len() - suffix..].iter().cloned());
+        *fa = Arc::from(merged);
     }
     a
 }
@@ -618,9 +711,9 @@ fn locations(mode: GpuMode, info: Option<&ThunkInfo>) -> Vec<Vec<String>> {
             GpuMode::Source => {
                 if !frames.is_empty() {
                     let mut s = vec![GPU_ACTIVE.to_string()];
-                    s.extend(frames.iter().cloned());
+                    s.extend(frames.iter().map(|f| f.to_string()));
                     if !op_name.is_empty() {
-                        s.push(op_name.clone());
+                        s.push(op_name.to_string());
                     }
                     first.push(s);
                 }
@@ -628,7 +721,7 @@ fn locations(mode: GpuMode, info: Option<&ThunkInfo>) -> Vec<Vec<String>> {
                     second.push(vec![
                         GPU_ACTIVE.to_string(),
                         UNKNOWN.to_string(),
-                        op_name.clone(),
+                        op_name.to_string(),
                     ]);
                 }
             }
@@ -728,16 +821,30 @@ pub fn fold(
                 .names
                 .insert(name);
         }
-        let mut infos = read_infos(hlo, &wanted, notes)?;
-        if let Some(carried) = &time.infos {
-            for (program, slot) in infos.iter_mut() {
-                if let Some(c) = carried.get(program) {
-                    *slot = combine(slot.take(), c.clone(), "a partial result", notes);
-                }
-            }
-        }
+        // The dumps are read for the programs whose infos did not come with the input
+        // (taken from the archives as they were read, or carried by partial results).
+        let carried = time.infos.as_ref();
+        let is_carried = |program: &str| carried.is_some_and(|c| c.contains_key(program));
+        let to_read: BTreeMap<&str, Wanted<'_>> = wanted
+            .iter()
+            .filter(|(program, _)| !is_carried(program))
+            .map(|(&program, w)| {
+                let names = w.names.clone();
+                (
+                    program,
+                    Wanted {
+                        from: w.from,
+                        names,
+                    },
+                )
+            })
+            .collect();
+        let read = read_infos(hlo, &to_read, notes)?;
         for (program, w) in &wanted {
-            let infos = infos.get(*program).and_then(Option::as_ref);
+            let infos = match carried.and_then(|c| c.get(*program)) {
+                Some(c) => c.as_ref(),
+                None => read.get(*program).and_then(Option::as_ref),
+            };
             if infos.is_none() {
                 notes.note(format!(
                     "no HLO dump of program {program} ({}): its time goes under \
@@ -813,7 +920,7 @@ mod tests {
             opcode: "fusion".into(),
             insts: insts
                 .iter()
-                .map(|(n, f)| (n.to_string(), f.iter().map(|s| s.to_string()).collect()))
+                .map(|(n, f)| (Arc::from(*n), f.iter().map(|&s| Arc::from(s)).collect()))
                 .collect(),
         }
     }
@@ -851,9 +958,7 @@ mod tests {
         let a = info(&[("x", &["m.py:1[main]", "a.py:2[f]", "lib.py:3[g]"])]);
         let b = info(&[("x", &["m.py:1[main]", "b.py:9[h]", "lib.py:3[g]"])]);
         let r = reduce(a, b, "fusion", "here", &Notes::kept());
-        assert_eq!(
-            r.insts[0].1,
-            vec!["m.py:1[main]", INCONSISTENT, "lib.py:3[g]"]
-        );
+        let merged: Vec<&str> = r.insts[0].1.iter().map(|f| &**f).collect();
+        assert_eq!(merged, vec!["m.py:1[main]", INCONSISTENT, "lib.py:3[g]"]);
     }
 }

@@ -103,7 +103,13 @@ fn read_gpu_time(
     inputs: &[PathBuf],
     notes: &Notes,
 ) -> Result<GpuTime> {
-    let time = gpu::read_gpu_time(inputs, &options.hlo, mode == GpuMode::Device, notes)?;
+    let time = gpu::read_gpu_time(
+        inputs,
+        &options.hlo,
+        mode == GpuMode::Device,
+        mode.needs_hlo(),
+        notes,
+    )?;
     if mode.needs_hlo() && hlo_sources(options, inputs).is_empty() && !time.has_infos() {
         return Err(Error::Usage(format!(
             "--by {} needs the HLO dumps: pass the nsys-jax archives as inputs or with --hlo",

@@ -252,6 +252,13 @@ impl Dumps {
         Ok(hlo)
     }
 
+    /// Every module read so far, in member order, leaving the index without them.
+    pub fn take_loaded(&mut self) -> Vec<Arc<HloModule>> {
+        let mut loaded: Vec<(String, Arc<HloModule>)> = self.loaded.drain().collect();
+        loaded.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        loaded.into_iter().map(|(_, hlo)| hlo).collect()
+    }
+
     /// The key of a program that is the same on every rank, from the numeric program id
     /// and module name of an NVTX range (`XlaModule:#hlo_module=jit_f,program_id=40#`)
     /// of `profile`: the dump's fingerprint, as nsys-jax's `_remap_program_id`. See

@@ -635,15 +635,19 @@ impl<'m> Instruction<'m> {
         }
     }
 
+    /// The id of the innermost frame of the Python stack that created it (1-based), 0
+    /// when it has none.
+    pub fn stack_frame_id(&self) -> i32 {
+        self.lean()
+            .metadata
+            .as_ref()
+            .map_or(0, |m| m.stack_frame_id)
+    }
+
     /// The Python stack that created it (outermost first), from its metadata's
     /// `stack_frame_id`; empty when it has none.
     pub fn stack_frames(&self) -> Result<Vec<StackFrame<'m>>> {
-        let id = self
-            .lean()
-            .metadata
-            .as_ref()
-            .map_or(0, |m| m.stack_frame_id);
-        self.module.stack_frames(id)
+        self.module.stack_frames(self.stack_frame_id())
     }
 
     /// A data error about this instruction, naming the dump and the instruction.
