@@ -4,7 +4,7 @@
 //! `path/<profile>` (for example `report_nvtx_pushpop_trace.csv.xz/rank3`), a file they
 //! share is stored once as `path`.
 
-use super::{decompress, place_of, profile_name, walk_dir};
+use super::{decompress, decompress_apart, is_compressed, place_of, profile_name, walk_dir};
 use crate::error::{Error, Result};
 use parquet::file::reader::ChunkReader;
 use std::fs::File;
@@ -161,12 +161,27 @@ impl Archive {
         match &mut self.backend {
             Backend::Dir(dir) => {
                 let file = File::open(dir.join(member)).map_err(|e| Error::io(&place, e))?;
-                decompress(&place, BufReader::with_capacity(1 << 16, file))
+                decompress_apart(&place, BufReader::with_capacity(1 << 16, file))
             }
-            Backend::Zip { zip, .. } => {
+            Backend::Zip { zip, path } => {
                 let entry = zip
                     .by_name(member)
                     .map_err(|e| Error::data(&place, format!("cannot read member: {e}")))?;
+                // A compressed member stored as is (nsys-jax's `.xz` members) is read
+                // straight from the file, so its decoder can run on a thread of its own;
+                // its own checksum (xz's, gzip's) stands for the zip's.
+                if let (zip::CompressionMethod::Stored, Some(start), Some(path)) =
+                    (entry.compression(), entry.data_start(), path.as_ref())
+                {
+                    let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
+                    file.seek(SeekFrom::Start(start))
+                        .map_err(|e| Error::io(&place, e))?;
+                    let mut raw = BufReader::with_capacity(1 << 16, file.take(entry.size()));
+                    let head = raw.fill_buf().map_err(|e| Error::io(&place, e))?;
+                    if is_compressed(head) {
+                        return decompress_apart(&place, raw);
+                    }
+                }
                 let reader = BufReader::with_capacity(1 << 16, entry);
                 decompress(&place, reader)
             }

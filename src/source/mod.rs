@@ -19,6 +19,7 @@
 pub mod archive;
 pub mod devices;
 pub mod gpu_ranges;
+mod piped;
 mod profile;
 pub mod progress;
 pub mod ranges;
@@ -177,8 +178,8 @@ fn open(path: &Path) -> Result<Opened> {
     } else {
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         let reader = match progress::Progress::wrap(file, &place, size) {
-            Ok(p) => decompress(&place, BufReader::with_capacity(1 << 16, p))?,
-            Err(file) => decompress(&place, BufReader::with_capacity(1 << 16, file))?,
+            Ok(p) => decompress_apart(&place, BufReader::with_capacity(1 << 16, p))?,
+            Err(file) => decompress_apart(&place, BufReader::with_capacity(1 << 16, file))?,
         };
         Ok(Opened::Stream(Stream { place, reader }))
     }
@@ -199,6 +200,29 @@ pub fn decompress<'a, R: BufRead + 'a>(
     } else {
         Ok(Box::new(reader))
     }
+}
+
+/// [`decompress`], the decoder on a thread of its own ([`piped`]) so that decoding and
+/// parsing overlap.
+pub fn decompress_apart<R: BufRead + Send + 'static>(
+    place: &str,
+    mut reader: R,
+) -> Result<Box<dyn BufRead>> {
+    let head = peek(&mut reader, place)?;
+    if head.starts_with(GZIP_MAGIC) {
+        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
+        Ok(Box::new(piped::spawn(decoder)))
+    } else if head.starts_with(XZ_MAGIC) {
+        let decoder = xz2::bufread::XzDecoder::new_multi_decoder(reader);
+        Ok(Box::new(piped::spawn(decoder)))
+    } else {
+        Ok(Box::new(reader))
+    }
+}
+
+/// Whether a stream starting with `head` is gzip- or xz-compressed.
+fn is_compressed(head: &[u8]) -> bool {
+    head.starts_with(GZIP_MAGIC) || head.starts_with(XZ_MAGIC)
 }
 
 /// The first bytes of a buffered stream, without consuming them.
