@@ -3,11 +3,13 @@
 //! writing it back as a consistent tree — `parent`, `depth`, `children`, `child_ns` and
 //! `self_ns` recomputed after every change.
 //!
-//! Records must arrive parents first, in start order within each profile, as
-//! `njx-export` writes them (and as this module writes them back). A top-level tree is
-//! complete once a record starts after its root ends; it is then reshaped and written
-//! out, so the state held is the trees still open at the current time — for a trace
-//! that is one tree per thread, not the whole input.
+//! Records must arrive parents first, in start order within each profile, each profile's
+//! records together, as `njx-export` writes them (and as this module writes them back). A
+//! top-level tree is complete once a record of its profile starts after its root ends,
+//! and every tree of a profile is complete once a record of another profile comes; it is
+//! then reshaped and written out, so the state held is the trees still open at the
+//! current time — for a trace that is one tree per thread, not the whole input, and for
+//! many profiles those of one profile, not of every rank.
 
 mod filter;
 
@@ -81,7 +83,8 @@ struct ProfileState {
 /// pre-order: every parent before its children, children by start time) to a sink.
 pub struct TreeBuilder {
     filters: Filters,
-    profiles: HashMap<Arc<str>, ProfileState>,
+    /// The profile of the records being read, and its open trees.
+    current: Option<(Arc<str>, ProfileState)>,
 }
 
 impl TreeBuilder {
@@ -89,7 +92,7 @@ impl TreeBuilder {
     pub fn new(filters: Filters) -> Self {
         TreeBuilder {
             filters,
-            profiles: HashMap::new(),
+            current: None,
         }
     }
 
@@ -99,8 +102,17 @@ impl TreeBuilder {
         range: Range,
         sink: &mut dyn FnMut(Vec<Range>) -> Result<()>,
     ) -> Result<()> {
-        let profile = range.profile.clone();
-        let state = self.profiles.entry(profile).or_default();
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|(profile, _)| *profile != range.profile)
+        {
+            // Another profile's records: every tree of the one before is complete.
+            self.finish(sink)?;
+        }
+        let (_, state) = self
+            .current
+            .get_or_insert_with(|| (range.profile.clone(), ProfileState::default()));
         // Every tree whose root ended before this record started is complete.
         while let Some((&seq, tree)) = state.trees.first_key_value() {
             if tree.nodes[0].range.end_ns >= range.start_ns {
@@ -125,7 +137,8 @@ impl TreeBuilder {
                 None => {
                     return Err(place(&format!(
                         "parent {parent} is not an open range listed before it (records must come \
-                         parents first, in start order, as njx-export writes them)"
+                         parents first, in start order, each profile's together, as njx-export \
+                         writes them)"
                     )));
                 }
             },
@@ -169,9 +182,7 @@ impl TreeBuilder {
 
     /// Ends the input: every open tree is complete.
     pub fn finish(&mut self, sink: &mut dyn FnMut(Vec<Range>) -> Result<()>) -> Result<()> {
-        let mut profiles: Vec<_> = self.profiles.drain().collect();
-        profiles.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, state) in profiles {
+        if let Some((_, state)) = self.current.take() {
             for (_, tree) in state.trees {
                 sink(self.filters.apply(tree))?;
             }
