@@ -38,7 +38,7 @@ use crate::error::Result;
 use crate::notes::Notes;
 use crate::record::GpuRange;
 use crate::source::Options;
-use crate::source::ranges::nvtx::{self, NONE, Node, Nvtx, StartEnd};
+use crate::source::ranges::nvtx::{self, NONE, Nvtx, StartEnd};
 use crate::source::sqlite::Db;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -52,6 +52,51 @@ const WORK_TABLES: &[&str] = &[
 
 /// The tables of CUDA API calls.
 const CALL_TABLES: &[&str] = &["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"];
+
+/// A range of the tree, in memory.
+struct Node {
+    start: i64,
+    end: i64,
+    row: u32,
+    thread: u32,
+    name: u32,
+    parent: u32,
+    depth: u32,
+}
+
+/// The push/pop ranges and the start/end ranges of `ranges`, in order, parent and depth
+/// filled in.
+fn collect(ranges: &mut Nvtx) -> Result<(Vec<Node>, Vec<Node>)> {
+    let (mut nodes, mut marks): (Vec<Node>, Vec<Node>) = (Vec::new(), Vec::new());
+    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); ranges.threads.len()];
+    while let Some(r) = ranges.next()? {
+        let mut node = Node {
+            start: r.start,
+            end: r.end,
+            row: r.row,
+            thread: r.thread,
+            name: r.name,
+            parent: NONE,
+            depth: 0,
+        };
+        if r.mark {
+            marks.push(node);
+            continue;
+        }
+        let stack = &mut stacks[r.thread as usize];
+        while stack
+            .last()
+            .is_some_and(|&t| nodes[t as usize].end < node.end)
+        {
+            stack.pop();
+        }
+        node.parent = stack.last().copied().unwrap_or(NONE);
+        node.depth = stack.len() as u32;
+        stack.push(nodes.len() as u32);
+        nodes.push(node);
+    }
+    Ok((nodes, marks))
+}
 
 /// The GPU work of one launch: every operation with one (process, correlation id).
 struct Launch {
@@ -288,18 +333,18 @@ pub fn read_gpu_ranges(
     } else {
         StartEnd::Skip
     };
-    let Some(ranges) = nvtx::load(db, start_end)? else {
+    let Some(mut ranges) = nvtx::load(db, start_end)? else {
         notes.note(nvtx::no_nvtx(db));
         return Ok(Counts::default());
     };
-    project(db, &ranges, profile, notes, emit)
+    project(db, &mut ranges, profile, notes, emit)
 }
 
 /// The GPU projection of `ranges`, the NVTX ranges of the export loaded by the caller
 /// ([`nvtx::load`]), handed to `emit` as in [`read_gpu_ranges`].
 pub fn project(
     db: &Db,
-    ranges: &Nvtx,
+    ranges: &mut Nvtx,
     profile: &Arc<str>,
     notes: &Notes,
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
@@ -321,7 +366,8 @@ pub fn project(
         ));
         return Ok(counts);
     };
-    let (nodes, marks) = (&ranges.nodes, &ranges.marks);
+    let (nodes, marks) = collect(ranges)?;
+    let (nodes, marks) = (&nodes, &marks);
 
     // Work of each call added to its innermost push/pop range…
     let mut attributed = vec![false; calls.len()];
@@ -388,13 +434,13 @@ pub fn project(
         };
         emit(GpuRange {
             profile: profile.clone(),
-            pid: Some(crate::source::sqlite::pid_of(ranges.gtid(node))),
-            tid: crate::source::sqlite::tid_of(ranges.gtid(node)),
+            pid: Some(crate::source::sqlite::pid_of(ranges.gtid(node.thread))),
+            tid: crate::source::sqlite::tid_of(ranges.gtid(node.thread)),
             id: u64::from(node.row),
             parent: (node.parent != NONE).then(|| u64::from(nodes[node.parent as usize].row)),
             depth: node.depth,
             children: proj.children,
-            name: ranges.name(node).to_string(),
+            name: ranges.name(node.name).to_string(),
             start_ns: proj.start,
             dur_ns: proj.end - proj.start,
             cpu_start_ns: Some(node.start),
