@@ -260,6 +260,8 @@ impl<T: Fixed> Sorted<T> {
                 per_run,
             } => {
                 let Some(mut top) = heap.peek_mut() else {
+                    // Done: the temporary file is closed (and its space freed) now.
+                    self.inner = Inner::Memory(Vec::new());
                     return Ok(None);
                 };
                 match runs[top.run].next::<T>(file, *per_run)? {

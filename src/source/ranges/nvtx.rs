@@ -30,7 +30,7 @@
 //!
 //! Method: one scan of the table interns the distinct names and threads and hands each
 //! range, as a 32-byte record (times, row, thread, name index), to an external sort by
-//! (start, end descending, rowid) ([`sorter`](crate::source::sorter): sorted runs of 16 MiB
+//! (start, end descending, rowid) (`source/sorter.rs`: sorted runs of 16 MiB
 //! in a temporary file under `TMPDIR`, merged); ranges never ended are sorted apart by
 //! (start, rowid) and merged in once the last timestamp is known. Parent and depth are
 //! known when a range is pushed on its thread's stack, its children and their time only
