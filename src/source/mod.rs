@@ -25,6 +25,7 @@ pub mod progress;
 pub mod ranges;
 pub mod records;
 pub mod report;
+mod sorter;
 pub mod sqlite;
 
 use crate::error::{Error, Result};

@@ -155,9 +155,14 @@ impl Profiles {
             }
             Kind::Sqlite { db, name, .. } => {
                 // The NVTX ranges are loaded once, for the projection and the compilations.
-                let nvtx = ranges::nvtx::load(db, ranges::nvtx::StartEnd::Skip)?;
+                let mut nvtx = ranges::nvtx::load(db, ranges::nvtx::StartEnd::Skip)?;
+                // Only push/pop ranges are read, so their names are all the names read.
+                let mut compiled: Vec<(u64, String)> = nvtx
+                    .iter()
+                    .flat_map(|n| n.names().filter_map(compiled_program))
+                    .collect();
                 let mut gpu = Vec::new();
-                match &nvtx {
+                match &mut nvtx {
                     Some(nvtx) => {
                         gpu_ranges::sqlite::project(db, nvtx, name, notes, &mut |r| {
                             gpu.push(r);
@@ -167,14 +172,6 @@ impl Profiles {
                     None => notes.note(ranges::nvtx::no_nvtx(db)),
                 }
                 let launchers = devices::sqlite::launchers(db, notes)?;
-                let mut compiled: Vec<(u64, String)> = nvtx
-                    .iter()
-                    .flat_map(|n| {
-                        n.nodes
-                            .iter()
-                            .filter_map(|node| compiled_program(n.name(node)))
-                    })
-                    .collect();
                 compiled.sort();
                 compiled.dedup();
                 Ok(ProfileTables {

@@ -7,9 +7,10 @@
 //! with nsys first ([`report`](super::report)).
 //!
 //! The semantics come from the SQL of nsys' own reports (`nvtx_pushpop_trace.py`,
-//! `nvtx_gpu_proj_trace.py`), re-implemented as sorts and sweeps so that time and memory
-//! grow as O(n log n) and O(n) with the number of ranges and GPU operations — nsys' own
-//! queries join ranges with ranges and ranges with API calls through an R-tree.
+//! `nvtx_gpu_proj_trace.py`), re-implemented as sorts and sweeps so that time grows as
+//! O(n log n) with the number of ranges and GPU operations and memory stays bounded (the
+//! sorts go through temporary files, `source/sorter.rs`) — nsys' own queries join ranges
+//! with ranges and ranges with API calls through an R-tree.
 //!
 //! The schema drifts between nsys versions (2023.1 → 2026.1 seen): tables exist only for
 //! what was traced, columns are added, the export's metadata table was renamed

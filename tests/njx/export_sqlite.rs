@@ -267,6 +267,165 @@ fn ranges_never_ended_end_at_the_last_timestamp() {
     );
 }
 
+/// njx-export with `NJX_SORT_RECORDS` set: the readers' sorts and spills then hold that
+/// many records in memory.
+fn run_with_sort_records(args: &[&str], records: &str) -> Output {
+    Command::new(exe("njx-export"))
+        .args(args)
+        .env("NJX_SORT_RECORDS", records)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run njx-export")
+}
+
+#[test]
+fn sorting_through_temporary_files_changes_nothing() {
+    let dir = tempdir();
+    let file = dir.path().join("spill.sqlite");
+    let db = NsysDb::create(&file);
+    let threads = [gtid(7, 1), gtid(7, 2), gtid(8, 1)];
+    let mut seed: u64 = 1;
+    let mut rand = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) % n) as i64
+    };
+    // Ranges on coarse times (equal starts and ends, zero lengths, some not nested), on
+    // three threads, rows in no order.
+    let mut rows = Vec::new();
+    for (t, &g) in threads.iter().enumerate() {
+        for step in 0..20 {
+            let s = step * 100 + t as i64;
+            rows.push((s, s + 90, g));
+            for k in 0..4 {
+                let a = s + k * 20 + rand(3) * 5;
+                rows.push((a, a + rand(5) * 5, g));
+            }
+        }
+    }
+    for i in (1..rows.len()).rev() {
+        rows.swap(i, rand(i as u64 + 1) as usize);
+    }
+    for (i, &(start, end, g)) in rows.iter().enumerate() {
+        db.range(start, end, g, &format!("r{}", i % 7));
+    }
+    // Ranges never ended end at the last timestamp (5000), tied with one that ends there:
+    // the row decides, so the one ended comes first and contains them.
+    db.range(4000, 5000, threads[1], "the last timestamp");
+    let a = db.range(3000, 5000, threads[0], "ends at the last timestamp");
+    let u = db.nvtx(PUSH_POP, 3000, None, threads[0], Some("never"), None, 0);
+    let u2 = db.nvtx(
+        PUSH_POP,
+        3500,
+        None,
+        threads[0],
+        Some("never, inner"),
+        None,
+        0,
+    );
+    db.nvtx(START_END, 150, Some(950), threads[0], Some("se"), None, 0);
+    db.nvtx(START_END, 2000, None, threads[2], Some("se open"), None, 0);
+    // Launches: some calls inside ranges, some not, one process per thread group.
+    for c in 0..90 {
+        let g = threads[(c % 3) as usize];
+        let s = c * 23 + rand(10);
+        db.call(s, s + rand(3), g, c);
+        db.kernel(
+            s + 100,
+            s + 150 + rand(20),
+            gpid(if c % 3 == 2 { 8 } else { 7 }),
+            c,
+        );
+    }
+    drop(db);
+
+    let f = path_str(&file);
+    let cases: [&[&str]; 5] = [
+        &[f],
+        &["--start-end", f],
+        &["--table", "gpu-ranges", f],
+        &["--table", "gpu-ranges", "--start-end", f],
+        &["--table", "modules", f],
+    ];
+    for args in cases {
+        let held = run_with_sort_records(args, "100000");
+        assert!(held.status.success(), "{args:?}: {}", stderr_of(&held));
+        for records in ["1", "2", "7"] {
+            let spilled = run_with_sort_records(args, records);
+            assert_eq!(
+                String::from_utf8_lossy(&spilled.stdout),
+                String::from_utf8_lossy(&held.stdout),
+                "{args:?} with {records} records held"
+            );
+            assert_eq!(stderr_of(&spilled), stderr_of(&held));
+            assert_eq!(spilled.status.code(), held.status.code());
+        }
+    }
+
+    let got = json_lines(&String::from_utf8(run_with_sort_records(&[f], "2").stdout).unwrap());
+    assert_eq!(got.len(), rows.len() + 4);
+    let find = |id: i64| got.iter().find(|r| r["id"] == id).unwrap();
+    let p = "spill";
+    assert_eq!(
+        find(a),
+        &range(
+            p,
+            (7, 1),
+            a,
+            None,
+            0,
+            (3000, 5000),
+            (2000, 1),
+            "ends at the last timestamp"
+        )
+    );
+    assert_eq!(
+        find(u),
+        &range(p, (7, 1), u, Some(a), 1, (3000, 5000), (1500, 1), "never")
+    );
+    assert_eq!(
+        find(u2),
+        &range(
+            p,
+            (7, 1),
+            u2,
+            Some(u),
+            2,
+            (3500, 5000),
+            (0, 0),
+            "never, inner"
+        )
+    );
+    // Parents first, in start order; every child counted once.
+    let mut seen = HashSet::new();
+    let mut children: HashMap<i64, (u64, i64)> = HashMap::new();
+    let mut last_start = i64::MIN;
+    for r in &got {
+        let start = r["start_ns"].as_i64().unwrap();
+        assert!(start >= last_start);
+        last_start = start;
+        if let Some(parent) = r["parent"].as_i64() {
+            assert!(seen.contains(&parent), "{r}");
+            let e = children.entry(parent).or_default();
+            e.0 += 1;
+            e.1 += r["dur_ns"].as_i64().unwrap();
+        }
+        seen.insert(r["id"].as_i64().unwrap());
+    }
+    for r in &got {
+        let (n, child) = children
+            .get(&r["id"].as_i64().unwrap())
+            .copied()
+            .unwrap_or_default();
+        assert_eq!(
+            (r["children"].as_u64(), r["child_ns"].as_i64()),
+            (Some(n), Some(child)),
+            "{r}"
+        );
+    }
+}
+
 /// A gpu-range record as njx-export writes it for an SQLite input.
 fn gpu(
     (pid, tid): (u64, u64),

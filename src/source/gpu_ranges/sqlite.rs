@@ -25,22 +25,29 @@
 //! parent before its children. GPU work launched outside every range, or with no API call
 //! in the export, is in no record; how much is said on stderr.
 //!
-//! Method: the GPU work is grouped per (process, correlation id) after one sort; the API
-//! calls that launched work are sorted by start and swept together with the ranges (in
-//! the same order) keeping a stack of open ranges per thread, so the innermost range
-//! containing a call is found by a binary search of its thread's stack; the work is added
-//! there and then summed up the tree. Time O((ranges + GPU operations) · log), memory
-//! O(ranges + launches); never ranges × kernels. Start/end ranges need not nest: each
-//! looks at the calls of its thread between its start and end (a binary search, then
-//! those calls).
+//! Method: streams and external sorts (`source/sorter.rs`: sorted runs
+//! of 16 MiB in temporary files under `TMPDIR`, merged), so that memory is bounded
+//! whatever the size of the export. The GPU operations are sorted by (process,
+//! correlation id) and the API calls by (process, correlation id, order read); one merge
+//! of the two groups the work per launch and gives it to the first call of its
+//! correlation id. Those calls, sorted by start, are swept together with the ranges in
+//! their order ([`nvtx::Nvtx::next`]) keeping a stack of open ranges per thread, so the
+//! innermost range containing a call is found by a binary search of its thread's stack;
+//! the work is added there, and a range's work goes to its parent (the range below it on
+//! the stack) when it is popped, which is also when its record is complete: the records
+//! go through one more sort into the report's order. Start/end ranges need not nest: each
+//! open one of a call's thread is looked at. Time O((ranges + GPU operations + API
+//! calls) · log); memory: the sort buffers, a read buffer per run, the open ranges;
+//! never ranges × kernels.
 
 use crate::error::Result;
 use crate::notes::Notes;
 use crate::record::GpuRange;
 use crate::source::Options;
-use crate::source::ranges::nvtx::{self, NONE, Node, Nvtx, StartEnd};
+use crate::source::ranges::nvtx::{self, NONE, Nvtx, Raw, StartEnd};
+use crate::source::sorter::{Fixed, Sorted, Sorter, i64_at, u32_at};
 use crate::source::sqlite::Db;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The tables of GPU work.
@@ -53,21 +60,159 @@ const WORK_TABLES: &[&str] = &[
 /// The tables of CUDA API calls.
 const CALL_TABLES: &[&str] = &["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"];
 
-/// The GPU work of one launch: every operation with one (process, correlation id).
-struct Launch {
+/// A GPU operation: its launch key and times.
+#[derive(Debug, Clone, Copy)]
+struct Op {
     gpid: i64,
     corr: i64,
     start: i64,
     end: i64,
 }
 
-/// A CUDA API call that launched GPU work.
+impl Fixed for Op {
+    const SIZE: usize = 32;
+    fn put(&self, out: &mut Vec<u8>) {
+        for v in [self.gpid, self.corr, self.start, self.end] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn get(b: &[u8]) -> Self {
+        Op {
+            gpid: i64_at(b, 0),
+            corr: i64_at(b, 8),
+            start: i64_at(b, 16),
+            end: i64_at(b, 24),
+        }
+    }
+}
+
+/// A CUDA API call as read: its launch key, its place in the tables' order, its times
+/// and thread.
+#[derive(Debug, Clone, Copy)]
+struct ApiCall {
+    gpid: i64,
+    corr: i64,
+    seq: i64,
+    start: i64,
+    end: i64,
+    /// Index of the thread in [`Nvtx::threads`], [`NONE`] for a thread without ranges.
+    thread: u32,
+}
+
+impl Fixed for ApiCall {
+    const SIZE: usize = 44;
+    fn put(&self, out: &mut Vec<u8>) {
+        for v in [self.gpid, self.corr, self.seq, self.start, self.end] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.thread.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        ApiCall {
+            gpid: i64_at(b, 0),
+            corr: i64_at(b, 8),
+            seq: i64_at(b, 16),
+            start: i64_at(b, 24),
+            end: i64_at(b, 32),
+            thread: u32_at(b, 40),
+        }
+    }
+}
+
+/// A CUDA API call that launched GPU work, with the span of that work.
+#[derive(Debug, Clone, Copy)]
 struct Call {
     start: i64,
     end: i64,
-    /// Index of the thread in [`nvtx::Nvtx::threads`], [`NONE`] for a thread without ranges.
+    work_start: i64,
+    work_end: i64,
+    /// Index of the thread in [`Nvtx::threads`], [`NONE`] for a thread without ranges.
     thread: u32,
-    launch: u32,
+}
+
+impl Fixed for Call {
+    const SIZE: usize = 36;
+    fn put(&self, out: &mut Vec<u8>) {
+        for v in [self.start, self.end, self.work_start, self.work_end] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.thread.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        Call {
+            start: i64_at(b, 0),
+            end: i64_at(b, 8),
+            work_start: i64_at(b, 16),
+            work_end: i64_at(b, 24),
+            thread: u32_at(b, 32),
+        }
+    }
+}
+
+/// A range with GPU work: what its record holds, in the order of the records.
+#[derive(Debug, Clone, Copy)]
+struct Projected {
+    proj_start: i64,
+    proj_end: i64,
+    start: i64,
+    end: i64,
+    ops: u64,
+    /// Push/pop ranges first, by their index in start order; then start/end ranges
+    /// (`MARK` set), likewise: the tie-break of the order.
+    seq: u64,
+    row: u32,
+    /// The parent's row; meaningless at depth 0.
+    parent: u32,
+    depth: u32,
+    thread: u32,
+    name: u32,
+    children: u32,
+}
+
+/// Set in [`Projected::seq`] for start/end ranges.
+const MARK: u64 = 1 << 63;
+
+impl Fixed for Projected {
+    const SIZE: usize = 72;
+    fn put(&self, out: &mut Vec<u8>) {
+        for v in [self.proj_start, self.proj_end, self.start, self.end] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.ops.to_le_bytes());
+        out.extend_from_slice(&self.seq.to_le_bytes());
+        for v in [
+            self.row,
+            self.parent,
+            self.depth,
+            self.thread,
+            self.name,
+            self.children,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn get(b: &[u8]) -> Self {
+        Projected {
+            proj_start: i64_at(b, 0),
+            proj_end: i64_at(b, 8),
+            start: i64_at(b, 16),
+            end: i64_at(b, 24),
+            ops: i64_at(b, 32) as u64,
+            seq: i64_at(b, 40) as u64,
+            row: u32_at(b, 48),
+            parent: u32_at(b, 52),
+            depth: u32_at(b, 56),
+            thread: u32_at(b, 60),
+            name: u32_at(b, 64),
+            children: u32_at(b, 68),
+        }
+    }
+}
+
+impl Projected {
+    fn key(&self) -> (i64, std::cmp::Reverse<i64>, u64) {
+        (self.proj_start, std::cmp::Reverse(self.proj_end), self.seq)
+    }
 }
 
 /// The GPU work projected onto one range.
@@ -147,14 +292,15 @@ fn scan(
     })
 }
 
-/// The GPU work of the export grouped by launch, sorted by (process, correlation id);
-/// `None` when the export has no table of GPU work.
-fn load_launches(db: &Db, counts: &mut Counts) -> Result<Option<Vec<Launch>>> {
+/// The GPU operations of the export sorted by (process, correlation id); `None` when the
+/// export has no table of GPU work.
+fn load_ops(db: &Db, counts: &mut Counts) -> Result<Option<Sorted<Op>>> {
     let tables: Vec<&str> = WORK_TABLES.iter().copied().filter(|t| db.has(t)).collect();
     if tables.is_empty() {
         return Ok(None);
     }
-    let mut ops: Vec<Launch> = Vec::new();
+    let mut ops = Sorter::new(|a: &Op, b: &Op| (a.gpid, a.corr).cmp(&(b.gpid, b.corr)));
+    let mut failed = None;
     for table in tables {
         scan(
             db,
@@ -164,47 +310,39 @@ fn load_launches(db: &Db, counts: &mut Counts) -> Result<Option<Vec<Launch>>> {
             &mut |_, start, end, corr, gpid| {
                 counts.operations += 1;
                 match (corr, gpid) {
-                    (Some(corr), Some(gpid)) => ops.push(Launch {
-                        gpid,
-                        corr,
-                        start,
-                        end,
-                    }),
+                    (Some(corr), Some(gpid)) => {
+                        if let Err(e) = ops.push(Op {
+                            gpid,
+                            corr,
+                            start,
+                            end,
+                        }) {
+                            failed.get_or_insert(e);
+                        }
+                    }
                     _ => counts.uncorrelated += 1,
                 }
             },
         )?;
-    }
-    ops.sort_unstable_by_key(|l| (l.gpid, l.corr));
-    let mut launches: Vec<Launch> = Vec::new();
-    for op in ops {
-        match launches.last_mut() {
-            Some(l) if (l.gpid, l.corr) == (op.gpid, op.corr) => {
-                l.start = l.start.min(op.start);
-                l.end = l.end.max(op.end);
-            }
-            _ => launches.push(op),
+        if let Some(e) = failed {
+            return Err(e);
         }
     }
-    counts.launches = launches.len() as u64;
-    Ok(Some(launches))
+    Ok(Some(ops.finish()?))
 }
 
-/// The API calls that launched GPU work, in (start, end descending) order; `None` when
-/// the export has no table of API calls. A launch with several calls of its correlation
-/// id keeps the first one read.
-fn load_calls(
-    db: &Db,
-    launches: &[Launch],
-    threads: &HashMap<i64, u32>,
-    counts: &mut Counts,
-) -> Result<Option<Vec<Call>>> {
+/// The API calls of the export (with a thread and a correlation id) sorted by (process,
+/// correlation id, order read); `None` when the export has no table of API calls.
+fn load_api_calls(db: &Db, threads: &HashMap<i64, u32>) -> Result<Option<Sorted<ApiCall>>> {
     let tables: Vec<&str> = CALL_TABLES.iter().copied().filter(|t| db.has(t)).collect();
     if tables.is_empty() {
         return Ok(None);
     }
-    let mut claimed = vec![false; launches.len()];
-    let mut calls = Vec::new();
+    let mut calls = Sorter::new(|a: &ApiCall, b: &ApiCall| {
+        (a.gpid, a.corr, a.seq).cmp(&(b.gpid, b.corr, b.seq))
+    });
+    let mut failed = None;
+    let mut seq = 0;
     for table in tables {
         scan(
             db,
@@ -215,63 +353,128 @@ fn load_calls(
                 let (Some(gtid), Some(corr)) = (gtid, corr) else {
                     return;
                 };
-                let key = (crate::source::sqlite::global_pid_of(gtid), corr);
-                if let Ok(i) = launches.binary_search_by_key(&key, |l| (l.gpid, l.corr))
-                    && !claimed[i]
-                {
-                    claimed[i] = true;
-                    calls.push(Call {
-                        start,
-                        end,
-                        thread: threads.get(&gtid).copied().unwrap_or(NONE),
-                        launch: i as u32,
-                    });
+                seq += 1;
+                let call = ApiCall {
+                    gpid: crate::source::sqlite::global_pid_of(gtid),
+                    corr,
+                    seq,
+                    start,
+                    end,
+                    thread: threads.get(&gtid).copied().unwrap_or(NONE),
+                };
+                if let Err(e) = calls.push(call) {
+                    failed.get_or_insert(e);
                 }
             },
         )?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
     }
-    counts.without_call = claimed.iter().filter(|c| !**c).count() as u64;
-    calls.sort_unstable_by_key(|c| (c.start, std::cmp::Reverse(c.end)));
-    Ok(Some(calls))
+    Ok(Some(calls.finish()?))
 }
 
-/// For each call, the innermost push/pop range of its thread containing it (`NONE` if
-/// none): `nodes` and `calls` are both in start order and swept together, a range before
-/// a call starting at the same time.
-fn innermost(nodes: &[Node], threads: usize, calls: &[Call]) -> Vec<u32> {
-    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); threads];
-    let mut found = Vec::with_capacity(calls.len());
-    let mut i = 0;
-    for call in calls {
-        while i < nodes.len() && nodes[i].start <= call.start {
-            let node = &nodes[i];
-            let stack = &mut stacks[node.thread as usize];
-            while stack
-                .last()
-                .is_some_and(|&t| nodes[t as usize].end < node.end)
-            {
-                stack.pop();
-            }
-            stack.push(i as u32);
-            i += 1;
+/// The GPU work grouped by launch (process, correlation id), joined with the API calls:
+/// each launch goes with the first call of its correlation id read (later ones are
+/// ignored). Returns the calls that launched work, in (start, end descending) order.
+fn join(
+    ops: &mut Sorted<Op>,
+    calls: &mut Sorted<ApiCall>,
+    counts: &mut Counts,
+) -> Result<Sorted<Call>> {
+    let mut out = Sorter::new(|a: &Call, b: &Call| {
+        (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
+    });
+    let mut next_op = ops.next()?;
+    let mut next_call = calls.next()?;
+    while let Some(first) = next_op {
+        // One launch: every operation with this key.
+        let key = (first.gpid, first.corr);
+        let (mut start, mut end) = (first.start, first.end);
+        next_op = ops.next()?;
+        while let Some(op) = next_op.filter(|op| (op.gpid, op.corr) == key) {
+            start = start.min(op.start);
+            end = end.max(op.end);
+            next_op = ops.next()?;
         }
-        let Some(stack) = stacks.get_mut(call.thread as usize) else {
-            found.push(NONE);
-            continue;
-        };
-        // Ranges ended before this call cannot contain it or any later call.
-        while stack
-            .last()
-            .is_some_and(|&t| nodes[t as usize].end < call.start)
-        {
-            stack.pop();
+        counts.launches += 1;
+        // Calls of keys without work are passed over; the first call of this key claims it.
+        while next_call.is_some_and(|c| (c.gpid, c.corr) < key) {
+            next_call = calls.next()?;
         }
-        // Along the stack the ranges nest, so their ends only decrease: the ranges that
-        // contain the call are a prefix of it.
-        let n = stack.partition_point(|&t| nodes[t as usize].end >= call.end);
-        found.push(if n == 0 { NONE } else { stack[n - 1] });
+        match next_call {
+            Some(c) if (c.gpid, c.corr) == key => out.push(Call {
+                start: c.start,
+                end: c.end,
+                work_start: start,
+                work_end: end,
+                thread: c.thread,
+            })?,
+            _ => counts.without_call += 1,
+        }
     }
-    found
+    out.finish()
+}
+
+/// A push/pop range open on its thread's stack during the sweep, with the GPU work found
+/// in it so far.
+struct Open {
+    raw: Raw,
+    seq: u64,
+    /// The parent's row and the depth.
+    parent: u32,
+    depth: u32,
+    proj: Proj,
+}
+
+/// A start/end range being swept, with the GPU work found in it so far.
+struct OpenMark {
+    raw: Raw,
+    seq: u64,
+    proj: Proj,
+}
+
+/// The records of the ranges with GPU work, sorted in the order they are written.
+struct Sweep {
+    out: Sorter<Projected>,
+}
+
+impl Sweep {
+    fn record(&mut self, raw: &Raw, seq: u64, parent: u32, depth: u32, proj: &Proj) -> Result<()> {
+        self.out.push(Projected {
+            proj_start: proj.start,
+            proj_end: proj.end,
+            start: raw.start,
+            end: raw.end,
+            ops: proj.ops,
+            seq,
+            row: raw.row,
+            parent,
+            depth,
+            thread: raw.thread,
+            name: raw.name,
+            children: proj.children,
+        })
+    }
+
+    /// A push/pop range is closed: its record if it has work, which goes to its parent.
+    fn close(&mut self, r: Open, stack: &mut [Open]) -> Result<()> {
+        if r.proj.ops == 0 {
+            return Ok(());
+        }
+        if let Some(parent) = stack.last_mut() {
+            parent.proj.add(r.proj.start, r.proj.end, r.proj.ops);
+            parent.proj.children += 1;
+        }
+        self.record(&r.raw, r.seq, r.parent, r.depth, &r.proj)
+    }
+
+    fn close_mark(&mut self, m: OpenMark) -> Result<()> {
+        if m.proj.ops == 0 {
+            return Ok(());
+        }
+        self.record(&m.raw, m.seq, NONE, 0, &m.proj)
+    }
 }
 
 /// Reads the GPU projection of the export's NVTX ranges, handing each record to `emit`;
@@ -288,32 +491,32 @@ pub fn read_gpu_ranges(
     } else {
         StartEnd::Skip
     };
-    let Some(ranges) = nvtx::load(db, start_end)? else {
+    let Some(mut ranges) = nvtx::load(db, start_end)? else {
         notes.note(nvtx::no_nvtx(db));
         return Ok(Counts::default());
     };
-    project(db, &ranges, profile, notes, emit)
+    project(db, &mut ranges, profile, notes, emit)
 }
 
 /// The GPU projection of `ranges`, the NVTX ranges of the export loaded by the caller
 /// ([`nvtx::load`]), handed to `emit` as in [`read_gpu_ranges`].
 pub fn project(
     db: &Db,
-    ranges: &Nvtx,
+    ranges: &mut Nvtx,
     profile: &Arc<str>,
     notes: &Notes,
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<Counts> {
     let place = db.place();
     let mut counts = Counts::default();
-    let Some(launches) = load_launches(db, &mut counts)? else {
+    let Some(mut ops) = load_ops(db, &mut counts)? else {
         notes.note(format!(
             "{place}: no {} table: the profile recorded no GPU work",
             WORK_TABLES.join(", ")
         ));
         return Ok(counts);
     };
-    let Some(calls) = load_calls(db, &launches, &ranges.thread_index, &mut counts)? else {
+    let Some(mut api_calls) = load_api_calls(db, &ranges.thread_index)? else {
         notes.note(format!(
             "{place}: no {} table: the profile recorded no CUDA API calls, so no GPU work can \
              be attributed to NVTX ranges",
@@ -321,85 +524,116 @@ pub fn project(
         ));
         return Ok(counts);
     };
-    let (nodes, marks) = (&ranges.nodes, &ranges.marks);
+    let mut calls = join(&mut ops, &mut api_calls, &mut counts)?;
+    drop((ops, api_calls));
 
-    // Work of each call added to its innermost push/pop range…
-    let mut attributed = vec![false; calls.len()];
-    let mut work: BTreeMap<u32, Proj> = BTreeMap::new();
-    for (c, &node) in innermost(nodes, ranges.threads.len(), &calls)
-        .iter()
-        .enumerate()
-    {
-        if node != NONE {
-            let l = &launches[calls[c].launch as usize];
-            work.entry(node)
-                .or_insert(Proj::EMPTY)
-                .add(l.start, l.end, 1);
-            attributed[c] = true;
-        }
-    }
-    // …then to its ancestors: a parent comes before its children in `nodes`, so taking
-    // the ranges from the last one up sees every child before its parent.
-    let mut projected: Vec<(u32, Proj)> = Vec::with_capacity(work.len());
-    while let Some((node, proj)) = work.pop_last() {
-        let parent = nodes[node as usize].parent;
-        if parent != NONE {
-            let p = work.entry(parent).or_insert(Proj::EMPTY);
-            p.add(proj.start, proj.end, proj.ops);
-            p.children += 1;
-        }
-        projected.push((node, proj));
-    }
-    // Start/end ranges: the calls of their thread within them.
-    if !marks.is_empty() {
-        let mut by_thread: Vec<Vec<u32>> = vec![Vec::new(); ranges.threads.len()];
-        for (c, call) in calls.iter().enumerate() {
-            if let Some(list) = by_thread.get_mut(call.thread as usize) {
-                list.push(c as u32);
+    // One sweep of the ranges and the calls in start order, a range before a call starting
+    // at the same time: each call's work goes to the innermost push/pop range of its thread
+    // containing it, and to the start/end ranges of its thread containing it; a range's
+    // work goes to its parent when the range is closed.
+    let threads = ranges.threads.len();
+    let mut stacks: Vec<Vec<Open>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut marks: Vec<Vec<OpenMark>> = (0..threads).map(|_| Vec::new()).collect();
+    let (mut nodes_seen, mut marks_seen) = (0u64, 0u64);
+    let mut sweep = Sweep {
+        out: Sorter::new(|a: &Projected, b: &Projected| a.key().cmp(&b.key())),
+    };
+    let mut next_range = ranges.next()?;
+    while let Some(call) = calls.next()? {
+        while let Some(r) = next_range.filter(|r| r.start <= call.start) {
+            next_range = ranges.next()?;
+            if r.mark {
+                marks[r.thread as usize].push(OpenMark {
+                    raw: r,
+                    seq: MARK | marks_seen,
+                    proj: Proj::EMPTY,
+                });
+                marks_seen += 1;
+                continue;
             }
-        }
-        for (m, mark) in marks.iter().enumerate() {
-            let list = &by_thread[mark.thread as usize];
-            let first = list.partition_point(|&c| calls[c as usize].start < mark.start);
-            let mut proj = Proj::EMPTY;
-            for &c in &list[first..] {
-                let call = &calls[c as usize];
-                if call.start > mark.end {
-                    break;
-                }
-                if call.end <= mark.end {
-                    let l = &launches[call.launch as usize];
-                    proj.add(l.start, l.end, 1);
-                    attributed[c as usize] = true;
-                }
+            let stack = &mut stacks[r.thread as usize];
+            while stack.last().is_some_and(|t| t.raw.end < r.end) {
+                let top = stack.pop().expect("not empty");
+                sweep.close(top, stack)?;
             }
-            if proj.ops > 0 {
-                projected.push(((nodes.len() + m) as u32, proj));
-            }
+            let (parent, depth) = match stack.last() {
+                Some(p) => (p.raw.row, stack.len() as u32),
+                None => (NONE, 0),
+            };
+            stack.push(Open {
+                raw: r,
+                seq: nodes_seen,
+                parent,
+                depth,
+                proj: Proj::EMPTY,
+            });
+            nodes_seen += 1;
         }
-    }
-    counts.outside = attributed.iter().filter(|a| !**a).count() as u64;
-
-    projected.sort_unstable_by_key(|(seq, p)| (p.start, std::cmp::Reverse(p.end), *seq));
-    for (seq, proj) in projected {
-        let node: &Node = match nodes.get(seq as usize) {
-            Some(n) => n,
-            None => &marks[seq as usize - nodes.len()],
+        let Some(stack) = stacks.get_mut(call.thread as usize) else {
+            counts.outside += 1;
+            continue;
         };
+        // Ranges ended before this call cannot contain it or any later call.
+        while stack.last().is_some_and(|t| t.raw.end < call.start) {
+            let top = stack.pop().expect("not empty");
+            sweep.close(top, stack)?;
+        }
+        // Along the stack the ranges nest, so their ends only decrease: the ranges that
+        // contain the call are a prefix of it.
+        let n = stack.partition_point(|t| t.raw.end >= call.end);
+        let mut attributed = false;
+        if n > 0 {
+            stack[n - 1].proj.add(call.work_start, call.work_end, 1);
+            attributed = true;
+        }
+        // Start/end ranges need not nest: each open one of the thread is looked at.
+        let open = &mut marks[call.thread as usize];
+        let mut i = 0;
+        while i < open.len() {
+            if open[i].raw.end < call.start {
+                sweep.close_mark(open.swap_remove(i))?;
+                continue;
+            }
+            if call.end <= open[i].raw.end {
+                open[i].proj.add(call.work_start, call.work_end, 1);
+                attributed = true;
+            }
+            i += 1;
+        }
+        if !attributed {
+            counts.outside += 1;
+        }
+    }
+    // Ranges after the last call have no GPU work: those still open are closed.
+    for mut stack in stacks {
+        while let Some(top) = stack.pop() {
+            sweep.close(top, &mut stack)?;
+        }
+    }
+    for open in marks {
+        for m in open {
+            sweep.close_mark(m)?;
+        }
+    }
+    drop(calls);
+
+    let mut projected = sweep.out.finish()?;
+    while let Some(p) = projected.next()? {
+        let gtid = ranges.gtid(p.thread);
         emit(GpuRange {
             profile: profile.clone(),
-            pid: Some(crate::source::sqlite::pid_of(ranges.gtid(node))),
-            tid: crate::source::sqlite::tid_of(ranges.gtid(node)),
-            id: u64::from(node.row),
-            parent: (node.parent != NONE).then(|| u64::from(nodes[node.parent as usize].row)),
-            depth: node.depth,
-            children: proj.children,
-            name: ranges.name(node).to_string(),
-            start_ns: proj.start,
-            dur_ns: proj.end - proj.start,
-            cpu_start_ns: Some(node.start),
-            cpu_dur_ns: Some(node.end - node.start),
-            gpu_ops: Some(proj.ops),
+            pid: Some(crate::source::sqlite::pid_of(gtid)),
+            tid: crate::source::sqlite::tid_of(gtid),
+            id: u64::from(p.row),
+            parent: (p.depth > 0).then_some(u64::from(p.parent)),
+            depth: p.depth,
+            children: p.children,
+            name: ranges.name(p.name).to_string(),
+            start_ns: p.proj_start,
+            dur_ns: p.proj_end - p.proj_start,
+            cpu_start_ns: Some(p.start),
+            cpu_dur_ns: Some(p.end - p.start),
+            gpu_ops: Some(p.ops),
             device: None,
             stream: None,
         })?;

@@ -28,15 +28,23 @@
 //! which need not nest) are added as roots of their own: depth 0, no parent, no children,
 //! on the thread that started them.
 //!
-//! Method: one scan of the table keeps, per range, its times, ids and an index into a
-//! table of distinct names (names are not held per range); one sort by (start, end
-//! descending, rowid) and one sweep with a stack per thread build the tree. Memory is
-//! 48 bytes per range plus the distinct names and threads.
+//! Method: one scan of the table interns the distinct names and threads and hands each
+//! range, as a 32-byte record (times, row, thread, name index), to an external sort by
+//! (start, end descending, rowid) (`source/sorter.rs`: sorted runs of 16 MiB
+//! in a temporary file under `TMPDIR`, merged); ranges never ended are sorted apart by
+//! (start, rowid) and merged in once the last timestamp is known. Parent and depth are
+//! known when a range is pushed on its thread's stack, its children and their time only
+//! when it is popped, so the sweep writes each record (48 bytes) to a temporary file as
+//! it is pushed and patches these two fields in place when it is popped; the records are
+//! then read back in order. Memory is bounded (a few tens of MiB: the sort buffer, the
+//! latest records, the open ranges, the distinct names and threads) whatever the number
+//! of ranges; disk is 80 bytes per range while it runs.
 
 use crate::error::Result;
 use crate::notes::Notes;
 use crate::record::Range;
 use crate::source::Options;
+use crate::source::sorter::{Fixed, Patched, Replay, Sorted, Sorter, i64_at, u32_at};
 use crate::source::sqlite::{Db, pid_of, tid_of};
 use rusqlite::types::ValueRef;
 use rusqlite::{Row, Statement};
@@ -48,33 +56,96 @@ pub const NONE: u32 = u32::MAX;
 
 const TABLE: &str = "NVTX_EVENTS";
 
-/// One NVTX range.
-#[derive(Debug, Clone)]
-pub struct Node {
+/// One NVTX range as read, before the tree is built.
+#[derive(Debug, Clone, Copy)]
+pub struct Raw {
     /// Start, nanoseconds.
     pub start: i64,
-    /// End, nanoseconds.
+    /// End, nanoseconds ([`i64::MAX`] while a range never ended waits for the last
+    /// timestamp).
     pub end: i64,
-    /// Sum of the durations of the direct children.
-    pub child_ns: i64,
     /// `rowid` in `NVTX_EVENTS`: the range id.
     pub row: u32,
     /// The thread that pushed (or started) the range: index in [`Nvtx::threads`].
     pub thread: u32,
     /// Index of the name in [`Nvtx::name`].
     pub name: u32,
-    /// Index of the parent in [`Nvtx::nodes`], or [`NONE`].
-    pub parent: u32,
-    /// Number of ancestors.
-    pub depth: u32,
-    /// Number of direct children.
-    pub children: u32,
+    /// A start/end range (a root of its own), not a push/pop range.
+    pub mark: bool,
 }
 
-impl Node {
+impl Fixed for Raw {
+    const SIZE: usize = 32;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.start.to_le_bytes());
+        out.extend_from_slice(&self.end.to_le_bytes());
+        out.extend_from_slice(&self.row.to_le_bytes());
+        out.extend_from_slice(&self.thread.to_le_bytes());
+        out.extend_from_slice(&self.name.to_le_bytes());
+        out.extend_from_slice(&u32::from(self.mark).to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        Raw {
+            start: i64_at(b, 0),
+            end: i64_at(b, 8),
+            row: u32_at(b, 16),
+            thread: u32_at(b, 20),
+            name: u32_at(b, 24),
+            mark: u32_at(b, 28) != 0,
+        }
+    }
+}
+
+impl Raw {
     /// Sort key: start, then the longer first, then the row — parents before children.
-    fn key(&self) -> (i64, std::cmp::Reverse<i64>, u32) {
+    pub fn key(&self) -> (i64, std::cmp::Reverse<i64>, u32) {
         (self.start, std::cmp::Reverse(self.end), self.row)
+    }
+}
+
+/// One NVTX range of the tree: what a range record holds.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    start: i64,
+    end: i64,
+    row: u32,
+    thread: u32,
+    name: u32,
+    /// The parent's row; meaningless at depth 0 (no parent).
+    parent: u32,
+    depth: u32,
+    children: u32,
+    child_ns: i64,
+}
+
+/// Byte offset of `children` (then `child_ns`) in a [`Node`]'s encoding.
+const CHILDREN_AT: usize = 36;
+
+impl Fixed for Node {
+    const SIZE: usize = 48;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.start.to_le_bytes());
+        out.extend_from_slice(&self.end.to_le_bytes());
+        out.extend_from_slice(&self.row.to_le_bytes());
+        out.extend_from_slice(&self.thread.to_le_bytes());
+        out.extend_from_slice(&self.name.to_le_bytes());
+        out.extend_from_slice(&self.parent.to_le_bytes());
+        out.extend_from_slice(&self.depth.to_le_bytes());
+        out.extend_from_slice(&self.children.to_le_bytes());
+        out.extend_from_slice(&self.child_ns.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        Node {
+            start: i64_at(b, 0),
+            end: i64_at(b, 8),
+            row: u32_at(b, 16),
+            thread: u32_at(b, 20),
+            name: u32_at(b, 24),
+            parent: u32_at(b, 28),
+            depth: u32_at(b, 32),
+            children: u32_at(b, CHILDREN_AT),
+            child_ns: i64_at(b, CHILDREN_AT + 4),
+        }
     }
 }
 
@@ -89,12 +160,9 @@ pub enum StartEnd {
     SameThread,
 }
 
-/// The NVTX ranges of one export.
+/// The NVTX ranges of one export, read and sorted: [`Nvtx::next`] hands them out in
+/// (start, end descending, rowid) order, a parent before its children.
 pub struct Nvtx {
-    /// Push/pop ranges in (start, end descending, rowid) order, the tree filled in.
-    pub nodes: Vec<Node>,
-    /// Start/end ranges, when asked for, in the same order; roots without children.
-    pub marks: Vec<Node>,
     /// Ranges without an end, given the last timestamp.
     pub unended: u64,
     /// Global thread ids of the threads with ranges.
@@ -102,17 +170,52 @@ pub struct Nvtx {
     /// Index in `threads` of each global thread id.
     pub thread_index: HashMap<i64, u32>,
     names: Vec<Box<str>>,
+    /// The last timestamp of the ranges: the end of those never ended.
+    last: i64,
+    /// The ranges with an end, and the next one.
+    ended: Sorted<Raw>,
+    next_ended: Option<Raw>,
+    /// The ranges never ended, by (start, rowid), and the next one (its end set).
+    open: Sorted<Raw>,
+    next_open: Option<Raw>,
 }
 
 impl Nvtx {
-    /// The full name (`Domain:Text`) of a range.
-    pub fn name(&self, node: &Node) -> &str {
-        &self.names[node.name as usize]
+    /// The full name (`Domain:Text`) of name index `name`.
+    pub fn name(&self, name: u32) -> &str {
+        &self.names[name as usize]
     }
 
-    /// The global thread id of a range.
-    pub fn gtid(&self, node: &Node) -> i64 {
-        self.threads[node.thread as usize]
+    /// Every distinct name read.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(|n| &**n)
+    }
+
+    /// The global thread id of thread index `thread`.
+    pub fn gtid(&self, thread: u32) -> i64 {
+        self.threads[thread as usize]
+    }
+
+    /// The next range in order (push/pop and start/end ranges together), or `None` at the
+    /// end.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Raw>> {
+        let take_open = match (&self.next_ended, &self.next_open) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some(e), Some(o)) => o.key() < e.key(),
+        };
+        let taken = if take_open {
+            let mut next = self.open.next()?;
+            if let Some(r) = &mut next {
+                r.end = self.last;
+            }
+            std::mem::replace(&mut self.next_open, next)
+        } else {
+            std::mem::replace(&mut self.next_ended, self.ended.next()?)
+        };
+        Ok(taken)
     }
 }
 
@@ -341,8 +444,9 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         true,
         Some(&filter),
     )?;
-    let mut nodes = Vec::new();
-    let mut marks = Vec::new();
+    let mut ended = Sorter::new(|a: &Raw, b: &Raw| a.key().cmp(&b.key()));
+    let mut open = Sorter::new(|a: &Raw, b: &Raw| (a.start, a.row).cmp(&(b.start, b.row)));
+    let mut unended = 0;
     let mut threads: Vec<i64> = Vec::new();
     let mut thread_index: HashMap<i64, u32> = HashMap::new();
     let mut last = i64::MIN;
@@ -384,70 +488,115 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
             threads.push(gtid);
             threads.len() as u32 - 1
         });
-        let node = Node {
+        let raw = Raw {
             start,
-            // Filled in below for ranges never ended.
-            end: end.unwrap_or(i64::MIN),
+            // Set when read back, for ranges never ended.
+            end: end.unwrap_or(i64::MAX),
             row: row32,
             thread,
-            child_ns: 0,
             name,
-            parent: NONE,
-            depth: 0,
-            children: 0,
+            mark: is_mark,
         };
-        if is_mark {
-            marks.push(node);
+        if end.is_some() {
+            ended.push(raw)
         } else {
-            nodes.push(node);
-        }
-        Ok(())
-    })?;
-    let mut unended = 0;
-    for node in nodes.iter_mut().chain(marks.iter_mut()) {
-        if node.end == i64::MIN {
-            node.end = last;
             unended += 1;
+            open.push(raw)
         }
+    })?;
+    let mut ended = ended.finish()?;
+    let mut open = open.finish()?;
+    let next_ended = ended.next()?;
+    let mut next_open = open.next()?;
+    if let Some(r) = &mut next_open {
+        r.end = last;
     }
-    nodes.sort_unstable_by_key(Node::key);
-    marks.sort_unstable_by_key(Node::key);
-    build_tree(&mut nodes, threads.len());
     Ok(Some(Nvtx {
-        nodes,
-        marks,
         unended,
         threads,
         thread_index,
         names: names.names,
+        last,
+        ended,
+        next_ended,
+        open,
+        next_open,
     }))
 }
 
-/// Fills in parent, depth, children and child time: `nodes` are in start order (longer
-/// first), so on each thread the open ranges form a stack and the innermost one still
-/// containing a range is its parent.
-fn build_tree(nodes: &mut [Node], threads: usize) {
-    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); threads];
-    for i in 0..nodes.len() {
-        let (thread, end) = (nodes[i].thread, nodes[i].end);
-        let stack = &mut stacks[thread as usize];
-        while let Some(&top) = stack.last() {
-            if nodes[top as usize].end < end {
-                stack.pop();
-            } else {
-                break;
-            }
+/// A range open on its thread's stack while the tree is built.
+struct OpenRange {
+    seq: u64,
+    row: u32,
+    end: i64,
+    children: u32,
+    child_ns: i64,
+}
+
+/// Builds the tree: the ranges come in start order (longer first), so on each thread the
+/// open ranges form a stack and the innermost one still containing a range is its parent.
+/// Returns the range records in that order, children and child time filled in.
+fn build_tree(nvtx: &mut Nvtx) -> Result<Replay<Node>> {
+    let mut stacks: Vec<Vec<OpenRange>> = (0..nvtx.threads.len()).map(|_| Vec::new()).collect();
+    let mut out: Patched<Node> = Patched::new();
+    let close = |out: &mut Patched<Node>, r: OpenRange| -> Result<()> {
+        if r.children == 0 {
+            return Ok(());
         }
-        if let Some(&parent) = stack.last() {
-            let dur = nodes[i].end - nodes[i].start;
-            let p = &mut nodes[parent as usize];
-            p.children += 1;
-            p.child_ns += dur;
-            nodes[i].parent = parent;
+        let mut bytes = [0u8; 12];
+        bytes[..4].copy_from_slice(&r.children.to_le_bytes());
+        bytes[4..].copy_from_slice(&r.child_ns.to_le_bytes());
+        out.patch(
+            r.seq,
+            |n| {
+                n.children = r.children;
+                n.child_ns = r.child_ns;
+            },
+            CHILDREN_AT,
+            &bytes,
+        )
+    };
+    while let Some(r) = nvtx.next()? {
+        let mut node = Node {
+            start: r.start,
+            end: r.end,
+            row: r.row,
+            thread: r.thread,
+            name: r.name,
+            parent: NONE,
+            depth: 0,
+            children: 0,
+            child_ns: 0,
+        };
+        if r.mark {
+            out.push(node)?;
+            continue;
         }
-        nodes[i].depth = stack.len() as u32;
-        stack.push(i as u32);
+        let stack = &mut stacks[r.thread as usize];
+        while stack.last().is_some_and(|top| top.end < r.end) {
+            close(&mut out, stack.pop().expect("not empty"))?;
+        }
+        if let Some(parent) = stack.last_mut() {
+            parent.children += 1;
+            parent.child_ns += r.end - r.start;
+            node.parent = parent.row;
+        }
+        node.depth = stack.len() as u32;
+        stack.push(OpenRange {
+            seq: out.len(),
+            row: r.row,
+            end: r.end,
+            children: 0,
+            child_ns: 0,
+        });
+        out.push(node)?;
     }
+    for stack in stacks {
+        for r in stack {
+            close(&mut out, r)?;
+        }
+    }
+    out.finish()
 }
 
 /// What is said of an export without NVTX ranges.
@@ -473,7 +622,7 @@ pub fn read_ranges(
     } else {
         StartEnd::Skip
     };
-    let Some(nvtx) = load(db, start_end)? else {
+    let Some(mut nvtx) = load(db, start_end)? else {
         notes.note(no_nvtx(db));
         return Ok(0);
     };
@@ -485,14 +634,17 @@ pub fn read_ranges(
             nvtx.unended
         ));
     }
-    let record = |node: &Node| {
+    let mut nodes = build_tree(&mut nvtx)?;
+    let mut count = 0;
+    while let Some(node) = nodes.next()? {
         let dur_ns = node.end - node.start;
-        Range {
+        let gtid = nvtx.gtid(node.thread);
+        emit(Range {
             profile: profile.clone(),
-            pid: Some(pid_of(nvtx.gtid(node))),
-            tid: tid_of(nvtx.gtid(node)),
+            pid: Some(pid_of(gtid)),
+            tid: tid_of(gtid),
             id: u64::from(node.row),
-            parent: (node.parent != NONE).then(|| u64::from(nvtx.nodes[node.parent as usize].row)),
+            parent: (node.depth > 0).then_some(u64::from(node.parent)),
             depth: node.depth,
             start_ns: node.start,
             end_ns: node.end,
@@ -500,21 +652,9 @@ pub fn read_ranges(
             child_ns: node.child_ns,
             self_ns: dur_ns - node.child_ns,
             children: node.children,
-            name: nvtx.name(node).to_string(),
-        }
-    };
-    // Merge the push/pop ranges and the start/end ranges, both in start order.
-    let (mut i, mut j) = (0, 0);
-    let (nodes, marks) = (&nvtx.nodes, &nvtx.marks);
-    while i < nodes.len() || j < marks.len() {
-        let take_node = j == marks.len() || (i < nodes.len() && nodes[i].key() <= marks[j].key());
-        if take_node {
-            emit(record(&nodes[i]))?;
-            i += 1;
-        } else {
-            emit(record(&marks[j]))?;
-            j += 1;
-        }
+            name: nvtx.name(node.name).to_string(),
+        })?;
+        count += 1;
     }
-    Ok((nodes.len() + marks.len()) as u64)
+    Ok(count)
 }
