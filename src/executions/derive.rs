@@ -51,9 +51,31 @@ static MODULE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
-static THUNK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$").expect("valid regex")
-});
+/// The instruction of a thunk range, `[TSL:]Thunk:#[name=…,]hlo_op=NAME#` with NAME of
+/// `[a-z0-9._-]`: what nsys-jax's pattern `^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$`
+/// captures, without a regex (it runs for every thunk of every rank).
+fn thunk_op(name: &str) -> Option<&str> {
+    let body = name
+        .strip_prefix("TSL:")
+        .unwrap_or(name)
+        .strip_prefix("Thunk:#")?
+        .strip_suffix('#')?;
+    let op = match body.strip_prefix("hlo_op=") {
+        Some(op) => op,
+        None => {
+            // Only the last `,hlo_op=` can be followed by op characters alone; the name
+            // before it is any line (`.` does not match a newline).
+            let named = body.strip_prefix("name=")?;
+            let at = named.rfind(",hlo_op=")?;
+            if named[..at].contains('\n') {
+                return None;
+            }
+            &named[at + ",hlo_op=".len()..]
+        }
+    };
+    let valid = |b: u8| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-');
+    (!op.is_empty() && op.bytes().all(valid)).then_some(op)
+}
 
 fn is_module(name: &str) -> bool {
     name.strip_prefix("TSL:")
@@ -258,10 +280,7 @@ pub fn derive(
         };
         let module = &out.modules[mi];
         let r = &ranges[t];
-        let name = match THUNK.captures(&r.name) {
-            Some(c) => c[1].to_string(),
-            None => r.name.clone(),
-        };
+        let name = thunk_op(&r.name).unwrap_or(&r.name).to_string();
         let n = thunk_exec.entry((mi, name.clone())).or_default();
         let comm = match module.program_id {
             Some(id) if module.program != "unknown" => {
@@ -419,5 +438,41 @@ pub fn mark_warmup(
     }
     for t in thunks.iter_mut() {
         t.warmup = rule.thunk_is_warmup(&t.program, phase(t.execution));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thunk_op;
+    use regex::Regex;
+
+    #[test]
+    fn thunk_names_are_parsed_as_nsys_jax_matches_them() {
+        let pattern = Regex::new(r"^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$")
+            .expect("valid regex");
+        let names = [
+            "TSL:Thunk:#hlo_op=fusion.12#",
+            "Thunk:#hlo_op=all-gather-start.3#",
+            "TSL:Thunk:#name=%fusion.1 = f32[8] fusion(p), kind=kLoop,hlo_op=fusion.1#",
+            "TSL:Thunk:#name=,hlo_op=a_b-c.9#",
+            "TSL:Thunk:#name=a,hlo_op=b,c,hlo_op=d#",
+            "TSL:Thunk:#name=a,hlo_op=b#x,hlo_op=C#",
+            "TSL:Thunk:#name=a\nb,hlo_op=c#",
+            "TSL:Thunk:#name=hlo_op=z#",
+            "TSL:Thunk:#hlo_op=a,hlo_op=b#",
+            "TSL:Thunk:#hlo_op=#",
+            "TSL:Thunk:#hlo_op=Upper#",
+            "TSL:Thunk:#hlo_op=x",
+            "TSL:TSL:Thunk:#hlo_op=x#",
+            "TSL:XlaModule:#hlo_module=jit_f,program_id=3#",
+            "Thunk:#name=q,hlo_op=ok#",
+            "",
+        ];
+        for name in names {
+            let expected = pattern
+                .captures(name)
+                .map(|c| c.get(1).expect("group").as_str());
+            assert_eq!(thunk_op(name), expected, "{name:?}");
+        }
     }
 }
