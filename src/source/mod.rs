@@ -204,11 +204,15 @@ pub fn decompress<'a, R: BufRead + 'a>(
 }
 
 /// [`decompress`], the decoder on a thread of its own ([`piped`]) so that decoding and
-/// parsing overlap.
+/// parsing overlap — unless this thread is one of several reading at once
+/// ([`crate::parallel::cores_taken`]).
 pub fn decompress_apart<R: BufRead + Send + 'static>(
     place: &str,
     mut reader: R,
 ) -> Result<Box<dyn BufRead>> {
+    if crate::parallel::cores_taken() {
+        return decompress(place, reader);
+    }
     let head = peek(&mut reader, place)?;
     if head.starts_with(GZIP_MAGIC) {
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
