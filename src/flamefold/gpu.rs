@@ -331,6 +331,7 @@ impl GpuTime {
                 )
             })
             .collect();
+        let wanted: BTreeMap<&str, &Wanted<'_>> = wanted.iter().map(|(&p, w)| (p, w)).collect();
         let infos = read_infos(hlo, &wanted, notes)?;
         let mut carried = self.infos.take().unwrap_or_default();
         for (program, infos) in infos {
@@ -547,7 +548,7 @@ type Infos = BTreeMap<String, Option<BTreeMap<String, Option<ThunkInfo>>>>;
 /// program (one per process, or one per compilation) are reduced in source order.
 fn read_infos(
     sources: &[PathBuf],
-    wanted: &BTreeMap<&str, Wanted<'_>>,
+    wanted: &BTreeMap<&str, &Wanted<'_>>,
     notes: &Notes,
 ) -> Result<Infos> {
     let mut out: Infos = wanted.keys().map(|p| (p.to_string(), None)).collect();
@@ -595,7 +596,7 @@ fn combine(
 #[allow(clippy::type_complexity)]
 fn source_infos(
     path: &Path,
-    wanted: &BTreeMap<&str, Wanted<'_>>,
+    wanted: &BTreeMap<&str, &Wanted<'_>>,
 ) -> Result<Vec<(String, String, BTreeMap<String, Option<ThunkInfo>>)>> {
     let mut archive = source::open_dumps(path)?;
     let mut dumps = Dumps::new(&archive);
@@ -825,19 +826,10 @@ pub fn fold(
         // (taken from the archives as they were read, or carried by partial results).
         let carried = time.infos.as_ref();
         let is_carried = |program: &str| carried.is_some_and(|c| c.contains_key(program));
-        let to_read: BTreeMap<&str, Wanted<'_>> = wanted
+        let to_read: BTreeMap<&str, &Wanted<'_>> = wanted
             .iter()
             .filter(|(program, _)| !is_carried(program))
-            .map(|(&program, w)| {
-                let names = w.names.clone();
-                (
-                    program,
-                    Wanted {
-                        from: w.from,
-                        names,
-                    },
-                )
-            })
+            .map(|(&program, w)| (program, w))
             .collect();
         let read = read_infos(hlo, &to_read, notes)?;
         for (program, w) in &wanted {

@@ -186,21 +186,41 @@ fn open(path: &Path) -> Result<Opened> {
     }
 }
 
-/// Wraps `reader` in a gzip or xz decoder when its first bytes say it is compressed.
-pub fn decompress<'a, R: BufRead + 'a>(
-    place: &str,
-    mut reader: R,
-) -> Result<Box<dyn BufRead + 'a>> {
-    let head = peek(&mut reader, place)?;
-    if head.starts_with(GZIP_MAGIC) {
-        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
-        Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
-    } else if head.starts_with(XZ_MAGIC) {
-        let decoder = xz2::bufread::XzDecoder::new_multi_decoder(reader);
-        Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
-    } else {
-        Ok(Box::new(reader))
+/// A gzip or xz decoder over a compressed stream.
+enum Decoder<R: BufRead> {
+    Gzip(flate2::bufread::MultiGzDecoder<R>),
+    Xz(xz2::bufread::XzDecoder<R>),
+}
+
+impl<R: BufRead> Read for Decoder<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Decoder::Gzip(d) => d.read(buf),
+            Decoder::Xz(d) => d.read(buf),
+        }
     }
+}
+
+/// The decoder of `reader` when its first bytes say it is compressed, else `reader`.
+fn decoder<R: BufRead>(place: &str, mut reader: R) -> Result<std::result::Result<Decoder<R>, R>> {
+    let head = peek(&mut reader, place)?;
+    Ok(if head.starts_with(GZIP_MAGIC) {
+        Ok(Decoder::Gzip(flate2::bufread::MultiGzDecoder::new(reader)))
+    } else if head.starts_with(XZ_MAGIC) {
+        Ok(Decoder::Xz(xz2::bufread::XzDecoder::new_multi_decoder(
+            reader,
+        )))
+    } else {
+        Err(reader)
+    })
+}
+
+/// Wraps `reader` in a gzip or xz decoder when its first bytes say it is compressed.
+pub fn decompress<'a, R: BufRead + 'a>(place: &str, reader: R) -> Result<Box<dyn BufRead + 'a>> {
+    Ok(match decoder(place, reader)? {
+        Ok(d) => Box::new(BufReader::with_capacity(1 << 16, d)),
+        Err(plain) => Box::new(plain),
+    })
 }
 
 /// [`decompress`], the decoder on a thread of its own ([`piped`]) so that decoding and
@@ -208,21 +228,15 @@ pub fn decompress<'a, R: BufRead + 'a>(
 /// ([`crate::parallel::cores_taken`]).
 pub fn decompress_apart<R: BufRead + Send + 'static>(
     place: &str,
-    mut reader: R,
+    reader: R,
 ) -> Result<Box<dyn BufRead>> {
     if crate::parallel::cores_taken() {
         return decompress(place, reader);
     }
-    let head = peek(&mut reader, place)?;
-    if head.starts_with(GZIP_MAGIC) {
-        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
-        Ok(Box::new(piped::spawn(decoder)))
-    } else if head.starts_with(XZ_MAGIC) {
-        let decoder = xz2::bufread::XzDecoder::new_multi_decoder(reader);
-        Ok(Box::new(piped::spawn(decoder)))
-    } else {
-        Ok(Box::new(reader))
-    }
+    Ok(match decoder(place, reader)? {
+        Ok(d) => Box::new(piped::spawn(d)),
+        Err(plain) => Box::new(plain),
+    })
 }
 
 /// Whether a stream starting with `head` is gzip- or xz-compressed.

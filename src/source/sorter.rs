@@ -59,6 +59,19 @@ fn io(e: std::io::Error) -> Error {
     Error::io("temporary file (TMPDIR)", e)
 }
 
+/// Writes `records` to `file` at its position, a megabyte of encoding at a time.
+fn write_records<T: Fixed>(file: &mut File, records: &[T], bytes: &mut Vec<u8>) -> Result<()> {
+    let per_write = (1 << 20) / T::SIZE + 1;
+    for part in records.chunks(per_write) {
+        bytes.clear();
+        for t in part {
+            t.put(bytes);
+        }
+        file.write_all(bytes).map_err(io)?;
+    }
+    Ok(())
+}
+
 fn truncated() -> Error {
     Error::data(
         "temporary file (TMPDIR)",
@@ -108,14 +121,7 @@ impl<T: Fixed> Sorter<T> {
             Some(f) => f,
             None => self.file.insert(tempfile::tempfile().map_err(io)?),
         };
-        let per_write = (1 << 20) / T::SIZE + 1;
-        for part in self.buf.chunks(per_write) {
-            self.bytes.clear();
-            for t in part {
-                t.put(&mut self.bytes);
-            }
-            file.write_all(&self.bytes).map_err(io)?;
-        }
+        write_records(file, &self.buf, &mut self.bytes)?;
         self.runs.push((self.at, self.buf.len() as u64));
         self.at += (self.buf.len() * T::SIZE) as u64;
         self.buf.clear();
@@ -173,7 +179,8 @@ impl<T: Fixed> Sorter<T> {
     }
 }
 
-/// One sorted run on disk, read a block at a time.
+/// Records on disk from `offset` on (a sorted run, or a [`Patched`] sequence), read a
+/// block at a time.
 struct Run {
     offset: u64,
     /// Records not yet read from disk.
@@ -316,14 +323,7 @@ impl<T: Fixed> Patched<T> {
         };
         file.seek(SeekFrom::Start(self.base * T::SIZE as u64))
             .map_err(io)?;
-        let per_write = (1 << 20) / T::SIZE + 1;
-        for part in self.buf.chunks(per_write) {
-            self.bytes.clear();
-            for t in part {
-                t.put(&mut self.bytes);
-            }
-            file.write_all(&self.bytes).map_err(io)?;
-        }
+        write_records(file, &self.buf, &mut self.bytes)?;
         self.base += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
@@ -353,25 +353,21 @@ impl<T: Fixed> Patched<T> {
         if self.file.is_none() {
             let mut held = std::mem::take(&mut self.buf);
             held.reverse();
-            return Ok(Replay {
-                held,
-                file: None,
-                left: 0,
-                bytes: Vec::new(),
-                pos: 0,
-            });
+            return Ok(Replay { held, disk: None });
         }
         // The tail is written too, so that one reader serves all.
         self.flush()?;
         drop(std::mem::take(&mut self.buf));
-        let mut file = self.file.take().expect("written");
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        Ok(Replay {
-            held: Vec::new(),
-            file: Some(file),
+        let file = self.file.take().expect("written");
+        let run = Run {
+            offset: 0,
             left: self.base,
             bytes: Vec::new(),
             pos: 0,
+        };
+        Ok(Replay {
+            held: Vec::new(),
+            disk: Some((file, run)),
         })
     }
 }
@@ -386,36 +382,18 @@ impl<T: Fixed> Default for Patched<T> {
 pub struct Replay<T> {
     /// Records never written to disk, reversed.
     held: Vec<T>,
-    file: Option<File>,
-    left: u64,
-    bytes: Vec<u8>,
-    pos: usize,
+    /// Or all of them on disk.
+    disk: Option<(File, Run)>,
 }
 
 impl<T: Fixed> Replay<T> {
     /// The next record, or `None` at the end.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<T>> {
-        let Some(file) = &mut self.file else {
-            return Ok(self.held.pop());
-        };
-        if self.pos == self.bytes.len() {
-            if self.left == 0 {
-                return Ok(None);
-            }
-            let n = (self.left as usize).min(READ_BYTES / T::SIZE);
-            self.bytes.resize(n * T::SIZE, 0);
-            file.read_exact(&mut self.bytes)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::UnexpectedEof => truncated(),
-                    _ => io(e),
-                })?;
-            self.left -= n as u64;
-            self.pos = 0;
+        match &mut self.disk {
+            None => Ok(self.held.pop()),
+            Some((file, run)) => run.next(file, READ_BYTES / T::SIZE),
         }
-        let t = T::get(&self.bytes[self.pos..self.pos + T::SIZE]);
-        self.pos += T::SIZE;
-        Ok(Some(t))
     }
 }
 
