@@ -80,39 +80,6 @@ pub fn commands() -> Vec<clap::Command> {
     ]
 }
 
-/// Settles glibc's malloc for how njx allocates: every decoded archive brings
-/// megabyte-sized buffers (decompressed HLO dumps, decoder chunks) freed among long-lived
-/// aggregates, on several threads. With glibc's defaults such buffers come from per-thread
-/// heaps whose freed space is rarely returned (the threshold for mapping them apart grows
-/// after each free), so peak memory drifted between runs and grew with the number of
-/// ranks; buffers of 256 KiB and more are now mapped apart (returned when freed) and the
-/// threads share two heaps. Measured on 64 synthetic ranks (`njx-collectives`): 290–340
-/// MB peak before, 150–160 MB after, the same time. Variables the user set
-/// (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_ARENA_MAX`) are left to glibc. Called first by
-/// every `main`; nothing elsewhere.
-pub fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // glibc's <malloc.h>.
-        const M_MMAP_THRESHOLD: i32 = -3;
-        const M_ARENA_MAX: i32 = -8;
-        unsafe extern "C" {
-            fn mallopt(param: i32, value: i32) -> i32;
-        }
-        let unset = |var: &str| std::env::var_os(var).is_none();
-        // SAFETY: mallopt only changes malloc's tunables; it is called before any
-        // thread of ours exists.
-        unsafe {
-            if unset("MALLOC_MMAP_THRESHOLD_") {
-                mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-            }
-            if unset("MALLOC_ARENA_MAX") {
-                mallopt(M_ARENA_MAX, 2);
-            }
-        }
-    }
-}
-
 /// Turn a tool's result into the process exit code, printing the error on stderr
 /// as `tool: message`. Used by every `main`.
 pub fn finish(tool: &str, result: Result<()>) -> ExitCode {
