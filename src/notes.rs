@@ -3,20 +3,23 @@
 //! which the commands point at stderr (`tool: note`, as every Unix filter does) and tests,
 //! benchmarks and other callers keep to read afterwards.
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// Where notes go. Shared by reference, also across worker threads.
 #[derive(Debug)]
 pub struct Notes {
     sink: Sink,
+    /// The notes given with [`Notes::once`] that were said already.
+    said: Mutex<HashSet<String>>,
 }
 
 #[derive(Debug)]
 enum Sink {
     /// `tool: note` lines on stderr.
     Stderr(String),
-    /// Kept in order, for the caller to read.
-    Kept(Mutex<Vec<String>>),
+    /// Kept in order, for the caller to read, each with whether it is said once only.
+    Kept(Mutex<Vec<(String, bool)>>),
 }
 
 impl Notes {
@@ -24,6 +27,7 @@ impl Notes {
     pub fn stderr(tool: &str) -> Notes {
         Notes {
             sink: Sink::Stderr(tool.to_string()),
+            said: Mutex::default(),
         }
     }
 
@@ -31,17 +35,38 @@ impl Notes {
     pub fn kept() -> Notes {
         Notes {
             sink: Sink::Kept(Mutex::new(Vec::new())),
+            said: Mutex::default(),
         }
     }
 
     /// Says `msg`.
     pub fn note(&self, msg: impl Into<String>) {
+        self.say(msg.into(), false);
+    }
+
+    /// Says `msg` unless it was said already through these notes (or, for notes kept
+    /// apart and forwarded, through the notes they were forwarded to): what holds for
+    /// many inputs alike is said once per run.
+    pub fn once(&self, msg: impl Into<String>) {
+        self.say(msg.into(), true);
+    }
+
+    fn say(&self, msg: String, once: bool) {
+        if once
+            && !self
+                .said
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(msg.clone())
+        {
+            return;
+        }
         match &self.sink {
-            Sink::Stderr(tool) => eprintln!("{tool}: {}", msg.into()),
+            Sink::Stderr(tool) => eprintln!("{tool}: {msg}"),
             Sink::Kept(kept) => kept
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(msg.into()),
+                .push((msg, once)),
         }
     }
 
@@ -51,14 +76,21 @@ impl Notes {
             Sink::Stderr(_) => Vec::new(),
             Sink::Kept(kept) => {
                 std::mem::take(&mut *kept.lock().unwrap_or_else(|e| e.into_inner()))
+                    .into_iter()
+                    .map(|(msg, _)| msg)
+                    .collect()
             }
         }
     }
 
     /// Passes on every note kept in `other`, in order (work done apart, said in input order).
     pub fn forward(&self, other: Notes) {
-        for n in other.take() {
-            self.note(n);
+        let kept = match other.sink {
+            Sink::Kept(kept) => kept.into_inner().unwrap_or_else(|e| e.into_inner()),
+            Sink::Stderr(_) => Vec::new(),
+        };
+        for (msg, once) in kept {
+            self.say(msg, once);
         }
     }
 }

@@ -12,11 +12,12 @@
 //! - communication thunks' time is split into the part hidden behind compute thunks of
 //!   the same program on the same device and the exposed rest.
 
+use super::devices::{Thread, map_threads};
 use crate::error::Result;
 use crate::record::{GpuRange, Module, Thunk};
-use crate::source::devices::Launcher;
+use crate::source::devices::Launchers;
 use regex::Regex;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 /// A communication instruction, as the HLO describes it.
@@ -103,14 +104,20 @@ pub struct Derived {
     pub thunks: Vec<Thunk>,
     /// Messages for stderr: ranges left out and why.
     pub notes: Vec<String>,
+    /// Messages for stderr said once per run: what was assumed alike for many profiles.
+    pub once: Vec<String>,
 }
 
 /// Builds the module and thunk executions of one profile from its GPU-projected ranges
-/// (all of them, any order) and its launcher threads.
+/// (all of them, any order) and its launcher threads. `place` names the profile in
+/// errors; `first_process` is its first process's index, where devices are numbered per
+/// process ([`super::devices`]).
 pub fn derive(
     profile: &Arc<str>,
+    place: &str,
     ranges: &[GpuRange],
-    launchers: &[Launcher],
+    launchers: &Launchers,
+    first_process: u32,
     info: &mut dyn ProgramInfo,
 ) -> Result<Derived> {
     let mut out = Derived::default();
@@ -196,46 +203,17 @@ pub fn derive(
         let key = info.program_key(id, &short)?;
         program.insert(m, (key, id, short));
     }
-    // Devices: launcher threads by name; a program run from one other thread (the main
-    // thread of a one-device process) or an autotuning execution maps to the first
-    // launcher's device.
-    let known: HashMap<(Option<u64>, u64), u32> = launchers
-        .iter()
-        .map(|l| ((Some(l.pid), l.tid), l.device))
-        .collect();
-    let zeroth = launchers.first().map(|l| l.device);
-    let mut threads_by_program: BTreeMap<&str, HashSet<(Option<u64>, u64)>> = BTreeMap::new();
+    // Devices of the threads that ran each program's thunks.
+    let mut threads_by_program: BTreeMap<&str, BTreeSet<Thread>> = BTreeMap::new();
     for &(t, m) in &thunk_module {
-        let key = (ranges[t].pid, ranges[t].tid);
-        if !known.contains_key(&key) {
-            threads_by_program
-                .entry(program[&m].0.as_str())
-                .or_default()
-                .insert(key);
-        }
+        threads_by_program
+            .entry(program[&m].0.as_str())
+            .or_default()
+            .insert((ranges[t].pid, ranges[t].tid));
     }
-    let mut device_of = known.clone();
-    let mut no_launchers = false;
-    for (prog, threads) in &threads_by_program {
-        if *prog == "unknown" || threads.len() == 1 {
-            for &t in threads {
-                match zeroth {
-                    Some(d) => {
-                        device_of.insert(t, d);
-                    }
-                    None => {
-                        no_launchers = true;
-                        device_of.insert(t, 0);
-                    }
-                }
-            }
-        }
-    }
-    if no_launchers {
-        out.notes.push(
-            "no XlaLauncher thread names in the thread metadata: device 0 assumed".to_string(),
-        );
-    }
+    let mapping = map_threads(launchers, &threads_by_program, first_process, place)?;
+    out.once.extend(mapping.note);
+    let device_of = mapping.device_of;
     let device = |i: usize| device_of.get(&(ranges[i].pid, ranges[i].tid)).copied();
     let unmapped = modules.iter().filter(|&&m| device(m).is_none()).count();
     if unmapped > 0 {

@@ -13,6 +13,7 @@
 //! holds one profile per core, not every rank.
 
 pub mod derive;
+pub mod devices;
 mod spill;
 
 use crate::error::Result;
@@ -26,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Module and thunk executions of every profile read.
 #[derive(Debug, Default)]
@@ -263,10 +264,13 @@ pub fn each_mapped<T: Send>(
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
     mut f: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    for chunk in paths.chunks(workers()) {
-        for (result, kept) in parallel_map(chunk, |p| {
+    let processes = Processes::new(paths);
+    let inputs: Vec<(usize, &PathBuf)> = paths.iter().enumerate().collect();
+    for chunk in inputs.chunks(workers()) {
+        for (result, kept) in parallel_map(chunk, |&(k, p)| {
             let kept = Notes::kept();
-            let mapped = load_path(p, hlo, dumps, &kept).and_then(|part| map(part, &kept));
+            let mapped =
+                load_path(p, k, &processes, hlo, dumps, &kept).and_then(|part| map(part, &kept));
             (mapped, kept)
         }) {
             let part = result?;
@@ -491,7 +495,49 @@ fn hlo_sources(paths: &[PathBuf]) -> Result<Vec<DumpSource>> {
         .collect()
 }
 
-fn load_path(path: &Path, hlo: &[PathBuf], dumps: DumpsKept, notes: &Notes) -> Result<Executions> {
+/// The process index of each input's first process, where devices are numbered per process
+/// (`devices`): the processes of the inputs before it. Counted only when asked for (a
+/// profile without launcher names), each input once.
+struct Processes<'a> {
+    paths: &'a [PathBuf],
+    counts: Mutex<Vec<Option<u32>>>,
+}
+
+impl<'a> Processes<'a> {
+    fn new(paths: &'a [PathBuf]) -> Processes<'a> {
+        Processes {
+            paths,
+            counts: Mutex::new(vec![None; paths.len()]),
+        }
+    }
+
+    /// The process index of input `k`'s first process.
+    fn first(&self, k: usize) -> Result<u32> {
+        let mut first = 0;
+        for j in 0..k {
+            let known = self.counts.lock().unwrap_or_else(|e| e.into_inner())[j];
+            let n = match known {
+                Some(n) => n,
+                None => {
+                    let n = Profiles::open(&self.paths[j])?.processes()?;
+                    self.counts.lock().unwrap_or_else(|e| e.into_inner())[j] = Some(n);
+                    n
+                }
+            };
+            first += n;
+        }
+        Ok(first)
+    }
+}
+
+fn load_path(
+    path: &Path,
+    k: usize,
+    processes: &Processes,
+    hlo: &[PathBuf],
+    dumps: DumpsKept,
+    notes: &Notes,
+) -> Result<Executions> {
     let mut part = Executions::default();
     let mut profiles = Profiles::open(path)?;
     let mut own = profiles.archive().map(|a| Dumps::new(a));
@@ -510,7 +556,10 @@ fn load_path(path: &Path, hlo: &[PathBuf], dumps: DumpsKept, notes: &Notes) -> R
                 tables.place
             ));
         }
-        derive_profile(tables, &mut sources, &mut part, notes)?;
+        // Process index of the profile's first process, where devices are numbered per
+        // process: one process per profile of an archive.
+        let first_process = || Ok(processes.first(k)? + i as u32);
+        derive_profile(tables, first_process, &mut sources, &mut part, notes)?;
     }
     if let (DumpsKept::Keep, Some(own)) = (dumps, own.as_mut()) {
         part.dumps = own.take_loaded();
@@ -522,6 +571,7 @@ fn load_path(path: &Path, hlo: &[PathBuf], dumps: DumpsKept, notes: &Notes) -> R
 /// the dumps of `sources` (the first that has a program's dump).
 fn derive_profile<'s>(
     p: ProfileTables,
+    first_process: impl FnOnce() -> Result<u32>,
     sources: &mut [(&'s mut Archive, &'s mut Dumps)],
     all: &mut Executions,
     notes: &Notes,
@@ -532,7 +582,18 @@ fn derive_profile<'s>(
         missing: HashSet::new(),
         unnamed: 0,
     };
-    let mut derived = derive::derive(&p.name, &p.gpu_ranges, &p.launchers, &mut programs)?;
+    let first_process = match p.launchers {
+        source::devices::Launchers::Named(_) => 0,
+        _ => first_process()?,
+    };
+    let mut derived = derive::derive(
+        &p.name,
+        &p.place,
+        &p.gpu_ranges,
+        &p.launchers,
+        first_process,
+        &mut programs,
+    )?;
     for (id, name) in &p.compiled {
         // As nsys-jax's `_remap_program_id(…, allow_missing_protobuf=True)`: a
         // compilation without a dump (an autotuning candidate) is `unknown`. Its id too,
@@ -565,9 +626,13 @@ fn derive_profile<'s>(
         modules,
         thunks,
         notes: derived_notes,
+        once,
     } = derived;
     for n in derived_notes {
         notes.note(format!("{}: {n}", p.place));
+    }
+    for n in once {
+        notes.once(n);
     }
     all.modules.extend(modules);
     all.thunks.extend(thunks);

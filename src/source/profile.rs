@@ -26,7 +26,7 @@ pub struct ProfileTables {
     /// NVTX ranges projected onto the GPU, in any order.
     pub gpu_ranges: Vec<GpuRange>,
     /// Threads that launch work on a device.
-    pub launchers: Vec<devices::Launcher>,
+    pub launchers: devices::Launchers,
     /// (program id, module name) of the compilations the profile recorded, sorted.
     pub compiled: Vec<(u64, String)>,
 }
@@ -105,6 +105,16 @@ impl Profiles {
         }
     }
 
+    /// How many processes the input's profiles hold: one per profile of an archive, those
+    /// that ran XLA programs in an SQLite export. Processes are numbered in input order
+    /// where devices are numbered per process.
+    pub fn processes(&self) -> Result<u32> {
+        match &self.kind {
+            Kind::Archive { members, .. } => Ok(members.len() as u32),
+            Kind::Sqlite { db, .. } => devices::sqlite::xla_processes(db),
+        }
+    }
+
     /// Whether the input holds no profile.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -140,9 +150,12 @@ impl Profiles {
                 let launchers = match archive.member_for(THREADS_MEMBER, &member.profile) {
                     Some(path) => {
                         let place = archive.member_place(&path);
-                        devices::parquet::read_launchers(&place, archive.open_parquet(&path)?)?
+                        devices::Launchers::named(devices::parquet::read_launchers(
+                            &place,
+                            archive.open_parquet(&path)?,
+                        )?)
                     }
-                    None => Vec::new(),
+                    None => devices::Launchers::None,
                 };
                 let compiled = archive_compiled(archive, &member.profile)?;
                 Ok(ProfileTables {
@@ -171,7 +184,7 @@ impl Profiles {
                     }
                     None => notes.note(ranges::nvtx::no_nvtx(db)),
                 }
-                let launchers = devices::sqlite::launchers(db, notes)?;
+                let launchers = devices::sqlite::launchers(db)?;
                 compiled.sort();
                 compiled.dedup();
                 Ok(ProfileTables {

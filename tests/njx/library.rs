@@ -222,7 +222,10 @@ fn sqlite_profiles_offer_the_same_tables_as_archives() {
     assert!(profiles.archive().is_none());
     let tables = profiles.tables(0, &Notes::kept()).unwrap();
     assert_eq!(&*tables.name, "two-devices");
-    let mut devices: Vec<u32> = tables.launchers.iter().map(|l| l.device).collect();
+    let source::devices::Launchers::Named(launchers) = &tables.launchers else {
+        panic!("named launchers expected: {:?}", tables.launchers);
+    };
+    let mut devices: Vec<u32> = launchers.iter().map(|l| l.device).collect();
     devices.sort();
     assert_eq!(devices, [0, 1]);
     assert_eq!(tables.compiled, [(3, "jit_f".to_string())]);

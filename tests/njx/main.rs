@@ -14,6 +14,7 @@ mod common;
 mod capture;
 mod collectives;
 mod compile_summary;
+mod devices;
 mod export;
 mod export_gpu;
 mod export_sqlite;

@@ -6,6 +6,7 @@ use crate::common::*;
 use njx::executions::derive::{self, Comm, ProgramInfo, mark_warmup, split_hidden};
 use njx::executions::{Executions, align_clocks};
 use njx::record::{GpuRange, Thunk};
+use njx::source::devices::{Launcher, Launchers};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -117,12 +118,12 @@ fn profile() -> Vec<GpuRange> {
 
 #[test]
 fn derivation_follows_nsys_jax() {
-    let launchers = [njx::source::devices::Launcher {
+    let launchers = Launchers::Named(vec![Launcher {
         pid: 1,
         tid: 99,
         device: 3,
-    }];
-    let d = derive::derive(&Arc::from("p"), &profile(), &launchers, &mut Fake).unwrap();
+    }]);
+    let d = derive::derive(&Arc::from("p"), "p", &profile(), &launchers, 0, &mut Fake).unwrap();
     // The cut-short fourth execution and the early thunk are gone, and said so.
     assert_eq!(d.modules.len(), 3);
     assert!(
@@ -158,8 +159,22 @@ fn derivation_follows_nsys_jax() {
 
 #[test]
 fn warmup_marks_compiled_programs_and_one_more_with_communication() {
-    let d = derive::derive(&Arc::from("p"), &profile(), &[], &mut Fake).unwrap();
-    assert!(d.notes.iter().any(|n| n.contains("device 0 assumed")));
+    // No launcher names: the one thread is the first device of process 2.
+    let d = derive::derive(
+        &Arc::from("p"),
+        "p",
+        &profile(),
+        &Launchers::None,
+        2,
+        &mut Fake,
+    )
+    .unwrap();
+    assert!(
+        d.once
+            .iter()
+            .any(|n| n.contains("inferred from thread order"))
+    );
+    assert!(d.modules.iter().all(|m| m.device == 2));
     let warm = |compiled: bool, comm: bool| -> Vec<bool> {
         let (mut m, mut t) = (d.modules.clone(), d.thunks.clone());
         let set: HashSet<String> = if compiled {

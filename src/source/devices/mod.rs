@@ -9,6 +9,31 @@ pub mod sqlite;
 use regex::Regex;
 use std::sync::LazyLock;
 
+/// How a profile tells the device each thread launches work on (the mapping itself is
+/// `executions::devices`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Launchers {
+    /// XlaLauncher thread names: each named thread's global device.
+    Named(Vec<Launcher>),
+    /// No names, but the CUDA device each thread's kernels ran on (SQLite exports): local
+    /// to its process, counting from 0 in every process.
+    Local(Vec<Launcher>),
+    /// Neither (nsys-jax archives written before thread metadata existed).
+    #[default]
+    None,
+}
+
+impl Launchers {
+    /// Named launchers, or [`Launchers::None`] when there are none.
+    pub fn named(list: Vec<Launcher>) -> Launchers {
+        if list.is_empty() {
+            Launchers::None
+        } else {
+            Launchers::Named(list)
+        }
+    }
+}
+
 /// A thread that launches work on one device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launcher {
@@ -16,7 +41,7 @@ pub struct Launcher {
     pub pid: u64,
     /// Thread id.
     pub tid: u64,
-    /// Global device id.
+    /// Device id: global for named launchers, the CUDA device for [`Launchers::Local`].
     pub device: u32,
 }
 

@@ -3,14 +3,13 @@
 //! the names threads were given, as nsys-jax's `thread-metadata.parquet` does), or, in a
 //! profile without them, the `deviceId` of the kernels each thread launched.
 
-use super::{Launcher, launcher_device};
+use super::{Launcher, Launchers, launcher_device};
 use crate::error::Result;
-use crate::notes::Notes;
 use crate::source::sqlite::{Db, pid_of, tid_of};
 use std::collections::BTreeMap;
 
-/// The launcher threads of the export, with their global device.
-pub fn launchers(db: &Db, notes: &Notes) -> Result<Vec<Launcher>> {
+/// The launcher threads of the export: named, or else by the kernels they launched.
+pub fn launchers(db: &Db) -> Result<Launchers> {
     let mut out = Vec::new();
     if db.has("ThreadNames") && db.has("StringIds") {
         let sql = "SELECT t.globalTid, s.value FROM ThreadNames t \
@@ -32,7 +31,7 @@ pub fn launchers(db: &Db, notes: &Notes) -> Result<Vec<Launcher>> {
         }
     }
     if !out.is_empty() {
-        return Ok(out);
+        return Ok(Launchers::Named(out));
     }
     // No launcher names: each thread's device is the one most of its kernels ran on.
     let calls: Vec<&str> = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"]
@@ -40,7 +39,7 @@ pub fn launchers(db: &Db, notes: &Notes) -> Result<Vec<Launcher>> {
         .filter(|t| db.has(t))
         .collect();
     if !db.has("CUPTI_ACTIVITY_KIND_KERNEL") || calls.is_empty() {
-        return Ok(out);
+        return Ok(Launchers::None);
     }
     let mut per_thread: BTreeMap<i64, BTreeMap<u32, u64>> = BTreeMap::new();
     for table in calls {
@@ -78,15 +77,11 @@ pub fn launchers(db: &Db, notes: &Notes) -> Result<Vec<Launcher>> {
             device,
         });
     }
-    if !out.is_empty() {
-        notes.note(format!(
-            "{}: no XlaLauncher thread names: devices are the kernels' deviceId, which \
-             counts from 0 in every process (pass --no-align and read one process at a \
-             time if several processes share device numbers)",
-            db.place()
-        ));
-    }
-    Ok(out)
+    Ok(if out.is_empty() {
+        Launchers::None
+    } else {
+        Launchers::Local(out)
+    })
 }
 
 fn query<T>(
@@ -99,4 +94,23 @@ fn query<T>(
     stmt.query_map([], map)
         .and_then(|rows| rows.collect())
         .map_err(|e| db.sql_error(table, e))
+}
+
+/// How many processes of the export ran XLA programs (pushed `XlaModule` ranges): the
+/// processes it numbers when devices are numbered per process.
+pub fn xla_processes(db: &Db) -> Result<u32> {
+    if !db.has("NVTX_EVENTS") {
+        return Ok(0);
+    }
+    let text = if db.has("StringIds") {
+        "COALESCE(e.text, (SELECT s.value FROM StringIds s WHERE s.id = e.textId))"
+    } else {
+        "e.text"
+    };
+    let sql = format!(
+        "SELECT COUNT(DISTINCT e.globalTid / 16777216) FROM NVTX_EVENTS e \
+         WHERE {text} LIKE 'XlaModule:%'"
+    );
+    let n = query(db, "NVTX_EVENTS", &sql, |row| row.get::<_, i64>(0))?;
+    Ok(n.first().copied().unwrap_or(0) as u32)
 }

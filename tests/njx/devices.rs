@@ -1,0 +1,610 @@
+//! Devices of processes driving several GPUs, with and without XLA's launcher thread
+//! names, in nsys-jax archives and nsys SQLite exports, through the built binaries.
+//!
+//! The fixture: P processes × G GPUs. Process p (pid 1000·(p+1)) runs `jit_init`
+//! (program 3, one device, no communication) once on its main thread (tid = pid), an
+//! autotuning execution (`extracted`, no program id) on a compiler thread (pid + 50), and
+//! three executions of `jit_step` (program 7, an all-reduce over all P·G devices) on each
+//! of its launcher threads pid + 1 + l, l = 0..G, named
+//! `XlaLauncher:#global=p·G+l,local=l,process=p,slice=0#` where the profile has names.
+//! Thread ids grow with the local device, as XLA starts the threads, so the inferred
+//! mapping (thread order) must give exactly the named one: global device p·G + l.
+//!
+//! Archives are nsys-jax archives of mid-2024 (first-form GPU projection table, dumps),
+//! one per process, with or without `thread-metadata.parquet`. SQLite exports hold the
+//! same ranges as NVTX push/pop ranges whose CUDA calls launch one kernel each on the
+//! thread's device (`deviceId` counts from 0 in every process), one file per process or
+//! one file of all processes, with or without `ThreadNames`.
+
+use crate::common::nsys_sqlite::*;
+use crate::common::*;
+use njx::hlo::proto::{
+    FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
+    PrimitiveType, ReplicaGroup, ShapeProto,
+};
+use prost::Message;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const FP_STEP: &str = "57e9000000000000000000000000beef";
+const FP_INIT: &str = "1417000000000000000000000000beef";
+const STEP_EXECS: i64 = 3;
+
+fn pid(p: usize) -> u64 {
+    1000 * (p as u64 + 1)
+}
+
+/// One range: name, thread, GPU start and end, parent (index), whether it is a thunk
+/// (which launches one kernel).
+struct Span {
+    name: String,
+    tid: u64,
+    start: i64,
+    end: i64,
+    parent: Option<usize>,
+    thunk: bool,
+}
+
+/// The ranges of process `p` of a run of `g` GPUs per process, `total` devices in all, in
+/// time order (parents before children).
+fn spans(p: usize, g: usize) -> Vec<Span> {
+    let pid = pid(p);
+    let mut out = Vec::new();
+    let module =
+        |out: &mut Vec<Span>, name: &str, tid: u64, start: i64, thunks: &[(&str, i64, i64)]| {
+            let end = start + thunks.iter().map(|t| t.2).max().unwrap_or(0) + 100;
+            let m = out.len();
+            out.push(Span {
+                name: name.into(),
+                tid,
+                start,
+                end,
+                parent: None,
+                thunk: false,
+            });
+            for &(op, s, e) in thunks {
+                out.push(Span {
+                    name: format!("TSL:Thunk:#hlo_op={op}#"),
+                    tid,
+                    start: start + s,
+                    end: start + e,
+                    parent: Some(m),
+                    thunk: true,
+                });
+            }
+        };
+    module(
+        &mut out,
+        "TSL:XlaModule:#hlo_module=jit_init,program_id=3#",
+        pid,
+        1_000,
+        &[("fusion.0", 100, 400)],
+    );
+    module(
+        &mut out,
+        "TSL:XlaModule:#hlo_module=extracted#",
+        pid + 50,
+        3_000,
+        &[("fusion.99", 50, 250)],
+    );
+    for k in 0..STEP_EXECS {
+        for l in 0..g {
+            // Devices finish the all-reduce at slightly different times.
+            let skew = (l as i64 * 7 + p as i64 * 13 + k * 3) % 20;
+            module(
+                &mut out,
+                "TSL:XlaModule:#hlo_module=jit_step,program_id=7#",
+                pid + 1 + l as u64,
+                10_000 + k * 10_000 + l as i64 * 100,
+                &[
+                    ("fusion.1", 100, 2_000),
+                    ("all-reduce-start.1", 1_500, 4_000 + skew),
+                    ("fusion.2", 4_100, 5_000),
+                ],
+            );
+        }
+    }
+    out
+}
+
+fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
+    v.iter().map(Option::as_deref).collect()
+}
+
+/// The first form of `nvtx_gpu_proj_trace/trace.parquet` (nsys 2024.4 and before).
+fn gpu_proj_trace(p: usize, g: usize) -> Vec<u8> {
+    gpu_proj_trace_of(p, &spans(p, g))
+}
+
+/// [`gpu_proj_trace`] of the ranges `spans` of process `p`.
+fn gpu_proj_trace_of(p: usize, spans: &[Span]) -> Vec<u8> {
+    let stack = |i: usize| -> Vec<usize> {
+        let mut ids = vec![i];
+        while let Some(q) = spans[*ids.first().unwrap()].parent {
+            ids.insert(0, q);
+        }
+        ids
+    };
+    let int = |f: &dyn Fn(usize, &Span) -> i64| -> Vec<Option<i64>> {
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Some(f(i, s)))
+            .collect()
+    };
+    let dbl = |f: &dyn Fn(usize, &Span) -> Option<f64>| -> Vec<Option<f64>> {
+        spans.iter().enumerate().map(|(i, s)| f(i, s)).collect()
+    };
+    let text = |f: &dyn Fn(usize, &Span) -> String| -> Vec<Option<String>> {
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Some(f(i, s)))
+            .collect()
+    };
+    let names = text(&|_, s| s.name.clone());
+    let styles = text(&|_, _| "PushPop".into());
+    let stacks = text(&|i, _| stack(i).iter().map(|j| format!(":{}", j + 1)).collect());
+    let children = |i: usize| spans.iter().filter(|c| c.parent == Some(i)).count() as i64;
+    parquet_table(
+        &[
+            pq_text("Name", &borrow(&names)),
+            pq_int("Projected Start", &int(&|_, s| s.start)),
+            pq_int("Projected Duration", &int(&|_, s| s.end - s.start)),
+            pq_double("Orig Start", &dbl(&|_, s| Some((s.start - 50) as f64))),
+            pq_double(
+                "Orig Duration",
+                &dbl(&|_, s| Some((s.end - s.start) as f64)),
+            ),
+            pq_text("Style", &borrow(&styles)),
+            pq_int("PID", &int(&|_, _| pid(p) as i64)),
+            pq_int("TID", &int(&|_, s| s.tid as i64)),
+            pq_int(
+                "NumGPUOps",
+                &int(&|i, s| if s.thunk { 1 } else { children(i) }),
+            ),
+            pq_double("Lvl", &dbl(&|i, _| Some((stack(i).len() - 1) as f64))),
+            pq_int("NumChild", &int(&|i, _| children(i))),
+            pq_double("RangeId", &dbl(&|i, _| Some((i + 1) as f64))),
+            pq_double("ParentId", &dbl(&|_, s| s.parent.map(|q| (q + 1) as f64))),
+            pq_text("RangeStack", &borrow(&stacks)),
+            pq_int("Rank", &int(&|_, _| 0)),
+        ],
+        1 << 20,
+    )
+}
+
+/// `thread-metadata.parquet`: main, compiler and launcher threads of process `p`.
+fn thread_metadata(p: usize, g: usize) -> Vec<u8> {
+    let pid = pid(p);
+    let mut names = vec![Some("python3".to_string()), Some("tf_XLAEigen".to_string())];
+    let mut tids = vec![Some(pid as i64), Some(pid as i64 + 50)];
+    for l in 0..g {
+        names.push(Some(format!(
+            "XlaLauncher:#global={},local={l},process={p},slice=0#",
+            p * g + l
+        )));
+        tids.push(Some((pid + 1 + l as u64) as i64));
+    }
+    let n = names.len();
+    parquet_table(
+        &[
+            pq_text("Name", &borrow(&names)),
+            pq_int("PID", &vec![Some(pid as i64); n]),
+            pq_int("TID", &tids),
+            pq_int32("Priority", &vec![Some(0); n]),
+        ],
+        1 << 20,
+    )
+}
+
+fn f32s(dims: &[i64]) -> ShapeProto {
+    ShapeProto {
+        element_type: PrimitiveType::F32 as i32,
+        dimensions: dims.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn inst(id: i64, name: &str, opcode: &str, operands: &[i64], calls: &[i64]) -> HloInstructionProto {
+    HloInstructionProto {
+        id,
+        name: name.into(),
+        opcode: opcode.into(),
+        shape: Some(f32s(&[1024])),
+        operand_ids: operands.to_vec(),
+        called_computation_ids: calls.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn module_proto(id: i64, name: &str, fp: &str, computations: Vec<HloComputationProto>) -> Vec<u8> {
+    let entry = computations.last().unwrap();
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            id,
+            name: name.into(),
+            entry_computation_id: entry.id,
+            entry_computation_name: entry.name.clone(),
+            frontend_attributes: Some(FrontendAttributes {
+                map: [("fingerprint_before_lhs".to_string(), fp.to_string())].into(),
+            }),
+            computations,
+            ..Default::default()
+        }),
+        buffer_assignment: None,
+    }
+    .encode_to_vec()
+}
+
+fn computation(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
+    HloComputationProto {
+        id,
+        name: name.into(),
+        root_id: instructions.last().map_or(0, |i| i.id),
+        instructions,
+        ..Default::default()
+    }
+}
+
+/// The after-optimizations dumps: (file name, HloProto bytes).
+fn dumps(total: usize) -> Vec<(&'static str, Vec<u8>)> {
+    let add = computation(
+        1,
+        "add",
+        vec![
+            inst(1, "x", "parameter", &[], &[]),
+            inst(2, "y", "parameter", &[], &[]),
+            inst(3, "add.0", "add", &[1, 2], &[]),
+        ],
+    );
+    let mut all_reduce = inst(102, "all-reduce-start.1", "all-reduce-start", &[101], &[1]);
+    all_reduce.replica_groups = vec![ReplicaGroup {
+        replica_ids: (0..total as i64).collect(),
+    }];
+    let step = computation(
+        10,
+        "main.10",
+        vec![
+            inst(100, "p0", "parameter", &[], &[]),
+            inst(101, "fusion.1", "fusion", &[100], &[]),
+            all_reduce,
+            inst(103, "all-reduce-done.1", "all-reduce-done", &[102], &[]),
+            inst(104, "fusion.2", "fusion", &[103], &[]),
+        ],
+    );
+    let init = computation(
+        20,
+        "main.20",
+        vec![
+            inst(200, "p0", "parameter", &[], &[]),
+            inst(201, "fusion.0", "fusion", &[200], &[]),
+        ],
+    );
+    vec![
+        (
+            "module_0007.jit_step.sm_9.0_gpu_after_optimizations.hlo.pb",
+            module_proto(7, "jit_step", FP_STEP, vec![add, step]),
+        ),
+        (
+            "module_0003.jit_init.sm_9.0_gpu_after_optimizations.hlo.pb",
+            module_proto(3, "jit_init", FP_INIT, vec![init]),
+        ),
+    ]
+}
+
+/// Writes `dir/rank<p>.zip`: process `p` of P × `g`, with thread metadata or not.
+fn archive(dir: &Path, p: usize, processes: usize, g: usize, metadata: bool) -> String {
+    let trace = gpu_proj_trace(p, g);
+    let threads = thread_metadata(p, g);
+    let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
+        .into_iter()
+        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
+        .collect();
+    let mut members: Vec<(&str, &[u8])> = vec![("nvtx_gpu_proj_trace/trace.parquet", &trace)];
+    if metadata {
+        members.push(("thread-metadata.parquet", &threads));
+    }
+    members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+    write(dir, &format!("rank{p}.zip"), &zip(&members, false))
+}
+
+/// Writes the NVTX ranges, CUDA calls and kernels of process `p` into `db`; `corr` numbers
+/// the calls.
+fn export_process(db: &NsysDb, p: usize, g: usize, names: bool, corr: &mut i64) {
+    let pid = pid(p);
+    db.domain(1, gtid(pid, pid), 1, "TSL");
+    if names {
+        for l in 0..g {
+            let tid = pid + 1 + l as u64;
+            db.thread_name(
+                gtid(pid, tid),
+                10_000 + (p * g + l) as i64,
+                &format!(
+                    "XlaLauncher:#global={},local={l},process={p},slice=0#",
+                    p * g + l
+                ),
+            );
+        }
+    }
+    for s in spans(p, g) {
+        let name = s.name.strip_prefix("TSL:").unwrap();
+        db.nvtx(
+            PUSH_POP,
+            s.start,
+            Some(s.end),
+            gtid(pid, s.tid),
+            Some(name),
+            None,
+            1,
+        );
+        if s.thunk {
+            // The launching thread's device: launcher l drives local device l; the main
+            // and compiler threads the process's first device.
+            let local = s
+                .tid
+                .checked_sub(pid + 1)
+                .filter(|&l| l < g as u64)
+                .unwrap_or(0);
+            *corr += 1;
+            db.call(s.start, s.start + 10, gtid(pid, s.tid), *corr);
+            db.kernel_on(local as i64, s.start, s.end, gpid(pid), *corr);
+        }
+    }
+}
+
+/// Writes `dir/<name>.sqlite` holding `processes` (indices into the run of P × `g`).
+fn export(dir: &Path, name: &str, processes: &[usize], g: usize, names: bool) -> String {
+    let path = dir.join(format!("{name}.sqlite"));
+    let db = NsysDb::create(&path);
+    let mut corr = 0;
+    for &p in processes {
+        export_process(&db, p, g, names, &mut corr);
+    }
+    path.to_str().unwrap().to_string()
+}
+
+/// An XLA dump folder `dir/xla_dump` for SQLite exports.
+fn dump_folder(dir: &Path, total: usize) -> String {
+    let folder = dir.join("xla_dump");
+    for (name, bytes) in dumps(total) {
+        write(&folder, name, &bytes);
+    }
+    folder.to_str().unwrap().to_string()
+}
+
+fn records(tool: &str, args: &[&str]) -> (Vec<Value>, String) {
+    let out = run(tool, args, b"");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{tool} {args:?}: {err}");
+    (json_lines(&String::from_utf8_lossy(&out.stdout)), err)
+}
+
+/// Executions per (device, program name), from module records.
+fn executions(modules: &[Value]) -> BTreeMap<(u64, String), usize> {
+    let mut out = BTreeMap::new();
+    for m in modules {
+        let key = (
+            m["device"].as_u64().unwrap(),
+            m["name"].as_str().unwrap().to_string(),
+        );
+        *out.entry(key).or_default() += 1;
+    }
+    out
+}
+
+/// What every layout of P × G must give: on device p·G + l, three `jit_step` executions;
+/// on each process's first device one `jit_init` and one autotuning execution.
+fn expected_executions(processes: usize, g: usize) -> BTreeMap<(u64, String), usize> {
+    let mut out = BTreeMap::new();
+    for p in 0..processes {
+        for l in 0..g {
+            let d = (p * g + l) as u64;
+            out.insert((d, "jit_step".to_string()), STEP_EXECS as usize);
+            if l == 0 {
+                out.insert((d, "jit_init".to_string()), 1);
+                out.insert((d, "extracted".to_string()), 1);
+            }
+        }
+    }
+    out
+}
+
+/// The thunk records' devices: each all-reduce names the full group.
+fn check_thunks(thunks: &[Value], processes: usize, g: usize) {
+    let total = (processes * g) as u64;
+    let devices: std::collections::BTreeSet<u64> = thunks
+        .iter()
+        .map(|t| t["device"].as_u64().unwrap())
+        .collect();
+    assert_eq!(devices, (0..total).collect());
+    let reduces: Vec<&Value> = thunks.iter().filter(|t| t["comm"] == true).collect();
+    assert_eq!(reduces.len() as u64, total * STEP_EXECS as u64);
+    assert!(reduces.iter().all(|t| t["group_size"] == total));
+}
+
+const TABLES: [&str; 2] = ["modules", "thunks"];
+
+#[test]
+fn one_process_four_gpus_archive_inferred_equals_named() {
+    let dir = tempdir();
+    let named_dir = dir.path().join("named");
+    let bare_dir = dir.path().join("bare");
+    let named = archive(&named_dir, 0, 1, 4, true);
+    let bare = archive(&bare_dir, 0, 1, 4, false);
+    for table in TABLES {
+        let (a, a_err) = records("njx-export", &["--table", table, &named]);
+        let (b, b_err) = records("njx-export", &["--table", table, &bare]);
+        assert_eq!(a, b, "{table}: inferred devices differ from named ones");
+        assert!(!a_err.contains("inferred"), "{a_err}");
+        assert_eq!(
+            b_err.matches("devices inferred from thread order").count(),
+            1,
+            "said once: {b_err}"
+        );
+        if table == "modules" {
+            assert_eq!(executions(&a), expected_executions(1, 4));
+        } else {
+            check_thunks(&a, 1, 4);
+        }
+    }
+}
+
+#[test]
+fn two_processes_two_gpus_archives_inferred_equals_named() {
+    let dir = tempdir();
+    let (nd, bd) = (dir.path().join("named"), dir.path().join("bare"));
+    let named: Vec<String> = (0..2).map(|p| archive(&nd, p, 2, 2, true)).collect();
+    let bare: Vec<String> = (0..2).map(|p| archive(&bd, p, 2, 2, false)).collect();
+    let args = |table: &'static str, files: &[String]| -> Vec<String> {
+        let mut v = vec!["--table".to_string(), table.to_string()];
+        v.extend(files.iter().cloned());
+        v
+    };
+    for table in TABLES {
+        let a_args = args(table, &named);
+        let b_args = args(table, &bare);
+        let (a, _) = records(
+            "njx-export",
+            &a_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        let (b, b_err) = records(
+            "njx-export",
+            &b_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        assert_eq!(a, b, "{table}: inferred devices differ from named ones");
+        assert_eq!(b_err.matches("devices inferred").count(), 1, "{b_err}");
+        if table == "modules" {
+            assert_eq!(executions(&a), expected_executions(2, 2));
+        } else {
+            check_thunks(&a, 2, 2);
+        }
+    }
+    // The analyses see every device alike: the collectives report of both forms agrees.
+    let mut a = vec!["--format", "json"];
+    a.extend(named.iter().map(String::as_str));
+    let mut b = vec!["--format", "json"];
+    b.extend(bare.iter().map(String::as_str));
+    let (ca, _) = records("njx-collectives", &a);
+    let (cb, _) = records("njx-collectives", &b);
+    assert_eq!(ca, cb);
+    assert!(!ca.is_empty());
+}
+
+#[test]
+fn sqlite_exports_number_kernel_devices_per_process() {
+    let dir = tempdir();
+    let dump = dump_folder(dir.path(), 4);
+    // The run as one export of both processes and as one export per process, with and
+    // without launcher names.
+    let both_named = export(dir.path(), "both_named", &[0, 1], 2, true);
+    let both_bare = export(dir.path(), "both_bare", &[0, 1], 2, false);
+    let p0 = export(dir.path(), "p0", &[0], 2, false);
+    let p1 = export(dir.path(), "p1", &[1], 2, false);
+    for table in TABLES {
+        let (named, _) = records(
+            "njx-export",
+            &["--table", table, &both_named, "--hlo", &dump],
+        );
+        let (bare, err) = records(
+            "njx-export",
+            &["--table", table, &both_bare, "--hlo", &dump],
+        );
+        assert!(err.contains("numbered per process"), "{err}");
+        let strip = |v: Vec<Value>| -> Vec<Value> {
+            v.into_iter()
+                .map(|mut r| {
+                    r["profile"] = Value::Null;
+                    r
+                })
+                .collect()
+        };
+        assert_eq!(
+            strip(named.clone()),
+            strip(bare),
+            "{table}: one export, no names"
+        );
+        let (apart, _) = records("njx-export", &["--table", table, &p0, &p1, "--hlo", &dump]);
+        let mut apart = strip(apart);
+        let mut named = strip(named);
+        let key = |r: &Value| {
+            (
+                r["device"].as_u64(),
+                r["start_ns"].as_i64(),
+                r["name"].to_string(),
+            )
+        };
+        apart.sort_by_key(key);
+        named.sort_by_key(key);
+        assert_eq!(named, apart, "{table}: one export per process, no names");
+        if table == "modules" {
+            assert_eq!(executions(&named), expected_executions(2, 2));
+        } else {
+            check_thunks(&named, 2, 2);
+        }
+    }
+}
+
+#[test]
+fn sqlite_one_process_four_gpus_with_and_without_names() {
+    let dir = tempdir();
+    let dump = dump_folder(dir.path(), 4);
+    let named = export(dir.path(), "named", &[0], 4, true);
+    let bare = export(dir.path(), "bare", &[0], 4, false);
+    let (a, _) = records(
+        "njx-export",
+        &["--table", "modules", &named, "--hlo", &dump],
+    );
+    let (b, _) = records("njx-export", &["--table", "modules", &bare, "--hlo", &dump]);
+    assert_eq!(executions(&a), expected_executions(1, 4));
+    assert_eq!(executions(&b), expected_executions(1, 4));
+}
+
+#[test]
+fn threads_that_swap_devices_between_programs_are_an_error() {
+    // Program 3 runs on the launcher threads of devices 1 and 2 of a four-GPU process
+    // without names: sorted by thread id they are its devices 0 and 1, but jit_step
+    // made them 1 and 2.
+    let dir = tempdir();
+    let p = 0;
+    let mut s = spans(p, 4);
+    // jit_init (range 0, its thunk range 1) on device 1's launcher thread.
+    s[0].tid = pid(p) + 2;
+    s[1].tid = pid(p) + 2;
+    let extra_start = 100_000;
+    s.push(Span {
+        name: "TSL:XlaModule:#hlo_module=jit_init,program_id=3#".into(),
+        tid: pid(p) + 3,
+        start: extra_start,
+        end: extra_start + 500,
+        parent: None,
+        thunk: false,
+    });
+    let m = s.len() - 1;
+    s.push(Span {
+        name: "TSL:Thunk:#hlo_op=fusion.0#".into(),
+        tid: pid(p) + 3,
+        start: extra_start + 100,
+        end: extra_start + 400,
+        parent: Some(m),
+        thunk: true,
+    });
+    // Write the table from the modified spans through the same writer.
+    let bytes = gpu_proj_trace_of(p, &s);
+    let dumps: Vec<(String, Vec<u8>)> = dumps(4)
+        .into_iter()
+        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
+        .collect();
+    let mut members: Vec<(&str, &[u8])> = vec![("nvtx_gpu_proj_trace/trace.parquet", &bytes)];
+    members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+    let path = write(dir.path(), "swapped.zip", &zip(&members, false));
+    let out = run("njx-export", &["--table", "modules", &path], b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("swapped.zip"), "{err}");
+    assert!(
+        err.contains("cannot be inferred from thread order"),
+        "{err}"
+    );
+}
