@@ -52,15 +52,21 @@ static MODULE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
-/// The instruction of a thunk range, `[TSL:]Thunk:#[name=…,]hlo_op=NAME#` with NAME of
-/// `[a-z0-9._-]`: what nsys-jax's pattern `^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$`
-/// captures, without a regex (it runs for every thunk of every rank).
+/// The instruction of a thunk range, `[TSL:]Thunk:#[name=…,]hlo_op=NAME[,unique_hlo_op_id=N]#`
+/// with NAME of `[a-z0-9._-]`: what nsys-jax's pattern
+/// `^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$` captures, without a regex (it
+/// runs for every thunk of every rank), and the trailing `unique_hlo_op_id` that XLA adds
+/// since 2026 (`xla/backends/gpu/runtime/annotation.cc`), which nsys-jax does not accept yet.
 fn thunk_op(name: &str) -> Option<&str> {
     let body = name
         .strip_prefix("TSL:")
         .unwrap_or(name)
         .strip_prefix("Thunk:#")?
         .strip_suffix('#')?;
+    let body = match body.rsplit_once(",unique_hlo_op_id=") {
+        Some((rest, id)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => body,
+    };
     let op = match body.strip_prefix("hlo_op=") {
         Some(op) => op,
         None => {
@@ -426,8 +432,11 @@ mod tests {
 
     #[test]
     fn thunk_names_are_parsed_as_nsys_jax_matches_them() {
-        let pattern = Regex::new(r"^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$")
-            .expect("valid regex");
+        // nsys-jax's pattern, with XLA's newer trailing id.
+        let pattern = Regex::new(
+            r"^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)(?:,unique_hlo_op_id=\d+|)#$",
+        )
+        .expect("valid regex");
         let names = [
             "TSL:Thunk:#hlo_op=fusion.12#",
             "Thunk:#hlo_op=all-gather-start.3#",
@@ -444,6 +453,11 @@ mod tests {
             "TSL:TSL:Thunk:#hlo_op=x#",
             "TSL:XlaModule:#hlo_module=jit_f,program_id=3#",
             "Thunk:#name=q,hlo_op=ok#",
+            "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=42#",
+            "TSL:Thunk:#name=jit(f)/dot_general,hlo_op=gemm.1,unique_hlo_op_id=7#",
+            "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=#",
+            "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=4x#",
+            "Thunk:#hlo_op=a,unique_hlo_op_id=1,unique_hlo_op_id=2#",
             "",
         ];
         for name in names {
