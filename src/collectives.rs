@@ -291,6 +291,7 @@ impl Partial {
 
     /// Adds a thunk record (its warm-up already decided).
     pub fn add_record(&mut self, t: &Thunk) {
+        self.warmup.variants.add(&t.module, &t.program, t.device);
         self.add(t, Phase::of_record(t.warmup));
     }
 

@@ -136,6 +136,7 @@ impl Partial {
 
     /// Adds a module record (its warm-up already decided).
     pub fn add_record(&mut self, m: &Module) {
+        self.warmup.variants.add(&m.name, &m.program, m.device);
         self.add(m, Phase::of_record(m.warmup));
     }
 

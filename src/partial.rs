@@ -122,6 +122,9 @@ pub fn aggregate<A: Aggregate + Send>(
     if let Some(n) = acc.warmup().rule().note() {
         notes.note(n);
     }
+    for n in acc.warmup().variants.notes() {
+        notes.note(n);
+    }
     Ok(acc)
 }
 

@@ -337,6 +337,113 @@ pub struct Warmup {
     pub modules: Early,
     /// Thunk executions read from profiles.
     pub thunks: Early,
+    /// The programs run under each module name, and where (absent from partial results
+    /// written before it was added).
+    #[serde(default)]
+    pub variants: Variants,
+}
+
+/// The programs (keys) run under each module name, with the devices that ran each: ranks
+/// that compiled one program differently show as one name with several keys, whose
+/// executions are never compared with each other's.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variants {
+    /// Module name → program key → devices.
+    pub by_name: BTreeMap<String, BTreeMap<String, BTreeSet<u32>>>,
+}
+
+impl Variants {
+    /// Takes in that `device` ran program `program` named `name`.
+    pub fn add(&mut self, name: &str, program: &str, device: u32) {
+        if program == "unknown" {
+            return;
+        }
+        let keys = match self.by_name.get_mut(name) {
+            Some(keys) => keys,
+            None => self.by_name.entry(name.to_string()).or_default(),
+        };
+        match keys.get_mut(program) {
+            Some(devices) => {
+                devices.insert(device);
+            }
+            None => {
+                keys.insert(program.to_string(), BTreeSet::from([device]));
+            }
+        }
+    }
+
+    /// Takes in another's.
+    pub fn merge(&mut self, other: Variants) {
+        for (name, keys) in other.by_name {
+            let mine = self.by_name.entry(name).or_default();
+            for (key, devices) in keys {
+                mine.entry(key).or_default().extend(devices);
+            }
+        }
+    }
+
+    /// What to say of each module name that ran as several programs, each on devices of
+    /// its own, together on every device seen: the ranks compiled it differently (as
+    /// rank 3 of the pax profiles did its step function), so analyses across devices
+    /// (wait, stragglers, alignment) see each program on its own devices only.
+    pub fn notes(&self) -> Vec<String> {
+        let all: BTreeSet<u32> = self
+            .by_name
+            .values()
+            .flatten()
+            .flat_map(|(_, d)| d)
+            .copied()
+            .collect();
+        let mut out = Vec::new();
+        for (name, keys) in &self.by_name {
+            if keys.len() < 2 {
+                continue;
+            }
+            let count: usize = keys.values().map(BTreeSet::len).sum();
+            let union: BTreeSet<u32> = keys.values().flatten().copied().collect();
+            if count != union.len() || union != all {
+                continue;
+            }
+            let list: Vec<String> = keys
+                .iter()
+                .map(|(key, devices)| format!("{key} on {}", device_list(devices)))
+                .collect();
+            out.push(format!(
+                "module {name} was compiled differently across devices: {} programs ({}); \
+                 each is compared only across its own devices, so wait, straggler and \
+                 alignment figures leave the others out",
+                keys.len(),
+                list.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// `devices 0-2, 5` or `device 3`.
+fn device_list(devices: &BTreeSet<u32>) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &d in devices {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == d => *end = d,
+            _ => runs.push((d, d)),
+        }
+    }
+    let text: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    format!(
+        "device{} {}",
+        if devices.len() == 1 { "" } else { "s" },
+        text.join(", ")
+    )
 }
 
 /// Which executions 0 and 1 of which programs were read, and whether a later one was.
@@ -366,6 +473,9 @@ impl Early {
 impl Warmup {
     /// Takes in what one profile's executions tell.
     pub fn add(&mut self, part: &Executions) {
+        for m in &part.modules {
+            self.variants.add(&m.name, &m.program, m.device);
+        }
         self.compiled.extend(part.compiled.iter().cloned());
         self.has_comm |= part.thunks.iter().any(|t| t.comm);
         self.modules.add(
@@ -384,6 +494,7 @@ impl Warmup {
     pub fn merge(&mut self, other: Warmup) {
         self.compiled.extend(other.compiled);
         self.has_comm |= other.has_comm;
+        self.variants.merge(other.variants);
         for (mine, theirs) in [
             (&mut self.modules, other.modules),
             (&mut self.thunks, other.thunks),

@@ -236,11 +236,13 @@ impl GpuTime {
 
     /// Adds one module record (its warm-up already decided).
     pub fn add_module(&mut self, m: &Module) {
+        self.warmup.variants.add(&m.name, &m.program, m.device);
         self.module(m, Phase::of_record(m.warmup));
     }
 
     /// Adds one thunk record (its warm-up already decided).
     pub fn add_thunk(&mut self, t: &Thunk) {
+        self.warmup.variants.add(&t.module, &t.program, t.device);
         self.thunk(t, Phase::of_record(t.warmup));
     }
 

@@ -250,6 +250,11 @@ fn computation(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> H
 
 /// The after-optimizations dumps: (file name, HloProto bytes).
 fn dumps(total: usize) -> Vec<(&'static str, Vec<u8>)> {
+    dumps_with(total, FP_STEP)
+}
+
+/// [`dumps`], jit_step with fingerprint `fp_step`.
+fn dumps_with(total: usize, fp_step: &str) -> Vec<(&'static str, Vec<u8>)> {
     let add = computation(
         1,
         "add",
@@ -285,7 +290,7 @@ fn dumps(total: usize) -> Vec<(&'static str, Vec<u8>)> {
     vec![
         (
             "module_0007.jit_step.sm_9.0_gpu_after_optimizations.hlo.pb",
-            module_proto(7, "jit_step", FP_STEP, vec![add, step]),
+            module_proto(7, "jit_step", fp_step, vec![add, step]),
         ),
         (
             "module_0003.jit_init.sm_9.0_gpu_after_optimizations.hlo.pb",
@@ -296,9 +301,21 @@ fn dumps(total: usize) -> Vec<(&'static str, Vec<u8>)> {
 
 /// Writes `dir/rank<p>.zip`: process `p` of P × `g`, with thread metadata or not.
 fn archive(dir: &Path, p: usize, processes: usize, g: usize, metadata: bool) -> String {
+    archive_with(dir, p, processes, g, metadata, FP_STEP)
+}
+
+/// [`archive`], jit_step compiled to fingerprint `fp_step`.
+fn archive_with(
+    dir: &Path,
+    p: usize,
+    processes: usize,
+    g: usize,
+    metadata: bool,
+    fp_step: &str,
+) -> String {
     let trace = gpu_proj_trace(p, g);
     let threads = thread_metadata(p, g);
-    let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
+    let dumps: Vec<(String, Vec<u8>)> = dumps_with(processes * g, fp_step)
         .into_iter()
         .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
         .collect();
@@ -605,6 +622,67 @@ fn threads_that_swap_devices_between_programs_are_an_error() {
     assert!(err.contains("swapped.zip"), "{err}");
     assert!(
         err.contains("cannot be inferred from thread order"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_program_compiled_differently_by_one_process_is_reported() {
+    const OTHER: &str = "0dd0000000000000000000000000beef";
+    let dir = tempdir();
+    let same: Vec<String> = (0..2)
+        .map(|p| archive(&dir.path().join("same"), p, 2, 2, true))
+        .collect();
+    let differ: Vec<String> = (0..2)
+        .map(|p| {
+            let fp = if p == 1 { OTHER } else { FP_STEP };
+            archive_with(&dir.path().join("differ"), p, 2, 2, true, fp)
+        })
+        .collect();
+    for tool in ["njx-modules", "njx-collectives", "njx-flamefold"] {
+        let args = |files: &[String]| -> Vec<String> {
+            let mut v: Vec<String> = if tool == "njx-flamefold" {
+                vec!["--by".into(), "op-name".into()]
+            } else {
+                Vec::new()
+            };
+            v.extend(files.iter().cloned());
+            v
+        };
+        let a = args(&same);
+        let out = run(tool, &a.iter().map(String::as_str).collect::<Vec<_>>(), b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{tool}: {err}");
+        assert!(!err.contains("compiled differently"), "{tool}: {err}");
+        let b = args(&differ);
+        let out = run(tool, &b.iter().map(String::as_str).collect::<Vec<_>>(), b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{tool}: {err}");
+        let want = format!(
+            "module jit_step was compiled differently across devices: 2 programs ({OTHER} on \
+             devices 2-3, {FP_STEP} on devices 0-1)"
+        );
+        assert_eq!(err.matches(&want).count(), 1, "{tool}: {err}");
+    }
+    // The same through records, and through partial results.
+    let mut export = vec!["--table", "thunks"];
+    export.extend(differ.iter().map(String::as_str));
+    let thunks = run("njx-export", &export, b"");
+    assert!(thunks.status.success());
+    let out = run("njx-collectives", &[], &thunks.stdout);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("compiled differently"));
+    let parts: Vec<Vec<u8>> = differ
+        .iter()
+        .map(|f| {
+            let out = run("njx-modules", &["--partial", f], b"");
+            assert!(out.status.success());
+            out.stdout
+        })
+        .collect();
+    let out = run("njx-modules", &[], &parts.concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("compiled differently across devices: 2 programs"),
         "{err}"
     );
 }

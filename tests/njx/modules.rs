@@ -417,6 +417,36 @@ fn steady_state_summary_matches_the_peer() {
 }
 
 #[test]
+fn the_step_function_rank_3_compiled_differently_is_reported() {
+    let Some((paths, _)) = pax() else {
+        return;
+    };
+    for tool in ["njx-modules", "njx-collectives"] {
+        let out = run(
+            tool,
+            &paths.iter().map(String::as_str).collect::<Vec<_>>(),
+            b"",
+        );
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let said: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("compiled differently"))
+            .collect();
+        assert_eq!(said.len(), 1, "{tool}: {err}");
+        assert!(
+            said[0].contains(
+                "module pjit__wrapped_step_fn was compiled differently across devices: 2 \
+                 programs (04555b1419fd4e5b8933dc47fbf80dbb on device 3, \
+                 25fa0b3e673a92036f22550cd7bcb068 on devices 0-2)"
+            ),
+            "{tool}: {}",
+            said[0]
+        );
+    }
+}
+
+#[test]
 fn proc0_alone_matches_the_peers_raw_modules() {
     let Some((paths, reference)) = pax() else {
         return;
