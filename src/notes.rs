@@ -70,7 +70,8 @@ impl Notes {
         }
     }
 
-    /// The notes kept so far (none for stderr notes), emptying the list.
+    /// The notes kept so far (none for stderr notes), emptying the list. Whether a note was
+    /// to be said once is not kept: pass notes on with [`Notes::forward`] to keep it.
     pub fn take(&self) -> Vec<String> {
         match &self.sink {
             Sink::Stderr(_) => Vec::new(),
@@ -92,5 +93,29 @@ impl Notes {
         for (msg, once) in kept {
             self.say(msg, once);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Notes;
+
+    #[test]
+    fn once_notes_are_said_once_also_when_forwarded_from_kept_notes() {
+        let all = Notes::kept();
+        for _ in 0..3 {
+            let worker = Notes::kept();
+            worker.once("devices inferred");
+            worker.once("devices inferred");
+            worker.note("plain");
+            let middle = Notes::kept();
+            middle.forward(worker);
+            all.forward(middle);
+        }
+        all.note("plain");
+        assert_eq!(
+            all.take(),
+            ["devices inferred", "plain", "plain", "plain", "plain"]
+        );
     }
 }

@@ -116,14 +116,14 @@ pub struct Derived {
 
 /// Builds the module and thunk executions of one profile from its GPU-projected ranges
 /// (all of them, any order) and its launcher threads. `place` names the profile in
-/// errors; `first_process` is its first process's index, where devices are numbered per
-/// process ([`super::devices`]).
+/// errors; `first_process` gives its first process's index, asked for where devices are
+/// numbered per process ([`super::devices`]).
 pub fn derive(
     profile: &Arc<str>,
     place: &str,
     ranges: &[GpuRange],
     launchers: &Launchers,
-    first_process: u32,
+    first_process: &mut dyn FnMut() -> Result<u32>,
     info: &mut dyn ProgramInfo,
 ) -> Result<Derived> {
     let mut out = Derived::default();
@@ -209,13 +209,14 @@ pub fn derive(
         let key = info.program_key(id, &short)?;
         program.insert(m, (key, id, short));
     }
-    // Devices of the threads that ran each program's thunks.
+    // Devices of the threads that ran each program (the threads of its modules with
+    // thunks).
     let mut threads_by_program: BTreeMap<&str, BTreeSet<Thread>> = BTreeMap::new();
-    for &(t, m) in &thunk_module {
+    for &m in &modules {
         threads_by_program
             .entry(program[&m].0.as_str())
             .or_default()
-            .insert((ranges[t].pid, ranges[t].tid));
+            .insert((ranges[m].pid, ranges[m].tid));
     }
     let mapping = map_threads(launchers, &threads_by_program, first_process, place)?;
     out.once.extend(mapping.note);

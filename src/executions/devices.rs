@@ -41,19 +41,22 @@ pub struct Mapping {
 const UNKNOWN: &str = "unknown";
 
 /// Maps the threads that ran each program (`programs`: program key → threads of its
-/// thunks) to global devices. `first_process` is the process index of the profile's first
-/// process (used where devices are numbered per process). `place` names the profile in
-/// errors.
+/// modules) to global devices. `first_process` gives the process index of the profile's
+/// first process, asked for only where devices are numbered per process and there is
+/// something to number. `place` names the profile in errors.
 pub fn map_threads(
     launchers: &Launchers,
     programs: &BTreeMap<&str, BTreeSet<Thread>>,
-    first_process: u32,
+    first_process: &mut dyn FnMut() -> Result<u32>,
     place: &str,
 ) -> Result<Mapping> {
+    if programs.is_empty() {
+        return Ok(Mapping::default());
+    }
     match launchers {
         Launchers::Named(named) => Ok(named_threads(named, programs)),
-        Launchers::Local(local) => Ok(kernel_devices(local, programs, first_process)),
-        Launchers::None => thread_order(programs, first_process, place),
+        Launchers::Local(local) => Ok(kernel_devices(local, programs, first_process()?)),
+        Launchers::None => thread_order(programs, first_process()?, place),
     }
 }
 
@@ -236,7 +239,7 @@ mod tests {
             ("init", &[(Some(9), 100)]),
             (UNKNOWN, &[(Some(9), 200)]),
         ]);
-        let m = map_threads(&Launchers::None, &p, 2, "x").unwrap();
+        let m = map_threads(&Launchers::None, &p, &mut || Ok(2), "x").unwrap();
         let d = |tid| m.device_of[&(Some(9), tid)];
         assert_eq!([d(101), d(102), d(103), d(104)], [8, 9, 10, 11]);
         assert_eq!((d(100), d(200)), (8, 8));
@@ -249,7 +252,7 @@ mod tests {
             "step",
             &[(Some(7), 2), (Some(7), 1), (Some(5), 9), (Some(5), 8)],
         )]);
-        let m = map_threads(&Launchers::None, &p, 0, "x").unwrap();
+        let m = map_threads(&Launchers::None, &p, &mut || Ok(0), "x").unwrap();
         let d = |pid, tid| m.device_of[&(Some(pid), tid)];
         assert_eq!([d(5, 8), d(5, 9), d(7, 1), d(7, 2)], [0, 1, 2, 3]);
     }
@@ -260,7 +263,7 @@ mod tests {
             ("a", &[(None, 1), (None, 2)]),
             ("b", &[(None, 2), (None, 3)]),
         ]);
-        let e = map_threads(&Launchers::None, &p, 0, "rank0.zip").unwrap_err();
+        let e = map_threads(&Launchers::None, &p, &mut || Ok(0), "rank0.zip").unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("rank0.zip"), "{msg}");
         assert!(
@@ -288,7 +291,7 @@ mod tests {
             ),
             ("init", &[(Some(6), 1)]),
         ]);
-        let m = map_threads(&Launchers::Local(local.to_vec()), &p, 1, "x").unwrap();
+        let m = map_threads(&Launchers::Local(local.to_vec()), &p, &mut || Ok(1), "x").unwrap();
         let d = |pid, tid| m.device_of.get(&(Some(pid), tid)).copied();
         assert_eq!(
             [d(5, 50), d(5, 51), d(6, 60), d(6, 61), d(6, 1), d(8, 80)],
@@ -310,7 +313,13 @@ mod tests {
             ("single", &[(Some(6), 7)]),
             (UNKNOWN, &[(Some(6), 8), (Some(5), 9)]),
         ]);
-        let m = map_threads(&Launchers::Named(named.to_vec()), &p, 0, "x").unwrap();
+        let m = map_threads(
+            &Launchers::Named(named.to_vec()),
+            &p,
+            &mut || panic!("not asked"),
+            "x",
+        )
+        .unwrap();
         let d = |pid, tid| m.device_of.get(&(Some(pid), tid)).copied();
         // One unnamed thread per process: the main threads.
         assert_eq!((d(5, 5), d(6, 6)), (Some(0), Some(2)));

@@ -608,30 +608,38 @@ fn hlo_sources(paths: &[PathBuf]) -> Result<Vec<DumpSource>> {
 
 /// The process index of each input's first process, where devices are numbered per process
 /// (`devices`): the processes of the inputs before it. Counted only when asked for (a
-/// profile without launcher names), each input once.
+/// profile without launcher names), each input once: an input records its count when it
+/// is cheap to know (an archive: one process per profile), and an input counted by
+/// another is locked while it is (opening it again: for a `.nsys-rep` report, exporting
+/// it again).
 struct Processes<'a> {
     paths: &'a [PathBuf],
-    counts: Mutex<Vec<Option<u32>>>,
+    counts: Vec<Mutex<Option<u32>>>,
 }
 
 impl<'a> Processes<'a> {
     fn new(paths: &'a [PathBuf]) -> Processes<'a> {
         Processes {
             paths,
-            counts: Mutex::new(vec![None; paths.len()]),
+            counts: paths.iter().map(|_| Mutex::new(None)).collect(),
         }
+    }
+
+    /// Records that input `k` holds `n` processes.
+    fn record(&self, k: usize, n: u32) {
+        *self.counts[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(n);
     }
 
     /// The process index of input `k`'s first process.
     fn first(&self, k: usize) -> Result<u32> {
         let mut first = 0;
         for j in 0..k {
-            let known = self.counts.lock().unwrap_or_else(|e| e.into_inner())[j];
-            let n = match known {
+            let mut count = self.counts[j].lock().unwrap_or_else(|e| e.into_inner());
+            let n = match *count {
                 Some(n) => n,
                 None => {
                     let n = Profiles::open(&self.paths[j])?.processes()?;
-                    self.counts.lock().unwrap_or_else(|e| e.into_inner())[j] = Some(n);
+                    *count = Some(n);
                     n
                 }
             };
@@ -651,6 +659,9 @@ fn load_path(
 ) -> Result<Executions> {
     let mut part = Executions::default();
     let mut profiles = Profiles::open(path)?;
+    if let Some(n) = profiles.processes_known() {
+        processes.record(k, n);
+    }
     let mut own = profiles.archive().map(|a| Dumps::new(a));
     let mut extra = hlo_sources(hlo)?;
     for i in 0..profiles.len() {
@@ -693,16 +704,13 @@ fn derive_profile<'s>(
         missing: HashSet::new(),
         unnamed: 0,
     };
-    let first_process = match p.launchers {
-        source::devices::Launchers::Named(_) => 0,
-        _ => first_process()?,
-    };
+    let mut first_process = Some(first_process);
     let mut derived = derive::derive(
         &p.name,
         &p.place,
         &p.gpu_ranges,
         &p.launchers,
-        first_process,
+        &mut || first_process.take().map_or(Ok(0), |f| f()),
         &mut programs,
     )?;
     for (id, name) in &p.compiled {

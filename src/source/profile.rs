@@ -115,6 +115,14 @@ impl Profiles {
         }
     }
 
+    /// [`Profiles::processes`] where it is known without reading: for archives.
+    pub fn processes_known(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Archive { members, .. } => Some(members.len() as u32),
+            Kind::Sqlite { .. } => None,
+        }
+    }
+
     /// Whether the input holds no profile.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

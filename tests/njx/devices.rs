@@ -686,3 +686,43 @@ fn a_program_compiled_differently_by_one_process_is_reported() {
         "{err}"
     );
 }
+
+#[test]
+fn a_combine_archive_and_an_archive_after_it_number_their_processes_in_order() {
+    // Processes 0 and 1 in an nsys-jax-combine archive (the GPU projections differ, so
+    // each is stored as `nvtx_gpu_proj_trace/trace.parquet/<profile>`; the dumps are the
+    // same, stored once), process 2 in an archive of its own; none names its threads.
+    let dir = tempdir();
+    let (processes, g) = (3, 2);
+    let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
+        .into_iter()
+        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
+        .collect();
+    let traces: Vec<(String, Vec<u8>)> = (0..2)
+        .map(|p| {
+            (
+                format!("nvtx_gpu_proj_trace/trace.parquet/rank{p}"),
+                gpu_proj_trace(p, g),
+            )
+        })
+        .collect();
+    let mut members: Vec<(&str, &[u8])> =
+        traces.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
+    members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+    let combined = write(dir.path(), "combined.zip", &zip(&members, false));
+    let rank2 = archive(&dir.path().join("bare"), 2, processes, g, false);
+    let named: Vec<String> = (0..processes)
+        .map(|p| archive(&dir.path().join("named"), p, processes, g, true))
+        .collect();
+    for table in TABLES {
+        let (bare, err) = records("njx-export", &["--table", table, &combined, &rank2]);
+        assert_eq!(err.matches("devices inferred").count(), 1, "{err}");
+        let mut args = vec!["--table", table];
+        args.extend(named.iter().map(String::as_str));
+        let (want, _) = records("njx-export", &args);
+        assert_eq!(bare, want, "{table}");
+        if table == "modules" {
+            assert_eq!(executions(&bare), expected_executions(processes, g));
+        }
+    }
+}

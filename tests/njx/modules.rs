@@ -123,7 +123,15 @@ fn derivation_follows_nsys_jax() {
         tid: 99,
         device: 3,
     }]);
-    let d = derive::derive(&Arc::from("p"), "p", &profile(), &launchers, 0, &mut Fake).unwrap();
+    let d = derive::derive(
+        &Arc::from("p"),
+        "p",
+        &profile(),
+        &launchers,
+        &mut || Ok(0),
+        &mut Fake,
+    )
+    .unwrap();
     // The cut-short fourth execution and the early thunk are gone, and said so.
     assert_eq!(d.modules.len(), 3);
     assert!(
@@ -165,7 +173,7 @@ fn warmup_marks_compiled_programs_and_one_more_with_communication() {
         "p",
         &profile(),
         &Launchers::None,
-        2,
+        &mut || Ok(2),
         &mut Fake,
     )
     .unwrap();

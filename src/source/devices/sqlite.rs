@@ -97,18 +97,25 @@ fn query<T>(
 }
 
 /// How many processes of the export ran XLA programs (pushed `XlaModule` ranges): the
-/// processes it numbers when devices are numbered per process.
+/// processes it numbers when devices are numbered per process. Process ids as
+/// [`pid_of`] reads them from `globalTid`.
 pub fn xla_processes(db: &Db) -> Result<u32> {
     if !db.has("NVTX_EVENTS") {
         return Ok(0);
     }
-    let text = if db.has("StringIds") {
-        "COALESCE(e.text, (SELECT s.value FROM StringIds s WHERE s.id = e.textId))"
-    } else {
-        "e.text"
+    let columns = db.columns("NVTX_EVENTS")?;
+    let has = |c: &str| columns.iter().any(|n| n == c);
+    if !has("globalTid") {
+        return Ok(0);
+    }
+    let text = match (has("text"), has("textId") && db.has("StringIds")) {
+        (true, true) => "COALESCE(e.text, (SELECT s.value FROM StringIds s WHERE s.id = e.textId))",
+        (true, false) => "e.text",
+        (false, true) => "(SELECT s.value FROM StringIds s WHERE s.id = e.textId)",
+        (false, false) => return Ok(0),
     };
     let sql = format!(
-        "SELECT COUNT(DISTINCT e.globalTid / 16777216) FROM NVTX_EVENTS e \
+        "SELECT COUNT(DISTINCT (e.globalTid / 16777216) % 16777216) FROM NVTX_EVENTS e \
          WHERE {text} LIKE 'XlaModule:%'"
     );
     let n = query(db, "NVTX_EVENTS", &sql, |row| row.get::<_, i64>(0))?;
