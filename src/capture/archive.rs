@@ -17,6 +17,7 @@
 use crate::error::{Error, Result};
 use crate::hlo::proto::HloProto;
 use crate::notes::Notes;
+use crate::source::sqlite::Db;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -62,6 +63,53 @@ pub struct Dumps {
 /// Whether `name` is an HLO protobuf dump of XLA's (`module_0040.jit_f.<stage>.hlo.pb`).
 fn is_hlo_dump(name: &str) -> bool {
     name.starts_with("module_") && name.ends_with(".hlo.pb")
+}
+
+/// The XLA programs that ran (an `XlaModule` NVTX range with a `program_id`) in the SQLite
+/// export `sqlite` but have no after-optimizations dump among `dumps` (member names
+/// `dump/module_NNNN.<name>.<stage>after_optimizations.hlo.pb.xz`): executables loaded from
+/// JAX's compilation cache by an XLA from before openxla/xla#28928, which dumped only what
+/// it compiled. Sorted ids.
+pub fn undumped_programs(sqlite: &Path, dumps: &[(String, PathBuf)]) -> Result<Vec<u64>> {
+    let db = Db::open(sqlite, &sqlite.display().to_string())?;
+    if !db.has("NVTX_EVENTS") {
+        return Ok(Vec::new());
+    }
+    let Some(text) = db.nvtx_text()? else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT DISTINCT {text} FROM NVTX_EVENTS e WHERE {text} LIKE 'XlaModule:%program_id=%'"
+    );
+    let mut stmt = db
+        .conn()
+        .prepare(&sql)
+        .map_err(|e| db.sql_error("NVTX_EVENTS", e))?;
+    let names: Vec<Option<String>> = stmt
+        .query_map([], |row| row.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(|e| db.sql_error("NVTX_EVENTS", e))?;
+    let ran: BTreeSet<u64> = names
+        .iter()
+        .flatten()
+        .filter_map(|n| {
+            let id = n.rsplit_once(",program_id=")?.1.strip_suffix('#')?;
+            id.parse().ok()
+        })
+        .collect();
+    let dumped: BTreeSet<u64> = dumps
+        .iter()
+        .filter(|(member, _)| member.contains("after_optimizations"))
+        .filter_map(|(member, _)| {
+            let file = member.rsplit('/').next()?;
+            file.strip_prefix("module_")?
+                .split('.')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    Ok(ran.difference(&dumped).copied().collect())
 }
 
 /// Compresses every HLO dump in `dump_dir` into `out_dir` (as `<name>.xz`), several at

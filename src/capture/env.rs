@@ -6,12 +6,12 @@ use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// JAX variables set for the program unless they are set already: full Python tracebacks
-/// in the HLO metadata (the source of `njx-flamefold --by source`), and no compilation
-/// cache, so that every compilation happens, and is profiled and dumped, in this run.
-pub const JAX_DEFAULTS: [(&str, &str); 2] = [
-    ("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "-1"),
-    ("JAX_ENABLE_COMPILATION_CACHE", "false"),
-];
+/// in the HLO metadata (the source of `njx-flamefold --by source`). The compilation cache
+/// is left as the user set it, as nsys-jax does since JAX-Toolbox#1713: XLA dumps
+/// executables loaded from the cache since openxla/xla#28928 (August 2025); with an older
+/// XLA a cache hit leaves its program without a dump, which the capture says afterwards
+/// ([`super::archive::undumped_programs`]).
+pub const JAX_DEFAULTS: [(&str, &str); 1] = [("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "-1")];
 
 /// What changes in the program's environment.
 #[derive(Debug, PartialEq)]
@@ -211,14 +211,15 @@ mod tests {
     fn jax_defaults_apply_unless_set() {
         let env = env_with(&[]);
         assert_eq!(var(&env, "JAX_TRACEBACK_IN_LOCATIONS_LIMIT"), Some("-1"));
-        assert_eq!(var(&env, "JAX_ENABLE_COMPILATION_CACHE"), Some("false"));
+        // The compilation cache is the user's (nsys-jax since JAX-Toolbox#1713).
+        assert_eq!(var(&env, "JAX_ENABLE_COMPILATION_CACHE"), None);
         assert_eq!(
             var(&env, "XLA_FLAGS"),
             Some("--xla_dump_hlo_as_proto=true --xla_dump_to=work/dump")
         );
         assert!(env.warnings.is_empty());
-        let env = env_with(&[("JAX_ENABLE_COMPILATION_CACHE", "true")]);
-        assert_eq!(var(&env, "JAX_ENABLE_COMPILATION_CACHE"), None);
+        let env = env_with(&[("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "3")]);
+        assert_eq!(var(&env, "JAX_TRACEBACK_IN_LOCATIONS_LIMIT"), None);
     }
 
     #[test]

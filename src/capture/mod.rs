@@ -244,6 +244,28 @@ fn post_process(
         Some(dir) => archive::compress_dumps(notes, dest, dir, &work.join("xz"))?,
         None => archive::Dumps::default(),
     };
+    if env.dump_dir.is_some() {
+        let undumped = archive::undumped_programs(&sqlite, &dumps.files)?;
+        if !undumped.is_empty() {
+            let ids: Vec<String> = undumped.iter().map(u64::to_string).collect();
+            note(
+                notes,
+                dest,
+                format!(
+                    "warning: {} program{} ran without an HLO dump (program_id {}): an XLA \
+                     older than openxla/xla#28928 (August 2025) dumps no executable loaded \
+                     from JAX's compilation cache, so njx keys {} by program id and cannot \
+                     tell {} communication; profile with JAX_ENABLE_COMPILATION_CACHE=false \
+                     (or a newer JAX) to dump every program",
+                    undumped.len(),
+                    if undumped.len() == 1 { "" } else { "s" },
+                    ids.join(", "),
+                    if undumped.len() == 1 { "it" } else { "them" },
+                    if undumped.len() == 1 { "its" } else { "their" },
+                ),
+            );
+        }
+    }
     let sources = archive::sources(notes, dest, &dumps.sources);
     if !dumps.files.is_empty() && dumps.sources.iter().all(|s| s.starts_with('<')) {
         note(

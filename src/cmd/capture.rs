@@ -22,10 +22,13 @@ use std::process::ExitCode;
 `--` is required before the program, and so it is when the program's arguments contain `--`. \
 njx-capture adds the nsys options --cuda-graph-trace=node --cpuctxsw=none \
 --python-sampling=true --trace=cublas,cuda,cudnn,cusolver,nvtx,osrt unless they are given, \
-and runs the program with JAX_TRACEBACK_IN_LOCATIONS_LIMIT=-1 and \
-JAX_ENABLE_COMPILATION_CACHE=false unless they are set, and XLA_FLAGS with \
---xla_dump_hlo_as_proto=true (unless set) and --xla_dump_to pointed at its own working \
-folder; every other XLA flag is kept.
+and runs the program with JAX_TRACEBACK_IN_LOCATIONS_LIMIT=-1 unless it is set, and XLA_FLAGS \
+with --xla_dump_hlo_as_proto=true (unless set) and --xla_dump_to pointed at its own working \
+folder; every other XLA flag is kept. JAX's compilation cache is left as it is (as nsys-jax \
+does since JAX-Toolbox#1713): XLA since openxla/xla#28928 (August 2025; jaxlib 0.7.2 and \
+later by release date) dumps executables loaded from the cache too; with an older JAX a \
+cache hit leaves its program without a dump, which njx-capture reports afterwards (set \
+JAX_ENABLE_COMPILATION_CACHE=false for such a JAX).
 
 Afterwards it exports the report with `nsys export --type sqlite` and writes the archive: \
 report.nsys-rep (for the nsys GUI), report.sqlite (what njx-export reads), \

@@ -99,6 +99,24 @@ impl Db {
         self.tables.contains(table)
     }
 
+    /// An SQL expression for the text of an `NVTX_EVENTS` row aliased `e` (its `text`, or
+    /// the registered string its `textId` names), `None` when the table has neither
+    /// column.
+    pub fn nvtx_text(&self) -> Result<Option<&'static str>> {
+        let columns = self.columns("NVTX_EVENTS")?;
+        let has = |c: &str| columns.iter().any(|n| n == c);
+        Ok(
+            match (has("text"), has("textId") && self.has("StringIds")) {
+                (true, true) => Some(
+                    "COALESCE(e.text, (SELECT s.value FROM StringIds s WHERE s.id = e.textId))",
+                ),
+                (true, false) => Some("e.text"),
+                (false, true) => Some("(SELECT s.value FROM StringIds s WHERE s.id = e.textId)"),
+                (false, false) => None,
+            },
+        )
+    }
+
     /// The columns of `table`, in their order.
     pub fn columns(&self, table: &str) -> Result<Vec<String>> {
         let mut stmt = self

@@ -314,7 +314,8 @@ fn the_program_runs_with_the_jax_settings_and_merged_xla_flags() {
     assert_ok(&s.run(&["-o", "a", &s.program()], &[]));
     let env = s.program_env();
     assert_eq!(env["JAX_TRACEBACK_IN_LOCATIONS_LIMIT"], "-1");
-    assert_eq!(env["JAX_ENABLE_COMPILATION_CACHE"], "false");
+    // The compilation cache is the user's, as in nsys-jax since JAX-Toolbox#1713.
+    assert!(!env.contains_key("JAX_ENABLE_COMPILATION_CACHE"));
     let flags = &env["XLA_FLAGS"];
     let dump_to = flags
         .strip_prefix("--xla_dump_hlo_as_proto=true --xla_dump_to=")
@@ -509,7 +510,9 @@ fn the_condition_decides_whether_to_profile() {
     assert_eq!(s.log("program-args").unwrap(), "z\n");
     assert!(s.log("profile-args").is_none());
     let env = s.program_env();
-    assert!(!env.contains_key("XLA_FLAGS") && !env.contains_key("JAX_ENABLE_COMPILATION_CACHE"));
+    assert!(
+        !env.contains_key("XLA_FLAGS") && !env.contains_key("JAX_TRACEBACK_IN_LOCATIONS_LIMIT")
+    );
     assert_eq!(entries(&s.path("work")), ["r.zip"]);
     assert!(entries(&s.path("tmp")).is_empty());
 
@@ -663,4 +666,35 @@ fn analyses_run_on_the_fresh_archive_and_their_outputs_are_stored() {
     assert!(stderr_of(&out).contains("analysis 1 (`echo partial; false | cat`) failed"));
     let got = members(&s.archive("b.zip"));
     assert_eq!(got["analysis/1-echo-partial-false-cat.txt"].0, b"partial\n");
+}
+
+#[test]
+fn programs_that_ran_without_a_dump_are_reported() {
+    let s = Setup::new();
+    // The default fixture runs no XLA program: nothing to say.
+    let out = s.run(&["-o", "plain", &s.program()], &[]);
+    assert_ok(&out);
+    assert!(
+        !stderr_of(&out).contains("without an HLO dump"),
+        "{}",
+        stderr_of(&out)
+    );
+    // Programs 40 (the program dumps it) and 41 (loaded from the compilation cache by an
+    // XLA that did not dump it) ran.
+    let fixture = s.path("fixture.sqlite");
+    std::fs::remove_file(&fixture).unwrap();
+    let db = NsysDb::create(&fixture);
+    let t = gtid(7, 1);
+    db.range(100, 1000, t, "XlaModule:#hlo_module=jit_f,program_id=40#");
+    db.range(2000, 3000, t, "XlaModule:#hlo_module=jit_g,program_id=41#");
+    db.range(4000, 5000, t, "XlaModule:#hlo_module=gemm_fusion_dot.1#");
+    drop(db);
+    let out = s.run(&["-o", "cached", &s.program()], &[]);
+    assert_ok(&out);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("warning: 1 program ran without an HLO dump (program_id 41)"),
+        "{err}"
+    );
+    assert!(err.contains("JAX_ENABLE_COMPILATION_CACHE=false"), "{err}");
 }

@@ -103,16 +103,11 @@ pub fn xla_processes(db: &Db) -> Result<u32> {
     if !db.has("NVTX_EVENTS") {
         return Ok(0);
     }
-    let columns = db.columns("NVTX_EVENTS")?;
-    let has = |c: &str| columns.iter().any(|n| n == c);
-    if !has("globalTid") {
+    if !db.columns("NVTX_EVENTS")?.iter().any(|c| c == "globalTid") {
         return Ok(0);
     }
-    let text = match (has("text"), has("textId") && db.has("StringIds")) {
-        (true, true) => "COALESCE(e.text, (SELECT s.value FROM StringIds s WHERE s.id = e.textId))",
-        (true, false) => "e.text",
-        (false, true) => "(SELECT s.value FROM StringIds s WHERE s.id = e.textId)",
-        (false, false) => return Ok(0),
+    let Some(text) = db.nvtx_text()? else {
+        return Ok(0);
     };
     let sql = format!(
         "SELECT COUNT(DISTINCT (e.globalTid / 16777216) % 16777216) FROM NVTX_EVENTS e \
