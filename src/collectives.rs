@@ -45,6 +45,8 @@ pub struct Options {
     pub plot: Option<PathBuf>,
     /// Table, JSON Lines or CSV.
     pub format: Format,
+    /// How programs are keyed across profiles.
+    pub program_key: crate::executions::KeyBy,
 }
 
 /// A communication thunk execution with its bandwidths: the thunk's fields then
@@ -453,7 +455,10 @@ fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
 /// [`executions::load`] with clocks aligned; initialisation left out unless asked for.
 /// For `--records`; the report aggregates instead ([`aggregate`]).
 pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Thunk>> {
-    let mut thunks = executions::read_records(inputs, "thunks", true, notes, |e| e.thunks)?;
+    let mut thunks =
+        executions::read_records(inputs, "thunks", options.program_key, true, notes, |e| {
+            e.thunks
+        })?;
     if !options.include_warmup {
         thunks.retain(|t| !t.warmup);
     }
@@ -463,8 +468,9 @@ pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<
 /// The aggregate of the thunk executions of `inputs`: thunk records, partial results, or
 /// profiles read one input path at a time through [`executions::each`] (no time in the
 /// report depends on clock alignment: only durations and each device's own spans).
-pub fn aggregate(inputs: &[PathBuf], notes: &Notes) -> Result<Partial> {
-    partial::aggregate(inputs, &[], notes, Partial::default)
+pub fn aggregate(inputs: &[PathBuf], key: executions::KeyBy, notes: &Notes) -> Result<Partial> {
+    let hlo = executions::Hlo { dumps: &[], key };
+    partial::aggregate(inputs, hlo, notes, Partial::default)
 }
 
 impl partial::Aggregate for Partial {
@@ -535,7 +541,7 @@ pub fn run(
         let thunks = read(options, inputs, notes)?;
         return write_records(options.format, thunks, out);
     }
-    let acc = aggregate(inputs, notes)?;
+    let acc = aggregate(inputs, options.program_key, notes)?;
     write(options, &acc, out)
 }
 

@@ -37,6 +37,8 @@ pub struct Options {
     pub align: bool,
     /// Archives or XLA dump folders holding HLO dumps, searched after an archive's own.
     pub hlo: Vec<PathBuf>,
+    /// How programs are keyed across profiles.
+    pub program_key: executions::KeyBy,
     /// What else to read from SQLite exports.
     pub source: source::Options,
 }
@@ -68,7 +70,10 @@ pub fn run(
             };
             executions::visit(
                 inputs,
-                &options.hlo,
+                executions::Hlo {
+                    dumps: &options.hlo,
+                    key: options.program_key,
+                },
                 options.align,
                 want,
                 notes,

@@ -21,6 +21,8 @@ pub struct Options {
     pub include_autotuning: bool,
     /// Table, JSON Lines or CSV.
     pub format: Format,
+    /// How programs are keyed across profiles.
+    pub program_key: crate::executions::KeyBy,
 }
 
 /// Summary of one program.
@@ -198,8 +200,9 @@ fn ms(ns: f64) -> String {
 /// The aggregate of the module executions of `inputs`: module records, partial results,
 /// or profiles ([`partial::aggregate`]; durations do not depend on clocks, so no
 /// alignment is needed).
-pub fn read(inputs: &[PathBuf], notes: &Notes) -> Result<Partial> {
-    partial::aggregate(inputs, &[], notes, Partial::default)
+pub fn read(inputs: &[PathBuf], key: crate::executions::KeyBy, notes: &Notes) -> Result<Partial> {
+    let hlo = crate::executions::Hlo { dumps: &[], key };
+    partial::aggregate(inputs, hlo, notes, Partial::default)
 }
 
 impl partial::Aggregate for Partial {
@@ -241,7 +244,8 @@ pub fn summary(
     inputs: &[PathBuf],
     notes: &Notes,
 ) -> Result<Vec<ProgramSummary>> {
-    Ok(read(inputs, notes)?.summary(options.include_warmup, options.include_autotuning))
+    Ok(read(inputs, options.program_key, notes)?
+        .summary(options.include_warmup, options.include_autotuning))
 }
 
 /// The summary of `inputs`, written to `out`.

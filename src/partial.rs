@@ -82,7 +82,7 @@ pub trait Aggregate: Sized + DeserializeOwned {
 /// order. `empty` makes an empty aggregate. The warm-up warning, if any, goes to `notes`.
 pub fn aggregate<A: Aggregate + Send>(
     inputs: &[PathBuf],
-    hlo: &[PathBuf],
+    hlo: executions::Hlo<'_>,
     notes: &Notes,
     empty: impl Fn() -> A + Sync,
 ) -> Result<A> {

@@ -54,6 +54,13 @@ pub struct Args {
     /// njx-collectives, or `cat` them into it, for the report of all).
     #[arg(long, conflicts_with_all = ["records", "plot"])]
     pub partial: bool,
+
+    /// How programs are keyed across profiles: `fingerprint` (the HLO fingerprint, as
+    /// nsys-jax keys them) or `name` (the module name: programs that ranks compiled
+    /// differently are analysed together; their collective sequences are compared and
+    /// said on stderr).
+    #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
+    pub program_key: crate::executions::KeyBy,
 }
 
 impl Args {
@@ -68,6 +75,7 @@ impl Args {
             } else {
                 Format::Table
             }),
+            program_key: self.program_key,
         }
     }
 }
@@ -83,7 +91,7 @@ pub fn run(args: &Args) -> Result<()> {
         let mut out = open_output(args.io.output())?;
         return crate::collectives::write_records(options.format, thunks, &mut out);
     }
-    let acc = crate::collectives::aggregate(&inputs, &notes)?;
+    let acc = crate::collectives::aggregate(&inputs, args.program_key, &notes)?;
     let mut out = open_output(args.io.output())?;
     if args.partial {
         return crate::partial::write(&mut out, crate::collectives::PARTIAL, &acc);

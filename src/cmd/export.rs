@@ -55,6 +55,13 @@ pub struct Args {
     /// only).
     #[arg(long)]
     pub start_end: bool,
+
+    /// How programs are keyed across profiles (modules and thunks): `fingerprint` (the HLO
+    /// fingerprint, as nsys-jax keys them) or `name` (the module name: programs that ranks
+    /// compiled differently are analysed together; their collective sequences are
+    /// compared and said on stderr).
+    #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
+    pub program_key: crate::executions::KeyBy,
 }
 
 impl Args {
@@ -65,6 +72,7 @@ impl Args {
             format: self.io.format.unwrap_or(Format::Json),
             align: !self.no_align,
             hlo: self.hlo.clone(),
+            program_key: self.program_key,
             source: source::Options {
                 start_end: self.start_end,
             },

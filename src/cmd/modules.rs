@@ -46,6 +46,13 @@ pub struct Args {
     /// njx-modules, or `cat` them into it, for the summary of all).
     #[arg(long)]
     pub partial: bool,
+
+    /// How programs are keyed across profiles: `fingerprint` (the HLO fingerprint, as
+    /// nsys-jax keys them) or `name` (the module name: programs that ranks compiled
+    /// differently are analysed together; their collective sequences are compared and
+    /// said on stderr).
+    #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
+    pub program_key: crate::executions::KeyBy,
 }
 
 impl Args {
@@ -55,6 +62,7 @@ impl Args {
             include_warmup: self.include_warmup,
             include_autotuning: self.include_autotuning,
             format: self.io.format.unwrap_or(Format::Table),
+            program_key: self.program_key,
         }
     }
 }
@@ -63,7 +71,7 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let notes = Notes::stderr("njx-modules");
-    let acc = crate::modules::read(&args.io.inputs_or_stdin(), &notes)?;
+    let acc = crate::modules::read(&args.io.inputs_or_stdin(), args.program_key, &notes)?;
     if args.partial {
         let mut out = open_output(args.io.output())?;
         return crate::partial::write(&mut out, crate::modules::PARTIAL, &acc);

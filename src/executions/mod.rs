@@ -43,6 +43,8 @@ pub struct Executions {
     /// asked for ([`DumpsKept::Keep`]): what an analysis needs of them beyond the records
     /// is taken while they are decoded, not decoded again.
     pub dumps: Vec<Arc<HloModule>>,
+    /// The programs each module name ran as, where, with their collective sequences.
+    pub variants: Variants,
 }
 
 /// Whether the HLO dumps read for an input path travel with its [`Executions`].
@@ -54,6 +56,29 @@ pub enum DumpsKept {
     Keep,
 }
 
+/// How programs are keyed across profiles (the records' `program`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyBy {
+    /// The HLO fingerprint (`fingerprint_before_lhs`), as nsys-jax keys them: ranks that
+    /// compiled a program differently run different programs.
+    #[default]
+    Fingerprint,
+    /// The module name: the programs one name runs as on different devices are analysed
+    /// together (each device should run one of them; their collective sequences are
+    /// compared and said on stderr).
+    Name,
+}
+
+/// Where the HLO dumps of programs come from besides each archive's own (`--hlo`:
+/// archives or XLA dump folders), and how programs are keyed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hlo<'a> {
+    /// Archives or XLA dump folders.
+    pub dumps: &'a [PathBuf],
+    /// How programs are keyed.
+    pub key: KeyBy,
+}
+
 /// Per-device clock corrections applied, nanoseconds to subtract from device times.
 pub type Corrections = BTreeMap<u32, f64>;
 
@@ -62,7 +87,7 @@ pub type Corrections = BTreeMap<u32, f64>;
 /// device clocks across them when `align` is set. HLO dumps come from each archive
 /// itself and from `hlo` (archives or XLA dump folders), the only source for SQLite
 /// exports. What was left out or corrected goes to `notes`.
-pub fn load(paths: &[PathBuf], hlo: &[PathBuf], align: bool, notes: &Notes) -> Result<Executions> {
+pub fn load(paths: &[PathBuf], hlo: Hlo<'_>, align: bool, notes: &Notes) -> Result<Executions> {
     let mut all = Executions::default();
     visit(paths, hlo, align, Want::Both, notes, &mut |e| {
         match e {
@@ -103,7 +128,7 @@ pub enum Want {
 /// times, not every rank.
 pub fn visit(
     paths: &[PathBuf],
-    hlo: &[PathBuf],
+    hlo: Hlo<'_>,
     align: bool,
     want: Want,
     notes: &Notes,
@@ -134,6 +159,9 @@ pub fn visit(
     })?;
     let rule = warmup.rule();
     if let Some(n) = rule.note() {
+        notes.note(n);
+    }
+    for n in warmup.variants.notes() {
         notes.note(n);
     }
     let corrections = if align { alignment.corrections() } else { None };
@@ -245,7 +273,7 @@ impl Alignment {
 /// work), each handed over and dropped before the next are read.
 pub fn each(
     paths: &[PathBuf],
-    hlo: &[PathBuf],
+    hlo: Hlo<'_>,
     dumps: DumpsKept,
     notes: &Notes,
     f: impl FnMut(Executions) -> Result<()>,
@@ -258,7 +286,7 @@ pub fn each(
 /// its results handed to `f` in input order.
 pub fn each_mapped<T: Send>(
     paths: &[PathBuf],
-    hlo: &[PathBuf],
+    hlo: Hlo<'_>,
     dumps: DumpsKept,
     notes: &Notes,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
@@ -343,13 +371,29 @@ pub struct Warmup {
     pub variants: Variants,
 }
 
-/// The programs (keys) run under each module name, with the devices that ran each: ranks
-/// that compiled one program differently show as one name with several keys, whose
-/// executions are never compared with each other's.
+/// The programs (keys) run under each module name, with the devices that ran each and
+/// their collective sequences: ranks that compiled one program differently show as one
+/// name with several keys, whose executions are not compared with each other's unless
+/// programs are keyed by name ([`KeyBy::Name`]).
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Variants {
-    /// Module name → program key → devices.
-    pub by_name: BTreeMap<String, BTreeMap<String, BTreeSet<u32>>>,
+    /// Module name → program key (fingerprint) → where it ran.
+    pub by_name: BTreeMap<String, BTreeMap<String, Variant>>,
+    /// Whether the records were keyed by name ([`KeyBy::Name`]).
+    #[serde(default)]
+    pub keyed_by_name: bool,
+}
+
+/// Where one program ran, and what it communicated.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    /// Devices that ran it.
+    pub devices: BTreeSet<u32>,
+    /// Digests of its collective sequence (each device's first execution: the
+    /// communication thunks' instruction, kind, group size and message size, in order),
+    /// where read from profiles.
+    #[serde(default)]
+    pub collectives: BTreeSet<u64>,
 }
 
 impl Variants {
@@ -363,60 +407,169 @@ impl Variants {
             None => self.by_name.entry(name.to_string()).or_default(),
         };
         match keys.get_mut(program) {
-            Some(devices) => {
-                devices.insert(device);
+            Some(v) => {
+                v.devices.insert(device);
             }
             None => {
-                keys.insert(program.to_string(), BTreeSet::from([device]));
+                let mut v = Variant::default();
+                v.devices.insert(device);
+                keys.insert(program.to_string(), v);
+            }
+        }
+    }
+
+    /// Takes in the executions of one profile (keyed by fingerprint): where each program
+    /// ran and the collective sequence of each device's first execution of it.
+    fn add_profile(&mut self, modules: &[Module], thunks: &[Thunk]) {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut first: HashMap<(&str, u32), u32> = HashMap::new();
+        for m in modules {
+            self.add(&m.name, &m.program, m.device);
+            let e = first
+                .entry((m.program.as_str(), m.device))
+                .or_insert(m.execution);
+            *e = (*e).min(m.execution);
+        }
+        let mut digests: HashMap<(&str, u32), (&str, DefaultHasher)> = HashMap::new();
+        for t in thunks {
+            if first.get(&(t.program.as_str(), t.device)) != Some(&t.execution) {
+                continue;
+            }
+            let (_, h) = digests
+                .entry((t.program.as_str(), t.device))
+                .or_insert_with(|| (t.module.as_str(), DefaultHasher::new()));
+            if t.comm {
+                (&t.name, &t.collective, t.group_size, t.message_bytes).hash(h);
+            }
+        }
+        for ((program, _), (name, h)) in digests {
+            if let Some(v) = self
+                .by_name
+                .get_mut(name)
+                .and_then(|keys| keys.get_mut(program))
+            {
+                v.collectives.insert(h.finish());
             }
         }
     }
 
     /// Takes in another's.
     pub fn merge(&mut self, other: Variants) {
+        self.keyed_by_name |= other.keyed_by_name;
         for (name, keys) in other.by_name {
             let mine = self.by_name.entry(name).or_default();
-            for (key, devices) in keys {
-                mine.entry(key).or_default().extend(devices);
+            for (key, v) in keys {
+                let m = mine.entry(key).or_default();
+                m.devices.extend(v.devices);
+                m.collectives.extend(v.collectives);
             }
         }
     }
 
-    /// What to say of each module name that ran as several programs, each on devices of
-    /// its own, together on every device seen: the ranks compiled it differently (as
-    /// rank 3 of the pax profiles did its step function), so analyses across devices
-    /// (wait, stragglers, alignment) see each program on its own devices only.
+    /// What to say of each module name that ran as several programs: with programs keyed
+    /// by fingerprint, when each ran on devices of its own, together on every device seen
+    /// (the ranks compiled it differently, as rank 3 of the pax profiles did its step
+    /// function); with programs keyed by name, always, with whether their collective
+    /// sequences agree (what makes comparing their collectives by instruction name safe)
+    /// and whether a device ran several of them.
     pub fn notes(&self) -> Vec<String> {
         let all: BTreeSet<u32> = self
             .by_name
             .values()
-            .flatten()
-            .flat_map(|(_, d)| d)
-            .copied()
+            .flat_map(|keys| keys.values())
+            .flat_map(|v| v.devices.iter().copied())
             .collect();
         let mut out = Vec::new();
         for (name, keys) in &self.by_name {
             if keys.len() < 2 {
                 continue;
             }
-            let count: usize = keys.values().map(BTreeSet::len).sum();
-            let union: BTreeSet<u32> = keys.values().flatten().copied().collect();
-            if count != union.len() || union != all {
-                continue;
-            }
+            let count: usize = keys.values().map(|v| v.devices.len()).sum();
+            let union: BTreeSet<u32> = keys
+                .values()
+                .flat_map(|v| v.devices.iter().copied())
+                .collect();
             let list: Vec<String> = keys
                 .iter()
-                .map(|(key, devices)| format!("{key} on {}", device_list(devices)))
+                .map(|(key, v)| format!("{key} on {}", device_list(&v.devices)))
                 .collect();
+            let ran = format!("{} programs ({})", keys.len(), list.join(", "));
+            if !self.keyed_by_name {
+                if count == union.len() && union == all {
+                    out.push(format!(
+                        "module {name} was compiled differently across devices: {ran}; each \
+                         is compared only across its own devices, so wait, straggler and \
+                         alignment figures leave the others out (--program-key name \
+                         analyses them together)"
+                    ));
+                }
+                continue;
+            }
+            let digests: BTreeSet<u64> = keys
+                .values()
+                .flat_map(|v| v.collectives.iter().copied())
+                .collect();
+            let known = keys.values().all(|v| !v.collectives.is_empty());
+            let verdict = if !known {
+                "their collective sequences were not all read (records or partial results \
+                 keyed by name carry none): not checked"
+                    .to_string()
+            } else if digests.len() == 1 {
+                "their collective sequences are identical (each device's first execution: \
+                 instruction names, kinds, group sizes and message sizes, in order), so their \
+                 collectives pair up by instruction name"
+                    .to_string()
+            } else {
+                "their collective sequences differ (instruction names, kinds, group sizes or \
+                 message sizes): collectives paired by instruction name may not be the same \
+                 operation"
+                    .to_string()
+            };
+            let shared = if count == union.len() {
+                String::new()
+            } else {
+                "; some devices ran several of them, whose executions are counted together"
+                    .to_string()
+            };
             out.push(format!(
-                "module {name} was compiled differently across devices: {} programs ({}); \
-                 each is compared only across its own devices, so wait, straggler and \
-                 alignment figures leave the others out",
-                keys.len(),
-                list.join(", ")
+                "module {name} ran as {ran}, analysed together (--program-key name): \
+                 {verdict}{shared}"
             ));
         }
         out
+    }
+}
+
+/// Keys the programs of executions by module name (autotuning executions stay
+/// `unknown`), counting executions per (device, name) in time order.
+fn key_by_name(modules: &mut [Module], thunks: &mut [Thunk]) {
+    let mut order: Vec<usize> = (0..modules.len()).collect();
+    order.sort_by_key(|&i| (modules[i].start_ns, i));
+    let mut counter: HashMap<(u32, String), u32> = HashMap::new();
+    // (old program, device, old execution) → new execution.
+    let mut renumbered: HashMap<(String, u32, u32), u32> = HashMap::new();
+    for i in order {
+        let m = &mut modules[i];
+        if m.program == "unknown" {
+            continue;
+        }
+        let n = counter.entry((m.device, m.name.clone())).or_default();
+        renumbered.insert(
+            (
+                std::mem::replace(&mut m.program, m.name.clone()),
+                m.device,
+                m.execution,
+            ),
+            *n,
+        );
+        m.execution = *n;
+        *n += 1;
+    }
+    for t in thunks {
+        if let Some(&n) = renumbered.get(&(t.program.clone(), t.device, t.execution)) {
+            t.program = t.module.clone();
+            t.execution = n;
+        }
     }
 }
 
@@ -473,9 +626,7 @@ impl Early {
 impl Warmup {
     /// Takes in what one profile's executions tell.
     pub fn add(&mut self, part: &Executions) {
-        for m in &part.modules {
-            self.variants.add(&m.name, &m.program, m.device);
-        }
+        self.variants.merge(part.variants.clone());
         self.compiled.extend(part.compiled.iter().cloned());
         self.has_comm |= part.thunks.iter().any(|t| t.comm);
         self.modules.add(
@@ -573,6 +724,7 @@ impl Rule<'_> {
 pub fn read_records<T: DeserializeOwned>(
     paths: &[PathBuf],
     table: &str,
+    key: KeyBy,
     align: bool,
     notes: &Notes,
     pick: impl FnOnce(Executions) -> Vec<T>,
@@ -586,7 +738,12 @@ pub fn read_records<T: DeserializeOwned>(
         .map(drop)
     })?;
     if !profiles.is_empty() {
-        out.extend(pick(load(&profiles, &[], align, notes)?));
+        out.extend(pick(load(
+            &profiles,
+            Hlo { dumps: &[], key },
+            align,
+            notes,
+        )?));
     }
     Ok(out)
 }
@@ -653,7 +810,7 @@ fn load_path(
     path: &Path,
     k: usize,
     processes: &Processes,
-    hlo: &[PathBuf],
+    hlo: Hlo<'_>,
     dumps: DumpsKept,
     notes: &Notes,
 ) -> Result<Executions> {
@@ -663,7 +820,7 @@ fn load_path(
         processes.record(k, n);
     }
     let mut own = profiles.archive().map(|a| Dumps::new(a));
-    let mut extra = hlo_sources(hlo)?;
+    let mut extra = hlo_sources(hlo.dumps)?;
     for i in 0..profiles.len() {
         let tables = profiles.tables(i, notes)?;
         let mut sources: Vec<(&mut Archive, &mut Dumps)> = Vec::new();
@@ -681,7 +838,14 @@ fn load_path(
         // Process index of the profile's first process, where devices are numbered per
         // process: one process per profile of an archive.
         let first_process = || Ok(processes.first(k)? + i as u32);
-        derive_profile(tables, first_process, &mut sources, &mut part, notes)?;
+        derive_profile(
+            tables,
+            first_process,
+            hlo.key,
+            &mut sources,
+            &mut part,
+            notes,
+        )?;
     }
     if let (DumpsKept::Keep, Some(own)) = (dumps, own.as_mut()) {
         part.dumps = own.take_loaded();
@@ -694,6 +858,7 @@ fn load_path(
 fn derive_profile<'s>(
     p: ProfileTables,
     first_process: impl FnOnce() -> Result<u32>,
+    key_by: KeyBy,
     sources: &mut [(&'s mut Archive, &'s mut Dumps)],
     all: &mut Executions,
     notes: &Notes,
@@ -718,7 +883,10 @@ fn derive_profile<'s>(
         // compilation without a dump (an autotuning candidate) is `unknown`. Its id too,
         // since executions without a dump are keyed by id (where nsys-jax stops).
         let key = programs.key(Some(*id), name)?;
-        all.compiled.insert(key.record());
+        all.compiled.insert(match key_by {
+            KeyBy::Name if !matches!(key, ProgramKey::Unknown) => name.clone(),
+            _ => key.record(),
+        });
         if matches!(key, ProgramKey::Missing(_)) {
             all.compiled.insert(ProgramKey::Unknown.record());
         }
@@ -742,11 +910,16 @@ fn derive_profile<'s>(
         ));
     }
     let Derived {
-        modules,
-        thunks,
+        mut modules,
+        mut thunks,
         notes: derived_notes,
         once,
     } = derived;
+    all.variants.add_profile(&modules, &thunks);
+    if key_by == KeyBy::Name {
+        all.variants.keyed_by_name = true;
+        key_by_name(&mut modules, &mut thunks);
+    }
     for n in derived_notes {
         notes.note(format!("{}: {n}", p.place));
     }

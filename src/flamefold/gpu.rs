@@ -24,7 +24,7 @@
 
 use super::Folded;
 use crate::error::Result;
-use crate::executions::{Executions, Phase, Warmup};
+use crate::executions::{self, Executions, Phase, Warmup};
 use crate::hlo::{Dumps, HloModule, Instruction, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
@@ -446,7 +446,14 @@ pub fn read_gpu_time(
     notes: &Notes,
 ) -> Result<GpuTime> {
     // Clock alignment shifts each device as a whole: no time here depends on it.
-    partial::aggregate(paths, hlo, notes, || GpuTime::new(by_device, collect_infos))
+    // Thunk infos are keyed by fingerprint: flame graphs key programs so.
+    let keyed = executions::Hlo {
+        dumps: hlo,
+        key: executions::KeyBy::Fingerprint,
+    };
+    partial::aggregate(paths, keyed, notes, || {
+        GpuTime::new(by_device, collect_infos)
+    })
 }
 
 impl partial::Aggregate for GpuTime {

@@ -253,7 +253,12 @@ fn dumps(total: usize) -> Vec<(&'static str, Vec<u8>)> {
     dumps_with(total, FP_STEP)
 }
 
-/// [`dumps`], jit_step with fingerprint `fp_step`.
+/// A fingerprint of jit_step whose all-reduce runs in groups of two devices: its
+/// collective sequence differs.
+const FP_PAIRS: &str = "31de0000000000000000000000000beef";
+
+/// [`dumps`], jit_step with fingerprint `fp_step` (the all-reduce over pairs of devices
+/// for [`FP_PAIRS`], over all otherwise).
 fn dumps_with(total: usize, fp_step: &str) -> Vec<(&'static str, Vec<u8>)> {
     let add = computation(
         1,
@@ -265,9 +270,14 @@ fn dumps_with(total: usize, fp_step: &str) -> Vec<(&'static str, Vec<u8>)> {
         ],
     );
     let mut all_reduce = inst(102, "all-reduce-start.1", "all-reduce-start", &[101], &[1]);
-    all_reduce.replica_groups = vec![ReplicaGroup {
-        replica_ids: (0..total as i64).collect(),
-    }];
+    let group = if fp_step == FP_PAIRS { 2 } else { total as i64 };
+    all_reduce.replica_groups = (0..total as i64)
+        .collect::<Vec<_>>()
+        .chunks(group as usize)
+        .map(|ids| ReplicaGroup {
+            replica_ids: ids.to_vec(),
+        })
+        .collect();
     let step = computation(
         10,
         "main.10",
@@ -725,4 +735,65 @@ fn a_combine_archive_and_an_archive_after_it_number_their_processes_in_order() {
             assert_eq!(executions(&bare), expected_executions(processes, g));
         }
     }
+}
+
+#[test]
+fn keyed_by_name_programs_compiled_differently_are_analysed_together() {
+    const OTHER: &str = "0dd0000000000000000000000000beef";
+    let dir = tempdir();
+    let set = |sub: &str, fp1: &str| -> Vec<String> {
+        (0..2)
+            .map(|p| {
+                let fp = if p == 1 { fp1 } else { FP_STEP };
+                archive_with(&dir.path().join(sub), p, 2, 2, true, fp)
+            })
+            .collect()
+    };
+    let (same, differ, wider) = (
+        set("same", FP_STEP),
+        set("differ", OTHER),
+        set("wider", FP_PAIRS),
+    );
+    let report = |files: &[String], key: &str| -> (String, String) {
+        let mut args = vec!["--program-key", key, "--format", "json"];
+        args.extend(files.iter().map(String::as_str));
+        let out = run("njx-collectives", &args, b"");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    // Keyed by name, the differently compiled run reports as the uniform one.
+    let (uniform, _) = report(&same, "name");
+    let (together, err) = report(&differ, "name");
+    assert_eq!(together, uniform);
+    assert!(
+        err.contains(&format!(
+            "module jit_step ran as 2 programs ({OTHER} on devices 2-3, {FP_STEP} on devices \
+             0-1), analysed together (--program-key name): their collective sequences are \
+             identical"
+        )),
+        "{err}"
+    );
+    let stragglers = json_lines(&together)
+        .into_iter()
+        .filter(|r| r["table"] == "stragglers")
+        .count();
+    assert_eq!(stragglers, 4);
+    // Keyed by fingerprint, they are apart (and the note says how to join them).
+    let (apart, err) = report(&differ, "fingerprint");
+    assert_ne!(apart, uniform);
+    assert!(
+        err.contains("(--program-key name analyses them together)"),
+        "{err}"
+    );
+    // Different collective sequences are said.
+    let (_, err) = report(&wider, "name");
+    assert!(err.contains("their collective sequences differ"), "{err}");
+    // The records keyed by name carry the name and executions counted per name.
+    let mut args = vec!["--table", "modules", "--program-key", "name"];
+    args.extend(differ.iter().map(String::as_str));
+    let (modules, _) = records("njx-export", &args);
+    let step: Vec<&Value> = modules.iter().filter(|m| m["name"] == "jit_step").collect();
+    assert!(step.iter().all(|m| m["program"] == "jit_step"));
+    assert_eq!(executions(&modules), expected_executions(2, 2));
 }

@@ -51,6 +51,7 @@ fn export_and_ranges_in_process_write_what_the_commands_write() {
         format: Format::Json,
         align: true,
         hlo: Vec::new(),
+        program_key: Default::default(),
         source: source::Options::default(),
     };
     let mut out = Vec::new();

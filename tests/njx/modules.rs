@@ -455,6 +455,50 @@ fn the_step_function_rank_3_compiled_differently_is_reported() {
 }
 
 #[test]
+fn keyed_by_name_all_four_devices_enter_the_wait_and_straggler_tables() {
+    let Some((paths, _)) = pax() else {
+        return;
+    };
+    let mut args = vec!["--program-key", "name", "--format", "json"];
+    args.extend(paths.iter().map(String::as_str));
+    let out = run("njx-collectives", &args, b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "module pjit__wrapped_step_fn ran as 2 programs \
+             (04555b1419fd4e5b8933dc47fbf80dbb on device 3, \
+             25fa0b3e673a92036f22550cd7bcb068 on devices 0-2), analysed together \
+             (--program-key name): their collective sequences are identical"
+        ),
+        "{err}"
+    );
+    let rows = json_lines(&String::from_utf8_lossy(&out.stdout));
+    let stragglers: Vec<&Value> = rows.iter().filter(|r| r["table"] == "stragglers").collect();
+    assert_eq!(stragglers.len(), 4);
+    assert!(
+        stragglers.iter().all(|r| r["instances"] == 72),
+        "{stragglers:?}"
+    );
+    let step: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["table"] == "wait" && r["name"] == "pjit__wrapped_step_fn")
+        .collect();
+    assert_eq!(step.len(), 1);
+    assert_eq!(step[0]["program"], "pjit__wrapped_step_fn");
+    // Keyed by fingerprint, device 3 runs a program of its own: 3 of its instances.
+    let mut args = vec!["--format", "json"];
+    args.extend(paths.iter().map(String::as_str));
+    let rows = json_lines(&ok("njx-collectives", &args));
+    let last: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["table"] == "stragglers")
+        .map(|r| r["instances"].as_u64().unwrap())
+        .collect();
+    assert_eq!(last, [72, 72, 72, 3]);
+}
+
+#[test]
 fn proc0_alone_matches_the_peers_raw_modules() {
     let Some((paths, reference)) = pax() else {
         return;
