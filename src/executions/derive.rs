@@ -13,7 +13,7 @@
 //!   the same program on the same device and the exposed rest.
 
 use super::devices::{Thread, map_threads};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::record::{GpuRange, Module, Thunk};
 use crate::source::devices::Launchers;
 use regex::Regex;
@@ -129,7 +129,23 @@ pub fn derive(
     let mut out = Derived::default();
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|&i| ranges[i].id);
-    let by_id: HashMap<u64, usize> = ranges.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    let mut by_id: HashMap<u64, usize> = HashMap::with_capacity(ranges.len());
+    for (i, r) in ranges.iter().enumerate() {
+        if by_id.insert(r.id, i).is_some() {
+            // nsys-jax stops here too, with the same advice.
+            return Err(Error::data(
+                place,
+                format!(
+                    "range id {} appears on several rows of the GPU projection, so parents \
+                     cannot be told apart (unpatched nsys 2024.5 and 2024.6 repeat ids when \
+                     CUDA graphs are traced): profile with \
+                     XLA_FLAGS=--xla_gpu_enable_command_buffer= or with an nsys that numbers \
+                     ranges uniquely",
+                    r.id
+                ),
+            ));
+        }
+    }
     // Parent after dropping NCCL ranges.
     let parent_of = |i: usize| -> Option<usize> {
         let mut p = ranges[i].parent.and_then(|p| by_id.get(&p).copied());

@@ -15,6 +15,11 @@
 //! same ranges as NVTX push/pop ranges whose CUDA calls launch one kernel each on the
 //! thread's device (`deviceId` counts from 0 in every process), one file per process or
 //! one file of all processes, with or without `ThreadNames`.
+//!
+//! Also here, as generations of the input (README, "What njx reads"): the GPU projection
+//! in its three forms, launcher names with `slice=` and `partition=`, thread metadata
+//! without launcher names, repeated range ids (unpatched nsys 2024.5/2024.6 with CUDA
+//! graphs), programs compiled differently by one process and `--program-key name`.
 
 use crate::common::nsys_sqlite::*;
 use crate::common::*;
@@ -175,16 +180,153 @@ fn gpu_proj_trace_of(p: usize, spans: &[Span]) -> Vec<u8> {
     )
 }
 
+/// Which recipe form of the GPU projection table (nsys 2024.5 and later).
+#[derive(Clone, Copy, PartialEq)]
+enum Recipe {
+    /// `Text` without the domain prefix (nsys 2024.5–2025.x).
+    Plain,
+    /// With a `Domain` column (nsys 2026.1).
+    Domain,
+}
+
+/// `nvtx_gpu_proj_trace/trace.parquet` in a recipe form: `Text`/`Start`/`End`, list-typed
+/// `Range Stack`, no `NumGPUOps` or CPU times; `nccl` ranges where `Plain`.
+fn gpu_proj_recipe_of(p: usize, spans: &[Span], form: Recipe) -> Vec<u8> {
+    let stack = |i: usize| -> Vec<i64> {
+        let mut ids = vec![i];
+        while let Some(q) = spans[*ids.first().unwrap()].parent {
+            ids.insert(0, q);
+        }
+        ids.iter().map(|j| *j as i64 + 1).collect()
+    };
+    let stacks: Vec<Vec<i64>> = (0..spans.len()).map(stack).collect();
+    let int = |f: &dyn Fn(usize, &Span) -> i64| -> Vec<Option<i64>> {
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Some(f(i, s)))
+            .collect()
+    };
+    let (domains, texts): (Vec<Option<String>>, Vec<Option<String>>) = spans
+        .iter()
+        .map(|s| {
+            let (domain, text) = s
+                .name
+                .split_once(':')
+                .filter(|(d, _)| *d == "TSL" || *d == "NCCL")
+                .unwrap_or(("", &s.name));
+            match form {
+                Recipe::Plain if domain == "NCCL" => (
+                    None,
+                    Some(format!("nccl{}", text.trim_start_matches("nccl"))),
+                ),
+                Recipe::Plain => (None, Some(text.to_string())),
+                Recipe::Domain => (Some(domain.to_string()), Some(text.to_string())),
+            }
+        })
+        .unzip();
+    let children = |i: usize| spans.iter().filter(|c| c.parent == Some(i)).count() as i64;
+    let mut cols = vec![
+        pq_text("Text", &borrow(&texts)),
+        pq_int("Start", &int(&|_, s| s.start)),
+        pq_int("End", &int(&|_, s| s.end)),
+        pq_int("PID", &int(&|_, _| pid(p) as i64)),
+        pq_int("TID", &int(&|_, s| s.tid as i64)),
+        pq_int("Stack Level", &int(&|i, _| stacks[i].len() as i64 - 1)),
+        pq_int("Children Count", &int(&|i, _| children(i))),
+        pq_int("Range ID", &int(&|i, _| i as i64 + 1)),
+        pq_int(
+            "Parent ID",
+            &spans
+                .iter()
+                .map(|s| s.parent.map(|q| q as i64 + 1))
+                .collect::<Vec<_>>(),
+        ),
+        pq_int_list(
+            "Range Stack",
+            &stacks.iter().map(|s| Some(&s[..])).collect::<Vec<_>>(),
+        ),
+        pq_int("Rank", &int(&|_, _| 0)),
+    ];
+    if form == Recipe::Domain {
+        cols.insert(0, pq_text("Domain", &borrow(&domains)));
+    }
+    parquet_table(&cols, 1 << 20)
+}
+
+/// The ranges of process `p` with each all-reduce thunk wrapped in an NCCL range (which
+/// the derivation drops, re-parenting the thunk to its module).
+fn spans_with_nccl(p: usize, g: usize) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    let mut map = Vec::new();
+    for s in spans(p, g) {
+        let parent = s.parent.map(|q| map[q]);
+        if s.name.contains("all-reduce-start") {
+            out.push(Span {
+                name: "NCCL:ncclAllReduce".into(),
+                tid: s.tid,
+                start: s.start,
+                end: s.end,
+                parent,
+                thunk: false,
+            });
+            let wrapper = out.len() - 1;
+            map.push(out.len());
+            out.push(Span {
+                parent: Some(wrapper),
+                ..s
+            });
+        } else {
+            map.push(out.len());
+            out.push(Span { parent, ..s });
+        }
+    }
+    out
+}
+
+/// Writes `dir/<name>.zip`: process `p` of P × `g` with thread metadata, its GPU
+/// projection `trace`.
+fn archive_of(
+    dir: &Path,
+    name: &str,
+    p: usize,
+    processes: usize,
+    g: usize,
+    trace: &[u8],
+) -> String {
+    let threads = thread_metadata(p, g);
+    let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
+        .into_iter()
+        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
+        .collect();
+    let mut members: Vec<(&str, &[u8])> = vec![
+        ("nvtx_gpu_proj_trace/trace.parquet", trace),
+        ("thread-metadata.parquet", &threads),
+    ];
+    members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+    write(dir, &format!("{name}.zip"), &zip(&members, false))
+}
+
 /// `thread-metadata.parquet`: main, compiler and launcher threads of process `p`.
 fn thread_metadata(p: usize, g: usize) -> Vec<u8> {
+    thread_metadata_with(p, g, Some("slice"))
+}
+
+/// [`thread_metadata`] with the launchers' last field named `field` (`slice` before
+/// xla#29725, `partition` since), or without launcher names at all (`None`: XLA before
+/// xla#14092 named no threads).
+fn thread_metadata_with(p: usize, g: usize, field: Option<&str>) -> Vec<u8> {
     let pid = pid(p);
     let mut names = vec![Some("python3".to_string()), Some("tf_XLAEigen".to_string())];
     let mut tids = vec![Some(pid as i64), Some(pid as i64 + 50)];
     for l in 0..g {
-        names.push(Some(format!(
-            "XlaLauncher:#global={},local={l},process={p},slice=0#",
-            p * g + l
-        )));
+        names.push(Some(match field {
+            Some(f) => format!(
+                "XlaLauncher:#global={},local={l},process={p},{f}=0#",
+                p * g + l
+            ),
+            None => format!("pt_thread_{l}"),
+        }));
         tids.push(Some((pid + 1 + l as u64) as i64));
     }
     let n = names.len();
@@ -796,4 +938,147 @@ fn keyed_by_name_programs_compiled_differently_are_analysed_together() {
     let step: Vec<&Value> = modules.iter().filter(|m| m["name"] == "jit_step").collect();
     assert!(step.iter().all(|m| m["program"] == "jit_step"));
     assert_eq!(executions(&modules), expected_executions(2, 2));
+}
+
+#[test]
+fn every_form_of_the_gpu_projection_gives_the_same_records() {
+    // nsys 2024.4 and before (first form, `TSL:`/`NCCL:` prefixes), 2024.5–2025.x (recipe
+    // form, no prefixes, `nccl…`), 2026.1 (recipe form with `Domain`), each with NCCL
+    // ranges around the all-reduce thunks.
+    let dir = tempdir();
+    let (processes, g) = (2, 2);
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for (form, label) in [
+        (None, "first"),
+        (Some(Recipe::Plain), "recipe"),
+        (Some(Recipe::Domain), "domain"),
+    ] {
+        let folder = dir.path().join(label);
+        runs.push(
+            (0..processes)
+                .map(|p| {
+                    let s = spans_with_nccl(p, g);
+                    let trace = match form {
+                        None => gpu_proj_trace_of(p, &s),
+                        Some(f) => gpu_proj_recipe_of(p, &s, f),
+                    };
+                    archive_of(&folder, &format!("rank{p}"), p, processes, g, &trace)
+                })
+                .collect(),
+        );
+    }
+    for table in TABLES {
+        let outs: Vec<Vec<Value>> = runs
+            .iter()
+            .map(|files| {
+                let mut args = vec!["--table", table];
+                args.extend(files.iter().map(String::as_str));
+                records("njx-export", &args).0
+            })
+            .collect();
+        assert_eq!(outs[0], outs[1], "{table}: recipe form");
+        assert_eq!(outs[0], outs[2], "{table}: recipe form with Domain");
+        if table == "modules" {
+            assert_eq!(executions(&outs[0]), expected_executions(processes, g));
+        } else {
+            check_thunks(&outs[0], processes, g);
+        }
+    }
+}
+
+#[test]
+fn repeated_range_ids_are_an_error_with_nsys_jaxs_advice() {
+    // Unpatched nsys 2024.5/2024.6 with CUDA graphs: two rows share a Range ID.
+    let dir = tempdir();
+    let s = spans(0, 2);
+    let mut ids: Vec<Option<i64>> = (0..s.len()).map(|i| Some(i as i64 + 1)).collect();
+    ids[3] = ids[2];
+    let texts: Vec<Option<&str>> = s
+        .iter()
+        .map(|x| Some(x.name.trim_start_matches("TSL:")))
+        .collect();
+    let ints =
+        |f: &dyn Fn(&Span) -> i64| -> Vec<Option<i64>> { s.iter().map(|x| Some(f(x))).collect() };
+    let table = parquet_table(
+        &[
+            pq_text("Text", &texts),
+            pq_int("Start", &ints(&|x| x.start)),
+            pq_int("End", &ints(&|x| x.end)),
+            pq_int("PID", &ints(&|_| pid(0) as i64)),
+            pq_int("TID", &ints(&|x| x.tid as i64)),
+            pq_int("Stack Level", &ints(&|x| i64::from(x.parent.is_some()))),
+            pq_int("Children Count", &ints(&|_| 0)),
+            pq_int("Range ID", &ids),
+            pq_int(
+                "Parent ID",
+                &s.iter()
+                    .map(|x| x.parent.map(|q| q as i64 + 1))
+                    .collect::<Vec<_>>(),
+            ),
+            pq_int_list(
+                "Range Stack",
+                &s.iter().map(|_| Some(&[1i64][..])).collect::<Vec<_>>(),
+            ),
+            pq_int("Rank", &ints(&|_| 0)),
+        ],
+        1 << 20,
+    );
+    let path = archive_of(dir.path(), "graphs", 0, 1, 2, &table);
+    let out = run("njx-export", &["--table", "modules", &path], b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("graphs.zip"), "{err}");
+    assert!(err.contains("range id 3 appears on several rows"), "{err}");
+    assert!(err.contains("--xla_gpu_enable_command_buffer="), "{err}");
+}
+
+#[test]
+fn launcher_names_with_partition_and_thread_metadata_without_them() {
+    let dir = tempdir();
+    let build = |sub: &str, field: Option<&str>| -> Vec<String> {
+        (0..2)
+            .map(|p| {
+                let threads = thread_metadata_with(p, 2, field);
+                let trace = gpu_proj_trace(p, 2);
+                let dumps: Vec<(String, Vec<u8>)> = dumps(4)
+                    .into_iter()
+                    .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
+                    .collect();
+                let mut members: Vec<(&str, &[u8])> = vec![
+                    ("nvtx_gpu_proj_trace/trace.parquet", &trace),
+                    ("thread-metadata.parquet", &threads),
+                ];
+                members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+                write(
+                    &dir.path().join(sub),
+                    &format!("rank{p}.zip"),
+                    &zip(&members, false),
+                )
+            })
+            .collect()
+    };
+    let runs = [
+        build("slice", Some("slice")),
+        build("partition", Some("partition")),
+        build("unnamed", None),
+    ];
+    for table in TABLES {
+        let outs: Vec<(Vec<Value>, String)> = runs
+            .iter()
+            .map(|files| {
+                let mut args = vec!["--table", table];
+                args.extend(files.iter().map(String::as_str));
+                records("njx-export", &args)
+            })
+            .collect();
+        assert_eq!(outs[0].0, outs[1].0, "{table}: partition=");
+        assert_eq!(outs[0].0, outs[2].0, "{table}: no launcher names");
+        assert!(!outs[1].1.contains("inferred"), "{}", outs[1].1);
+        assert_eq!(
+            outs[2].1.matches("devices inferred").count(),
+            1,
+            "{}",
+            outs[2].1
+        );
+    }
 }
