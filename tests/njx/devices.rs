@@ -25,7 +25,7 @@ use crate::common::nsys_sqlite::*;
 use crate::common::*;
 use njx::hlo::proto::{
     FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
-    PrimitiveType, ReplicaGroup, ShapeProto,
+    ReplicaGroup,
 };
 use prost::Message;
 use serde_json::Value;
@@ -122,6 +122,15 @@ fn gpu_proj_trace(p: usize, g: usize) -> Vec<u8> {
     gpu_proj_trace_of(p, &spans(p, g))
 }
 
+/// A column of `f` of every range (and its index).
+fn column<T>(spans: &[Span], f: &dyn Fn(usize, &Span) -> T) -> Vec<Option<T>> {
+    spans
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Some(f(i, s)))
+        .collect()
+}
+
 /// [`gpu_proj_trace`] of the ranges `spans` of process `p`.
 fn gpu_proj_trace_of(p: usize, spans: &[Span]) -> Vec<u8> {
     let stack = |i: usize| -> Vec<usize> {
@@ -131,23 +140,11 @@ fn gpu_proj_trace_of(p: usize, spans: &[Span]) -> Vec<u8> {
         }
         ids
     };
-    let int = |f: &dyn Fn(usize, &Span) -> i64| -> Vec<Option<i64>> {
-        spans
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Some(f(i, s)))
-            .collect()
-    };
+    let int = |f: &dyn Fn(usize, &Span) -> i64| column(spans, f);
     let dbl = |f: &dyn Fn(usize, &Span) -> Option<f64>| -> Vec<Option<f64>> {
         spans.iter().enumerate().map(|(i, s)| f(i, s)).collect()
     };
-    let text = |f: &dyn Fn(usize, &Span) -> String| -> Vec<Option<String>> {
-        spans
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Some(f(i, s)))
-            .collect()
-    };
+    let text = |f: &dyn Fn(usize, &Span) -> String| column(spans, f);
     let names = text(&|_, s| s.name.clone());
     let styles = text(&|_, _| "PushPop".into());
     let stacks = text(&|i, _| stack(i).iter().map(|j| format!(":{}", j + 1)).collect());
@@ -200,13 +197,7 @@ fn gpu_proj_recipe_of(p: usize, spans: &[Span], form: Recipe) -> Vec<u8> {
         ids.iter().map(|j| *j as i64 + 1).collect()
     };
     let stacks: Vec<Vec<i64>> = (0..spans.len()).map(stack).collect();
-    let int = |f: &dyn Fn(usize, &Span) -> i64| -> Vec<Option<i64>> {
-        spans
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Some(f(i, s)))
-            .collect()
-    };
+    let int = |f: &dyn Fn(usize, &Span) -> i64| column(spans, f);
     let (domains, texts): (Vec<Option<String>>, Vec<Option<String>>) = spans
         .iter()
         .map(|s| {
@@ -295,10 +286,7 @@ fn archive_of(
     trace: &[u8],
 ) -> String {
     let threads = thread_metadata(p, g);
-    let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
-        .into_iter()
-        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
-        .collect();
+    let dumps: Vec<(String, Vec<u8>)> = dump_members(processes * g, FP_STEP);
     let mut members: Vec<(&str, &[u8])> = vec![
         ("nvtx_gpu_proj_trace/trace.parquet", trace),
         ("thread-metadata.parquet", &threads),
@@ -341,14 +329,6 @@ fn thread_metadata_with(p: usize, g: usize, field: Option<&str>) -> Vec<u8> {
     )
 }
 
-fn f32s(dims: &[i64]) -> ShapeProto {
-    ShapeProto {
-        element_type: PrimitiveType::F32 as i32,
-        dimensions: dims.to_vec(),
-        ..Default::default()
-    }
-}
-
 fn inst(id: i64, name: &str, opcode: &str, operands: &[i64], calls: &[i64]) -> HloInstructionProto {
     HloInstructionProto {
         id,
@@ -378,16 +358,6 @@ fn module_proto(id: i64, name: &str, fp: &str, computations: Vec<HloComputationP
         buffer_assignment: None,
     }
     .encode_to_vec()
-}
-
-fn computation(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
-    HloComputationProto {
-        id,
-        name: name.into(),
-        root_id: instructions.last().map_or(0, |i| i.id),
-        instructions,
-        ..Default::default()
-    }
 }
 
 /// The after-optimizations dumps: (file name, HloProto bytes).
@@ -451,6 +421,14 @@ fn dumps_with(total: usize, fp_step: &str) -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// The dumps as archive members: `dump/<name>.xz`.
+fn dump_members(total: usize, fp_step: &str) -> Vec<(String, Vec<u8>)> {
+    dumps_with(total, fp_step)
+        .into_iter()
+        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
+        .collect()
+}
+
 /// Writes `dir/rank<p>.zip`: process `p` of P × `g`, with thread metadata or not.
 fn archive(dir: &Path, p: usize, processes: usize, g: usize, metadata: bool) -> String {
     archive_with(dir, p, processes, g, metadata, FP_STEP)
@@ -467,10 +445,7 @@ fn archive_with(
 ) -> String {
     let trace = gpu_proj_trace(p, g);
     let threads = thread_metadata(p, g);
-    let dumps: Vec<(String, Vec<u8>)> = dumps_with(processes * g, fp_step)
-        .into_iter()
-        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
-        .collect();
+    let dumps: Vec<(String, Vec<u8>)> = dump_members(processes * g, fp_step);
     let mut members: Vec<(&str, &[u8])> = vec![("nvtx_gpu_proj_trace/trace.parquet", &trace)];
     if metadata {
         members.push(("thread-metadata.parquet", &threads));
@@ -595,6 +570,16 @@ fn check_thunks(thunks: &[Value], processes: usize, g: usize) {
 
 const TABLES: [&str; 2] = ["modules", "thunks"];
 
+/// Checks the records of `table` against the layout of P × G: executions per device and
+/// program for modules, devices and all-reduce groups for thunks.
+fn check_layout(table: &str, records: &[Value], processes: usize, g: usize) {
+    if table == "modules" {
+        assert_eq!(executions(records), expected_executions(processes, g));
+    } else {
+        check_thunks(records, processes, g);
+    }
+}
+
 #[test]
 fn one_process_four_gpus_archive_inferred_equals_named() {
     let dir = tempdir();
@@ -612,11 +597,7 @@ fn one_process_four_gpus_archive_inferred_equals_named() {
             1,
             "said once: {b_err}"
         );
-        if table == "modules" {
-            assert_eq!(executions(&a), expected_executions(1, 4));
-        } else {
-            check_thunks(&a, 1, 4);
-        }
+        check_layout(table, &a, 1, 4);
     }
 }
 
@@ -644,11 +625,7 @@ fn two_processes_two_gpus_archives_inferred_equals_named() {
         );
         assert_eq!(a, b, "{table}: inferred devices differ from named ones");
         assert_eq!(b_err.matches("devices inferred").count(), 1, "{b_err}");
-        if table == "modules" {
-            assert_eq!(executions(&a), expected_executions(2, 2));
-        } else {
-            check_thunks(&a, 2, 2);
-        }
+        check_layout(table, &a, 2, 2);
     }
     // The analyses see every device alike: the collectives report of both forms agrees.
     let mut a = vec!["--format", "json"];
@@ -707,11 +684,7 @@ fn sqlite_exports_number_kernel_devices_per_process() {
         apart.sort_by_key(key);
         named.sort_by_key(key);
         assert_eq!(named, apart, "{table}: one export per process, no names");
-        if table == "modules" {
-            assert_eq!(executions(&named), expected_executions(2, 2));
-        } else {
-            check_thunks(&named, 2, 2);
-        }
+        check_layout(table, &named, 2, 2);
     }
 }
 
@@ -761,10 +734,7 @@ fn threads_that_swap_devices_between_programs_are_an_error() {
     });
     // Write the table from the modified spans through the same writer.
     let bytes = gpu_proj_trace_of(p, &s);
-    let dumps: Vec<(String, Vec<u8>)> = dumps(4)
-        .into_iter()
-        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
-        .collect();
+    let dumps: Vec<(String, Vec<u8>)> = dump_members(4, FP_STEP);
     let mut members: Vec<(&str, &[u8])> = vec![("nvtx_gpu_proj_trace/trace.parquet", &bytes)];
     members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
     let path = write(dir.path(), "swapped.zip", &zip(&members, false));
@@ -846,10 +816,7 @@ fn a_combine_archive_and_an_archive_after_it_number_their_processes_in_order() {
     // same, stored once), process 2 in an archive of its own; none names its threads.
     let dir = tempdir();
     let (processes, g) = (3, 2);
-    let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
-        .into_iter()
-        .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
-        .collect();
+    let dumps: Vec<(String, Vec<u8>)> = dump_members(processes * g, FP_STEP);
     let traces: Vec<(String, Vec<u8>)> = (0..2)
         .map(|p| {
             (
@@ -873,9 +840,7 @@ fn a_combine_archive_and_an_archive_after_it_number_their_processes_in_order() {
         args.extend(named.iter().map(String::as_str));
         let (want, _) = records("njx-export", &args);
         assert_eq!(bare, want, "{table}");
-        if table == "modules" {
-            assert_eq!(executions(&bare), expected_executions(processes, g));
-        }
+        check_layout(table, &bare, processes, g);
     }
 }
 
@@ -978,11 +943,7 @@ fn every_form_of_the_gpu_projection_gives_the_same_records() {
             .collect();
         assert_eq!(outs[0], outs[1], "{table}: recipe form");
         assert_eq!(outs[0], outs[2], "{table}: recipe form with Domain");
-        if table == "modules" {
-            assert_eq!(executions(&outs[0]), expected_executions(processes, g));
-        } else {
-            check_thunks(&outs[0], processes, g);
-        }
+        check_layout(table, &outs[0], processes, g);
     }
 }
 
@@ -1040,10 +1001,7 @@ fn launcher_names_with_partition_and_thread_metadata_without_them() {
             .map(|p| {
                 let threads = thread_metadata_with(p, 2, field);
                 let trace = gpu_proj_trace(p, 2);
-                let dumps: Vec<(String, Vec<u8>)> = dumps(4)
-                    .into_iter()
-                    .map(|(name, bytes)| (format!("dump/{name}.xz"), xz(&bytes)))
-                    .collect();
+                let dumps: Vec<(String, Vec<u8>)> = dump_members(4, FP_STEP);
                 let mut members: Vec<(&str, &[u8])> = vec![
                     ("nvtx_gpu_proj_trace/trace.parquet", &trace),
                     ("thread-metadata.parquet", &threads),

@@ -13,8 +13,7 @@
 
 use crate::common::*;
 use njx::hlo::proto::{
-    FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
-    PrimitiveType, ReplicaGroup, ShapeProto,
+    FrontendAttributes, HloInstructionProto, HloModuleProto, HloProto, ReplicaGroup, ShapeProto,
 };
 use prost::Message;
 use serde_json::{Value, json};
@@ -317,14 +316,6 @@ fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
     v.iter().map(Option::as_deref).collect()
 }
 
-fn f32s(dims: &[i64]) -> ShapeProto {
-    ShapeProto {
-        element_type: PrimitiveType::F32 as i32,
-        dimensions: dims.to_vec(),
-        ..Default::default()
-    }
-}
-
 fn inst(
     id: i64,
     name: &str,
@@ -340,16 +331,6 @@ fn inst(
         shape: Some(shape),
         operand_ids: operands.to_vec(),
         called_computation_ids: calls.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn computation(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
-    HloComputationProto {
-        id,
-        name: name.into(),
-        root_id: instructions.last().map_or(0, |i| i.id),
-        instructions,
         ..Default::default()
     }
 }

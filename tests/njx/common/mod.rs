@@ -261,3 +261,27 @@ pub fn pushpop_parquet(csv_text: &str) -> Vec<u8> {
     }
     buf
 }
+
+/// An HLO computation of `instructions`, the last one its root.
+pub fn computation(
+    id: i64,
+    name: &str,
+    instructions: Vec<njx::hlo::proto::HloInstructionProto>,
+) -> njx::hlo::proto::HloComputationProto {
+    njx::hlo::proto::HloComputationProto {
+        id,
+        name: name.into(),
+        root_id: instructions.last().map_or(0, |i| i.id),
+        instructions,
+        ..Default::default()
+    }
+}
+
+/// An f32 array shape of `dims`.
+pub fn f32s(dims: &[i64]) -> njx::hlo::proto::ShapeProto {
+    njx::hlo::proto::ShapeProto {
+        element_type: njx::hlo::proto::PrimitiveType::F32 as i32,
+        dimensions: dims.to_vec(),
+        ..Default::default()
+    }
+}
