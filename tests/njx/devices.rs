@@ -1040,3 +1040,75 @@ fn launcher_names_with_partition_and_thread_metadata_without_them() {
         );
     }
 }
+
+#[test]
+fn one_fingerprint_under_different_program_ids_is_one_program() {
+    // Process 1 numbered jit_step 8 where process 0 numbered it 7 (non-SPMD code before
+    // it, as nsys-jax's multi-process test has): the same fingerprint, one program.
+    let dir = tempdir();
+    let (processes, g) = (2, 2);
+    let renumbered = |p: usize| -> String {
+        let mut s = spans(p, g);
+        if p == 1 {
+            for x in &mut s {
+                x.name = x.name.replace("program_id=7", "program_id=8");
+            }
+        }
+        let trace = gpu_proj_trace_of(p, &s);
+        let threads = thread_metadata(p, g);
+        let dumps: Vec<(String, Vec<u8>)> = dumps(processes * g)
+            .into_iter()
+            .map(|(name, bytes)| {
+                if p == 1 && name.starts_with("module_0007") {
+                    let mut proto = HloProto::decode(&bytes[..]).unwrap();
+                    proto.hlo_module.as_mut().unwrap().id = 8;
+                    let name = name.replace("module_0007", "module_0008");
+                    (format!("dump/{name}.xz"), xz(&proto.encode_to_vec()))
+                } else {
+                    (format!("dump/{name}.xz"), xz(&bytes))
+                }
+            })
+            .collect();
+        let mut members: Vec<(&str, &[u8])> = vec![
+            ("nvtx_gpu_proj_trace/trace.parquet", &trace),
+            ("thread-metadata.parquet", &threads),
+        ];
+        members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+        write(
+            &dir.path().join("ids"),
+            &format!("rank{p}.zip"),
+            &zip(&members, false),
+        )
+    };
+    let ids: Vec<String> = (0..processes).map(renumbered).collect();
+    let same: Vec<String> = (0..processes)
+        .map(|p| archive(&dir.path().join("same"), p, processes, g, true))
+        .collect();
+    let mut args = vec!["--table", "modules"];
+    args.extend(ids.iter().map(String::as_str));
+    let (modules, _) = records("njx-export", &args);
+    check_layout("modules", &modules, processes, g);
+    for m in modules.iter().filter(|m| m["name"] == "jit_step") {
+        let want = if m["device"].as_u64().unwrap() < 2 {
+            7
+        } else {
+            8
+        };
+        assert_eq!(
+            (m["program"].as_str(), m["program_id"].as_u64()),
+            (Some(FP_STEP), Some(want))
+        );
+    }
+    let report = |files: &[String]| -> (String, String) {
+        let mut args = vec!["--format", "json"];
+        args.extend(files.iter().map(String::as_str));
+        let out = run("njx-collectives", &args, b"");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    let (a, err) = report(&ids);
+    let (b, _) = report(&same);
+    assert_eq!(a, b);
+    assert!(!err.contains("compiled differently"), "{err}");
+}

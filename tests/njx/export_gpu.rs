@@ -544,6 +544,30 @@ fn an_unknown_form_is_refused_naming_the_member_and_its_columns() {
             "columns found: Text, Start, End, TID, Level, Children Count, Range ID, Parent ID",
         ],
     );
+    // The recipe's table from an unpatched nsys 2024.5/2024.6: no thread ids.
+    let table = parquet_table(
+        &[
+            pq_text("Text", &[Some("a")]),
+            pq_int("Start", &[Some(1)]),
+            pq_int("End", &[Some(2)]),
+            pq_int("PID", &[Some(1)]),
+            pq_int("Stack Level", &[Some(0)]),
+            pq_int("Children Count", &[Some(0)]),
+            pq_int("Range ID", &[Some(1)]),
+            pq_int("Parent ID", &[None]),
+            pq_int_list("Range Stack", &[Some(&[1][..])]),
+            pq_int("Rank", &[Some(0)]),
+        ],
+        10,
+    );
+    refused(
+        &table,
+        &[
+            "missing TID",
+            "nsys 2024.5 or 2024.6 without nsys-jax's patch",
+            "nsys export --type sqlite",
+        ],
+    );
     // Neither form's marker: a push/pop table where the projection should be.
     refused(
         &pushpop_parquet(COMPILE_CSV),

@@ -171,6 +171,16 @@ impl Layout {
             if !missing.is_empty() {
                 what.push(format!("missing {}", missing.join(", ")));
             }
+            if form.marker == "Text" && missing.contains(&"TID") {
+                // nsys 2024.5 and 2024.6 wrote the recipe's table without thread ids;
+                // nsys-jax patched nsys to add them (JAX-Toolbox#985).
+                what.push(
+                    "written by an nsys 2024.5 or 2024.6 without nsys-jax's patch, which \
+                     leaves out thread ids: export the report to SQLite (nsys export --type \
+                     sqlite) and read that, or profile with a patched or newer nsys"
+                        .to_string(),
+                );
+            }
             if !unexpected.is_empty() {
                 what.push(format!("unexpected {}", unexpected.join(", ")));
             }
