@@ -1112,3 +1112,44 @@ fn one_fingerprint_under_different_program_ids_is_one_program() {
     assert_eq!(a, b);
     assert!(!err.contains("compiled differently"), "{err}");
 }
+
+#[test]
+fn a_combine_archive_with_thread_metadata_per_profile() {
+    // nsys-jax-combine of two named processes: the GPU projections and thread metadata
+    // differ, so both are stored per profile; the dumps are shared.
+    let dir = tempdir();
+    let (processes, g) = (2, 2);
+    let dumps = dump_members(processes * g, FP_STEP);
+    let per_profile: Vec<(String, Vec<u8>)> = (0..processes)
+        .flat_map(|p| {
+            [
+                (
+                    format!("nvtx_gpu_proj_trace/trace.parquet/rank{p}"),
+                    gpu_proj_trace(p, g),
+                ),
+                (
+                    format!("thread-metadata.parquet/rank{p}"),
+                    thread_metadata(p, g),
+                ),
+            ]
+        })
+        .collect();
+    let mut members: Vec<(&str, &[u8])> = per_profile
+        .iter()
+        .map(|(n, b)| (n.as_str(), &b[..]))
+        .collect();
+    members.extend(dumps.iter().map(|(n, b)| (n.as_str(), &b[..])));
+    let combined = write(dir.path(), "combined.zip", &zip(&members, false));
+    let apart: Vec<String> = (0..processes)
+        .map(|p| archive(&dir.path().join("apart"), p, processes, g, true))
+        .collect();
+    for table in TABLES {
+        let (got, err) = records("njx-export", &["--table", table, &combined]);
+        assert!(!err.contains("inferred"), "{err}");
+        let mut args = vec!["--table", table];
+        args.extend(apart.iter().map(String::as_str));
+        let (want, _) = records("njx-export", &args);
+        assert_eq!(got, want, "{table}");
+        check_layout(table, &got, processes, g);
+    }
+}
