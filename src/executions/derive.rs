@@ -112,6 +112,8 @@ pub struct Derived {
     pub notes: Vec<String>,
     /// Messages for stderr said once per run: what was assumed alike for many profiles.
     pub once: Vec<String>,
+    /// Devices per process, where devices were numbered per process.
+    pub per_process: Option<u32>,
 }
 
 /// Builds the module and thunk executions of one profile from its GPU-projected ranges
@@ -236,6 +238,7 @@ pub fn derive(
     }
     let mapping = map_threads(launchers, &threads_by_program, first_process, place)?;
     out.once.extend(mapping.note);
+    out.per_process = mapping.per_process;
     let device_of = mapping.device_of;
     let device = |i: usize| device_of.get(&(ranges[i].pid, ranges[i].tid)).copied();
     let unmapped = modules.iter().filter(|&&m| device(m).is_none()).count();

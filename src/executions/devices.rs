@@ -35,6 +35,10 @@ pub struct Mapping {
     pub device_of: HashMap<Thread, u32>,
     /// What was assumed, said once per run.
     pub note: Option<String>,
+    /// Devices per process, where devices were numbered per process (kernel devices,
+    /// thread order): numbers are unique across profiles only where every process drives
+    /// as many.
+    pub per_process: Option<u32>,
 }
 
 /// Key of autotuning executions, which have no program id.
@@ -98,6 +102,7 @@ fn fill_unmapped(
     Mapping {
         device_of,
         note: None,
+        per_process: None,
     }
 }
 
@@ -145,6 +150,7 @@ fn kernel_devices(
     let mut mapping = fill_unmapped(device_of, programs, |t| {
         index.get(&t.0).copied().unwrap_or(first_process) * per_process
     });
+    mapping.per_process = Some(per_process);
     mapping.note = Some(
         "no XlaLauncher thread names: each thread's device is the CUDA device its kernels \
          ran on, numbered per process (device = process index × devices per process + the \
@@ -205,6 +211,7 @@ fn thread_order(
         .collect();
     // Threads of autotuning executions only run on the first device of their process.
     let mut mapping = fill_unmapped(device_of, programs, base);
+    mapping.per_process = Some(per_process);
     mapping.note = Some(format!(
         "no XlaLauncher thread names: devices inferred from thread order as nsys-jax did \
          before it had them (the threads that ran a program, sorted by thread id, are local \

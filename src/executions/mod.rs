@@ -772,6 +772,9 @@ fn hlo_sources(paths: &[PathBuf]) -> Result<Vec<DumpSource>> {
 struct Processes<'a> {
     paths: &'a [PathBuf],
     counts: Vec<Mutex<Option<u32>>>,
+    /// The first devices-per-process seen where devices were numbered per process, and
+    /// where.
+    per_process: Mutex<Option<(u32, String)>>,
 }
 
 impl<'a> Processes<'a> {
@@ -779,12 +782,29 @@ impl<'a> Processes<'a> {
         Processes {
             paths,
             counts: paths.iter().map(|_| Mutex::new(None)).collect(),
+            per_process: Mutex::new(None),
         }
     }
 
     /// Records that input `k` holds `n` processes.
     fn record(&self, k: usize, n: u32) {
         *self.counts[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(n);
+    }
+
+    /// Takes in that `place` numbered its devices per process with `n` per process; says
+    /// when another profile had another number, whose device numbers then overlap
+    /// (nsys-jax requires the same number in every profile).
+    fn check_per_process(&self, n: u32, place: &str, notes: &Notes) {
+        let mut first = self.per_process.lock().unwrap_or_else(|e| e.into_inner());
+        match &*first {
+            None => *first = Some((n, place.to_string())),
+            Some((m, other)) if *m != n => notes.note(format!(
+                "{place}: devices numbered per process with {n} per process, but {other} \
+                 with {m}: device numbers of the two overlap (processes must drive as many \
+                 GPUs each, or be named by XLA's launcher threads)"
+            )),
+            Some(_) => {}
+        }
     }
 
     /// The process index of input `k`'s first process.
@@ -838,7 +858,8 @@ fn load_path(
         // Process index of the profile's first process, where devices are numbered per
         // process: one process per profile of an archive.
         let first_process = || Ok(processes.first(k)? + i as u32);
-        derive_profile(
+        let place = tables.place.clone();
+        let per_process = derive_profile(
             tables,
             first_process,
             hlo.key,
@@ -846,6 +867,9 @@ fn load_path(
             &mut part,
             notes,
         )?;
+        if let Some(n) = per_process {
+            processes.check_per_process(n, &place, notes);
+        }
     }
     if let (DumpsKept::Keep, Some(own)) = (dumps, own.as_mut()) {
         part.dumps = own.take_loaded();
@@ -862,7 +886,7 @@ fn derive_profile<'s>(
     sources: &mut [(&'s mut Archive, &'s mut Dumps)],
     all: &mut Executions,
     notes: &Notes,
-) -> Result<()> {
+) -> Result<Option<u32>> {
     let mut programs = ArchivePrograms {
         sources,
         profile: &p.name,
@@ -914,6 +938,7 @@ fn derive_profile<'s>(
         mut thunks,
         notes: derived_notes,
         once,
+        per_process,
     } = derived;
     all.variants.add_profile(&modules, &thunks);
     if key_by == KeyBy::Name {
@@ -928,7 +953,7 @@ fn derive_profile<'s>(
     }
     all.modules.extend(modules);
     all.thunks.extend(thunks);
-    Ok(())
+    Ok(per_process)
 }
 
 /// [`ProgramInfo`] from HLO dumps: each program's dump is looked for in every source in

@@ -599,6 +599,20 @@ fn one_process_four_gpus_archive_inferred_equals_named() {
         );
         check_layout(table, &a, 1, 4);
     }
+    // The flame graphs per device and by op_name agree too, with all four devices.
+    for by in ["device", "op-name"] {
+        let a = ok("njx-flamefold", &["--by", by, &named]);
+        let b = ok("njx-flamefold", &["--by", by, &bare]);
+        assert_eq!(a, b, "--by {by}");
+        if by == "device" {
+            for d in 0..4 {
+                assert!(
+                    a.lines().any(|l| l.starts_with(&format!("device {d};"))),
+                    "{a}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -1152,4 +1166,28 @@ fn a_combine_archive_with_thread_metadata_per_profile() {
         assert_eq!(got, want, "{table}");
         check_layout(table, &got, processes, g);
     }
+}
+
+#[test]
+fn processes_driving_different_numbers_of_gpus_are_said_to_overlap() {
+    // Without launcher names, a 4-GPU process then a 2-GPU one: thread order numbers the
+    // second's devices 2-3 (process 1 × 2), which the first's 0-3 already hold.
+    let dir = tempdir();
+    let four = archive(&dir.path().join("a"), 0, 1, 4, false);
+    let two = archive(&dir.path().join("b"), 1, 2, 2, false);
+    let (_, err) = records("njx-export", &["--table", "modules", &four, &two]);
+    // Whichever profile is derived first (they are read in parallel), the other is said.
+    let said = err
+        .lines()
+        .find(|l| l.contains("device numbers of the two overlap"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        said.contains("with 2 per process, but") && said.contains("with 4: device numbers")
+            || said.contains("with 4 per process, but") && said.contains("with 2: device numbers"),
+        "{said}"
+    );
+    // As many GPUs each: nothing to say.
+    let a = archive(&dir.path().join("c"), 0, 2, 2, false);
+    let (_, err) = records("njx-export", &["--table", "modules", &a, &two]);
+    assert!(!err.contains("overlap"), "{err}");
 }
