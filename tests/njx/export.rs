@@ -103,6 +103,21 @@ fn archives_zipped_extracted_and_combined_name_their_profiles() {
     assert!(profiles[..12].iter().all(|p| *p == "rankA"));
     assert!(profiles[12..24].iter().all(|p| *p == "rankB"));
     assert!(profiles[24..].iter().all(|p| *p == "rank0"));
+
+    // nsys-jax-combine since JAX-Toolbox#1536: a member only some profiles had is stored
+    // once, plainly, so which profile's it is cannot be told: its ranges carry the
+    // archive's name.
+    let partly = zip(
+        &[
+            ("report_nvtx_pushpop_trace.csv.xz", &table),
+            ("thread-metadata.parquet/rankA", b"a"),
+            ("thread-metadata.parquet/rankB", b"b"),
+        ],
+        false,
+    );
+    let p = write(dir.path(), "partly.zip", &partly);
+    let got = json_lines(&ok("njx-export", &[&p]));
+    assert_eq!(got, expected_from_csv(COMPILE_CSV, "partly", true));
 }
 
 #[test]
