@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, LineWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How a tool writes its output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -20,22 +20,181 @@ pub enum Format {
     Csv,
 }
 
-/// Opens the output: the named file, or stdout when `path` is `None` or `-`.
-pub fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
-    match path {
-        Some(p) if p != Path::new("-") => {
-            let file = File::create(p).map_err(|e| Error::io(p.display().to_string(), e))?;
-            Ok(Box::new(BufWriter::with_capacity(1 << 16, file)))
+/// Where a tool's output goes: stdout, or a file written under a temporary name beside it
+/// and renamed into place by [`Output::finish`], so that an error or an interruption never
+/// leaves a partial file at the final path (nor truncates what was there). Devices, FIFOs
+/// and other non-regular files (`-o /dev/null`) are written in place. Write errors name
+/// the file.
+pub struct Output {
+    sink: Sink,
+}
+
+enum Sink {
+    Stdout(Box<dyn Write>),
+    Staged {
+        writer: BufWriter<tempfile::NamedTempFile>,
+        dest: PathBuf,
+    },
+    InPlace {
+        writer: BufWriter<File>,
+        dest: PathBuf,
+    },
+}
+
+/// Opens the output: the named file, or stdout when `path` is `None` or `-`. Refuses, as a
+/// usage error and before anything is read, a file that is also one of `inputs` (the
+/// same file, by device and inode) and a folder that does not exist or cannot be written.
+pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
+    let Some(dest) = path.filter(|p| *p != Path::new("-")) else {
+        let stdout = io::stdout();
+        let w: Box<dyn Write> = if stdout.is_terminal() {
+            Box::new(LineWriter::new(stdout.lock()))
+        } else {
+            Box::new(BufWriter::with_capacity(1 << 16, stdout.lock()))
+        };
+        return Ok(Output {
+            sink: Sink::Stdout(w),
+        });
+    };
+    let place = dest.display().to_string();
+    if let Ok(meta) = std::fs::metadata(dest) {
+        if let Some(input) = inputs.iter().find(|i| same_file(i, &meta)) {
+            return Err(Error::Usage(format!(
+                "-o {place}: the output is also the input {}: write elsewhere",
+                input.display()
+            )));
         }
-        _ => {
-            let stdout = io::stdout();
-            if stdout.is_terminal() {
-                Ok(Box::new(LineWriter::new(stdout.lock())))
-            } else {
-                Ok(Box::new(BufWriter::with_capacity(1 << 16, stdout.lock())))
+        if !meta.is_file() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dest)
+                .map_err(|e| Error::io(&place, e))?;
+            return Ok(Output {
+                sink: Sink::InPlace {
+                    writer: BufWriter::with_capacity(1 << 16, file),
+                    dest: dest.to_path_buf(),
+                },
+            });
+        }
+    }
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(folder) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::data(
+                &place,
+                format!("{} is not a folder", folder.display()),
+            ));
+        }
+        Err(e) => {
+            return Err(Error::data(
+                &place,
+                format!("cannot write in its folder {}: {e}", folder.display()),
+            ));
+        }
+    }
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".njx-partial");
+    // The mode a new file gets (less the umask), not the temporary file's 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let temp = builder.tempfile_in(folder).map_err(|e| {
+        // tempfile's message names its temporary path; name the folder instead.
+        let cause = e.raw_os_error().map_or_else(
+            || e.kind().to_string(),
+            |c| io::Error::from_raw_os_error(c).to_string(),
+        );
+        Error::data(
+            &place,
+            format!("cannot write in its folder {}: {cause}", folder.display()),
+        )
+    })?;
+    Ok(Output {
+        sink: Sink::Staged {
+            writer: BufWriter::with_capacity(1 << 16, temp),
+            dest: dest.to_path_buf(),
+        },
+    })
+}
+
+/// Whether `path` is the file `meta` describes.
+fn same_file(path: &Path, meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, meta);
+        false
+    }
+}
+
+impl Output {
+    /// Flushes the output and, for a file, moves it into place. Without it, a file output
+    /// is discarded.
+    pub fn finish(self) -> Result<()> {
+        match self.sink {
+            Sink::Stdout(mut w) => w.flush().map_err(Error::Output),
+            Sink::InPlace { mut writer, dest } => writer.flush().map_err(|e| named(&dest, e)),
+            Sink::Staged { writer, dest } => {
+                let temp = writer
+                    .into_inner()
+                    .map_err(|e| named(&dest, e.into_error()))?;
+                temp.as_file().sync_all().map_err(|e| named(&dest, e))?;
+                temp.persist(&dest).map_err(|e| named(&dest, e.error))?;
+                Ok(())
             }
         }
     }
+}
+
+/// An output error naming the file.
+fn named(dest: &Path, e: io::Error) -> Error {
+    Error::Output(io::Error::new(e.kind(), format!("{}: {e}", dest.display())))
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.sink {
+            Sink::Stdout(w) => w.write(buf),
+            Sink::Staged { writer, dest } => writer.write(buf).map_err(|e| in_file(dest, e)),
+            Sink::InPlace { writer, dest } => writer.write(buf).map_err(|e| in_file(dest, e)),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Stdout(w) => w.write_all(buf),
+            Sink::Staged { writer, dest } => writer.write_all(buf).map_err(|e| in_file(dest, e)),
+            Sink::InPlace { writer, dest } => writer.write_all(buf).map_err(|e| in_file(dest, e)),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Stdout(w) => w.flush(),
+            Sink::Staged { writer, dest } => writer.flush().map_err(|e| in_file(dest, e)),
+            Sink::InPlace { writer, dest } => writer.flush().map_err(|e| in_file(dest, e)),
+        }
+    }
+}
+
+/// A write error naming the file written.
+fn in_file(dest: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", dest.display()))
 }
 
 /// Writes a stream of records in the chosen format.

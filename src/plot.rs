@@ -20,7 +20,10 @@ fn escape(s: &str) -> String {
 /// collective, written to `path`.
 pub fn bandwidth_svg(path: &Path, series: &BTreeMap<String, Vec<(u64, f64)>>) -> Result<()> {
     let svg = bandwidth_svg_text(series);
-    std::fs::write(path, svg).map_err(|e| Error::io(path.display().to_string(), e))
+    // Written under a temporary name and moved into place, as every output.
+    let mut out = crate::output::open_output(Some(path), &[])?;
+    std::io::Write::write_all(&mut out, svg.as_bytes()).map_err(Error::Output)?;
+    out.finish()
 }
 
 /// The SVG text of [`bandwidth_svg`].

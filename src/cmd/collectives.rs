@@ -85,16 +85,17 @@ pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let notes = Notes::stderr("njx-collectives");
     let inputs = args.io.inputs_or_stdin();
-    // The output is created once the inputs have been read.
+    let mut out = open_output(args.io.output(), &inputs)?;
     if options.records {
         let thunks = crate::collectives::read(&options, &inputs, &notes)?;
-        let mut out = open_output(args.io.output())?;
-        return crate::collectives::write_records(options.format, thunks, &mut out);
+        crate::collectives::write_records(options.format, thunks, &mut out)?;
+    } else {
+        let acc = crate::collectives::aggregate(&inputs, args.program_key, &notes)?;
+        if args.partial {
+            crate::partial::write(&mut out, crate::collectives::PARTIAL, &acc)?;
+        } else {
+            crate::collectives::write(&options, &acc, &mut out)?;
+        }
     }
-    let acc = crate::collectives::aggregate(&inputs, args.program_key, &notes)?;
-    let mut out = open_output(args.io.output())?;
-    if args.partial {
-        return crate::partial::write(&mut out, crate::collectives::PARTIAL, &acc);
-    }
-    crate::collectives::write(&options, &acc, &mut out)
+    out.finish()
 }

@@ -72,8 +72,9 @@ pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     options.check()?;
     let notes = Notes::stderr("njx-compile-summary");
-    let report = crate::compile::collect(&options, &args.io.inputs_or_stdin(), &notes)?;
-    // The output is created once the inputs have been read.
-    let mut out = open_output(args.io.output())?;
-    crate::compile::write(&options, &report, &mut out)
+    let inputs = args.io.inputs_or_stdin();
+    let mut out = open_output(args.io.output(), &inputs)?;
+    let report = crate::compile::collect(&options, &inputs, &notes)?;
+    crate::compile::write(&options, &report, &mut out)?;
+    out.finish()
 }

@@ -83,7 +83,11 @@ impl Args {
 /// Runs `njx-export`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
-    let mut out = open_output(args.io.output())?;
+    let inputs = args.io.inputs_or_stdin();
+    let mut all = inputs.clone();
+    all.extend(args.hlo.iter().cloned());
+    let mut out = open_output(args.io.output(), &all)?;
     let notes = Notes::stderr("njx-export");
-    crate::export::run(&options, &args.io.inputs_or_stdin(), &mut out, &notes)
+    crate::export::run(&options, &inputs, &mut out, &notes)?;
+    out.finish()
 }

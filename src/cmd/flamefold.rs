@@ -6,8 +6,7 @@ use crate::flamefold::{By, Options, SvgOptions, Unit, diff, render_svg};
 use crate::notes::Notes;
 use crate::output::open_output;
 use clap::Parser;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Folded stacks for flame graphs: NVTX trees, and GPU time by Python source, op_name,
@@ -126,11 +125,26 @@ impl Args {
 /// Runs `njx-flamefold`.
 pub fn run(args: &Args) -> Result<()> {
     let notes = Notes::stderr("njx-flamefold");
+    let inputs = args.files.inputs_or_stdin();
+    // Every file read, so that no output replaces one of them.
+    let mut read: Vec<PathBuf> = inputs.clone();
+    read.extend(args.hlo.iter().cloned());
+    read.extend(args.diff.iter().flatten().cloned());
+    // Outputs are opened (under temporary names) before the work, moved into place after.
+    let mut svg_out = match &args.svg {
+        Some(svg) => Some((svg, open_output(Some(svg), &read)?)),
+        None => None,
+    };
+    let out = if args.svg.is_none() || args.files.output.is_some() || args.partial {
+        Some(open_output(args.files.output.as_deref(), &read)?)
+    } else {
+        None
+    };
     if args.partial {
-        let time =
-            crate::flamefold::partial(&args.into_options(), &args.files.inputs_or_stdin(), &notes)?;
-        let mut out = open_output(args.files.output.as_deref())?;
-        return crate::partial::write(&mut out, crate::flamefold::gpu::PARTIAL, &time);
+        let time = crate::flamefold::partial(&args.into_options(), &inputs, &notes)?;
+        let mut out = out.expect("opened for --partial");
+        crate::partial::write(&mut out, crate::flamefold::gpu::PARTIAL, &time)?;
+        return out.finish();
     }
     let lines: Vec<String> = if let Some(pair) = &args.diff {
         if !args.files.inputs.is_empty() {
@@ -143,16 +157,13 @@ pub fn run(args: &Args) -> Result<()> {
             .map(|(s, a, b)| format!("{s} {a} {b}"))
             .collect()
     } else {
-        let folded =
-            crate::flamefold::fold(&args.into_options(), &args.files.inputs_or_stdin(), &notes)?;
+        let folded = crate::flamefold::fold(&args.into_options(), &inputs, &notes)?;
         if folded.is_empty() {
             notes.note("nothing to fold: the input has no time");
         }
         folded.lines(args.unit)
     };
-    if let Some(svg) = &args.svg {
-        let file = File::create(svg).map_err(|e| Error::io(svg.display().to_string(), e))?;
-        let mut out = BufWriter::new(file);
+    if let Some((svg, mut svg_out)) = svg_out.take() {
         let options = SvgOptions {
             title: args
                 .title
@@ -167,16 +178,14 @@ pub fn run(args: &Args) -> Result<()> {
                 "no stacks to draw: the input has no time",
             ));
         }
-        render_svg(&lines, &options, &mut out)?;
-        out.flush()
-            .map_err(|e| Error::io(svg.display().to_string(), e))?;
-        if args.files.output.is_none() {
-            return Ok(());
+        render_svg(&lines, &options, &mut svg_out)?;
+        svg_out.finish()?;
+    }
+    if let Some(mut out) = out {
+        for line in &lines {
+            writeln!(out, "{line}").map_err(Error::Output)?;
         }
+        out.finish()?;
     }
-    let mut out = open_output(args.files.output.as_deref())?;
-    for line in &lines {
-        writeln!(out, "{line}").map_err(Error::Output)?;
-    }
-    out.flush().map_err(Error::Output)
+    Ok(())
 }

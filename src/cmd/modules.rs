@@ -71,13 +71,14 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let notes = Notes::stderr("njx-modules");
-    let acc = crate::modules::read(&args.io.inputs_or_stdin(), args.program_key, &notes)?;
+    let inputs = args.io.inputs_or_stdin();
+    let mut out = open_output(args.io.output(), &inputs)?;
+    let acc = crate::modules::read(&inputs, args.program_key, &notes)?;
     if args.partial {
-        let mut out = open_output(args.io.output())?;
-        return crate::partial::write(&mut out, crate::modules::PARTIAL, &acc);
+        crate::partial::write(&mut out, crate::modules::PARTIAL, &acc)?;
+    } else {
+        let summary = acc.summary(options.include_warmup, options.include_autotuning);
+        crate::modules::write(options.format, &summary, &mut out)?;
     }
-    let summary = acc.summary(options.include_warmup, options.include_autotuning);
-    // The output is created once the inputs have been read.
-    let mut out = open_output(args.io.output())?;
-    crate::modules::write(options.format, &summary, &mut out)
+    out.finish()
 }

@@ -95,7 +95,9 @@ pub fn run(args: &Args) -> Result<()> {
         filters: args.filters()?,
         format: args.io.format.unwrap_or(Format::Json),
     };
-    let mut out = open_output(args.io.output())?;
+    let inputs = args.io.inputs_or_stdin();
+    let mut out = open_output(args.io.output(), &inputs)?;
     let notes = Notes::stderr("njx-ranges");
-    crate::ranges::run(&options, &args.io.inputs_or_stdin(), &mut out, &notes)
+    crate::ranges::run(&options, &inputs, &mut out, &notes)?;
+    out.finish()
 }

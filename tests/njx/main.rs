@@ -25,4 +25,5 @@ mod man;
 mod modules;
 mod modules_archive;
 mod modules_sqlite;
+mod outputs;
 mod ranges;

@@ -1,0 +1,126 @@
+//! Outputs, through the built binaries: written under a temporary name beside the
+//! destination and moved into place only on success; an output that is also an input is
+//! refused before anything is read; a folder that cannot be written is refused before the
+//! work; write errors name the file.
+
+use crate::common::*;
+use std::path::Path;
+
+/// The example push/pop CSV shipped in the repo, copied to `dir`.
+fn csv_in(dir: &Path) -> String {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/compile_trace.csv.xz");
+    let bytes = std::fs::read(example).unwrap();
+    write(dir, "trace.csv.xz", &bytes)
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let dir = tempdir();
+    let input = csv_in(dir.path());
+    let before = std::fs::read(&input).unwrap();
+    let records = write(
+        dir.path(),
+        "ranges.jsonl",
+        &ok("njx-export", &[&input]).into_bytes(),
+    );
+    let records_before = std::fs::read(&records).unwrap();
+    // The same file under another name too (a hard link).
+    let link = dir.path().join("link.csv.xz");
+    std::fs::hard_link(&input, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("njx-export", vec![&input, "-o", &input]),
+        ("njx-export", vec![&input, "-o", link]),
+        ("njx-ranges", vec![&records, "-o", &records]),
+        ("njx-compile-summary", vec![&records, "-o", &records]),
+        ("njx-flamefold", vec![&records, "-o", &records]),
+        ("njx-flamefold", vec![&records, "--svg", &records]),
+        ("njx-modules", vec![&input, "-o", &input]),
+        ("njx-collectives", vec![&input, "-o", &input]),
+    ];
+    for (tool, args) in cases {
+        let out = run(tool, &args, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tool} {args:?}: {err}");
+        assert!(
+            err.contains("the output is also the input"),
+            "{tool}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_eq!(std::fs::read(&records).unwrap(), records_before);
+}
+
+#[test]
+fn a_failure_part_way_leaves_nothing_at_the_final_path() {
+    let dir = tempdir();
+    let input = csv_in(dir.path());
+    let bad = write(dir.path(), "bad.csv", b"not a table\n");
+    let old = write(dir.path(), "out.jsonl", b"the previous output\n");
+    // The good input is exported, then the bad one fails.
+    let out = run("njx-export", &[&input, &bad, "-o", &old], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&old).unwrap(), b"the previous output\n");
+    let new = dir.path().join("new.jsonl");
+    let out = run(
+        "njx-export",
+        &[&input, &bad, "-o", new.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!new.exists());
+    // No temporary file is left behind either.
+    assert_eq!(names(dir.path()), ["bad.csv", "out.jsonl", "trace.csv.xz"]);
+    // On success the output replaces the old one, with a new file's permissions.
+    let out = run("njx-export", &[&input, "-o", &old], b"");
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&old).unwrap();
+    assert_eq!(text, ok("njx-export", &[&input]));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&old).unwrap().permissions().mode() & 0o777;
+        assert_ne!(mode & 0o644, 0, "{mode:o}");
+        assert_eq!(mode & 0o600, 0o600, "{mode:o}");
+    }
+    assert_eq!(names(dir.path()), ["bad.csv", "out.jsonl", "trace.csv.xz"]);
+}
+
+#[test]
+fn unwritable_outputs_are_refused_naming_them() {
+    let dir = tempdir();
+    let input = csv_in(dir.path());
+    let missing = dir.path().join("nodir/out.jsonl");
+    let out = run(
+        "njx-export",
+        &[&input, "-o", missing.to_str().unwrap()],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("out.jsonl: cannot write in its folder"),
+        "{err}"
+    );
+    assert!(err.contains("nodir"), "{err}");
+    if Path::new("/dev/full").exists() {
+        let out = run("njx-export", &[&input, "-o", "/dev/full"], b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("/dev/full: No space left on device"), "{err}");
+    }
+    // A device is written in place, not replaced.
+    let out = run("njx-export", &[&input, "-o", "/dev/null"], b"");
+    assert!(out.status.success());
+    assert!(!Path::new("/dev/null").is_file());
+}
