@@ -313,16 +313,50 @@ fn post_process(
         let mut outputs = Vec::new();
         for (i, pipeline) in args.analysis.iter().enumerate() {
             note(notes, dest, format!("analysis {}: {pipeline}…", i + 1));
-            let (members, ok) =
-                archive::run_analysis(notes, i + 1, pipeline, &absolute, &work.join("analysis"))?;
-            outputs.extend(members);
-            all_ok &= ok;
+            // Whatever an analysis does (removing its folder, leaving unreadable files),
+            // the capture is kept: its failure is said and the archive placed.
+            match archive::run_analysis(notes, i + 1, pipeline, &absolute, &work.join("analysis")) {
+                Ok((members, ok)) => {
+                    outputs.extend(members);
+                    all_ok &= ok;
+                }
+                Err(e) => {
+                    note(
+                        notes,
+                        dest,
+                        format!(
+                            "warning: analysis {} failed: {e}; its output is not stored",
+                            i + 1
+                        ),
+                    );
+                    all_ok = false;
+                }
+            }
         }
-        let mut zip = ArchiveWriter::append(&staged)?;
-        for (member, file) in &outputs {
-            zip.add(member, file, true)?;
+        // The outputs are added to a copy, which replaces the archive only when complete.
+        let with = staged.with_extension("with-analysis");
+        let added = std::fs::copy(&staged, &with)
+            .map_err(|e| Error::io(with.display().to_string(), e))
+            .and_then(|_| {
+                let mut zip = ArchiveWriter::append(&with)?;
+                for (member, file) in &outputs {
+                    zip.add(member, file, true)?;
+                }
+                zip.finish()
+            })
+            .and_then(|()| {
+                std::fs::rename(&with, &staged)
+                    .map_err(|e| Error::io(staged.display().to_string(), e))
+            });
+        if let Err(e) = added {
+            let _ = std::fs::remove_file(&with);
+            note(
+                notes,
+                dest,
+                format!("warning: the analyses' outputs could not be stored: {e}"),
+            );
+            all_ok = false;
         }
-        zip.finish()?;
     }
 
     if let Err(e) = archive::place(&staged, dest, target.overwrite) {

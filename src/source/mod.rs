@@ -270,6 +270,10 @@ fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Every regular file under `dir`, as `/`-separated paths relative to it, sorted.
+/// Symbolic links to regular files count as files; links to folders are not followed (so a
+/// link loop such as `a -> .` cannot make the walk endless, and nothing outside `dir` is
+/// reached through one), and FIFOs, sockets and devices are left out (opening a FIFO
+/// would block).
 pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let mut todo: Vec<PathBuf> = vec![dir.to_path_buf()];
@@ -278,9 +282,21 @@ pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(place_of(&d), e))?;
             let path = entry.path();
-            if path.is_dir() {
+            let kind = entry
+                .file_type()
+                .map_err(|e| Error::io(place_of(&path), e))?;
+            let file = if kind.is_dir() {
                 todo.push(path);
-            } else if let Ok(rel) = path.strip_prefix(dir) {
+                continue;
+            } else if kind.is_symlink() {
+                std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+            } else {
+                kind.is_file()
+            };
+            if !file {
+                continue;
+            }
+            if let Ok(rel) = path.strip_prefix(dir) {
                 let parts: Vec<_> = rel
                     .components()
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())

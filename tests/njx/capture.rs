@@ -698,3 +698,46 @@ fn programs_that_ran_without_a_dump_are_reported() {
     );
     assert!(err.contains("JAX_ENABLE_COMPILATION_CACHE=false"), "{err}");
 }
+
+#[test]
+fn analyses_that_misbehave_never_cost_the_archive() {
+    let s = Setup::new();
+    // An analysis that removes its own working folder, one that leaves a link loop, a
+    // link out of the folder and a FIFO, and a good one after them.
+    let out = s.run(
+        &[
+            "-o",
+            "kept",
+            "--analysis",
+            "rm -rf \"$PWD\"",
+            "--analysis",
+            "ln -s . loop; ln -s / root; mkfifo pipe; echo x > f",
+            "--analysis",
+            "echo fine",
+            &s.program(),
+        ],
+        &[],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("warning: analysis 1 failed"), "{err}");
+    let got = members(&s.archive("kept.zip"));
+    assert!(got.contains_key("report.sqlite"), "{:?}", got.keys());
+    // The second analysis's regular file is stored; the links to folders and the FIFO
+    // are not followed or opened.
+    let second: Vec<&String> = got
+        .keys()
+        .filter(|k| k.starts_with("analysis/2-"))
+        .collect();
+    assert!(second.iter().any(|k| k.ends_with("/f")), "{second:?}");
+    assert!(
+        !second
+            .iter()
+            .any(|k| k.contains("/loop") || k.contains("/root") || k.contains("/pipe")),
+        "{second:?}"
+    );
+    assert_eq!(
+        String::from_utf8(got["analysis/3-echo-fine.txt"].0.clone()).unwrap(),
+        "fine\n"
+    );
+}
