@@ -226,15 +226,6 @@ fn unxz(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn the_archive_holds_the_report_its_export_the_dumps_and_the_sources() {
     let s = Setup::new();

@@ -13,16 +13,6 @@ fn csv_in(dir: &Path) -> String {
     write(dir, "trace.csv.xz", &bytes)
 }
 
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     let dir = tempdir();
@@ -80,7 +70,10 @@ fn a_failure_part_way_leaves_nothing_at_the_final_path() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!new.exists());
     // No temporary file is left behind either.
-    assert_eq!(names(dir.path()), ["bad.csv", "out.jsonl", "trace.csv.xz"]);
+    assert_eq!(
+        entries(dir.path()),
+        ["bad.csv", "out.jsonl", "trace.csv.xz"]
+    );
     // On success the output replaces the old one, with a new file's permissions.
     let out = run("njx-export", &[&input, "-o", &old], b"");
     assert!(out.status.success());
@@ -93,7 +86,10 @@ fn a_failure_part_way_leaves_nothing_at_the_final_path() {
         assert_ne!(mode & 0o644, 0, "{mode:o}");
         assert_eq!(mode & 0o600, 0o600, "{mode:o}");
     }
-    assert_eq!(names(dir.path()), ["bad.csv", "out.jsonl", "trace.csv.xz"]);
+    assert_eq!(
+        entries(dir.path()),
+        ["bad.csv", "out.jsonl", "trace.csv.xz"]
+    );
 }
 
 #[test]

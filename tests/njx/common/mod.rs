@@ -285,3 +285,13 @@ pub fn f32s(dims: &[i64]) -> njx::hlo::proto::ShapeProto {
         ..Default::default()
     }
 }
+
+/// The names in `dir`, sorted.
+pub fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
