@@ -246,41 +246,41 @@ impl Filters {
         finish_tree(&tree, &out)
     }
 
-    /// Pre-order walk deciding each node's fate: `out` gets (node, output parent).
+    /// Pre-order walk deciding each node's fate: `out` gets (node, output parent). With a
+    /// stack of its own, not recursion: trees may nest as deep as the input says.
     fn walk(
         &self,
         tree: &Tree,
-        idx: u32,
+        root: u32,
         parent: Option<usize>,
         in_kept_subtree: bool,
         out: &mut Vec<(usize, Option<usize>)>,
     ) {
-        let node = &tree.nodes[idx as usize];
-        let name = node.range.name.as_str();
-        let kept = in_kept_subtree || self.subtree.is_empty() || matches_any(&self.subtree, name);
-        if !kept {
-            // Outside every kept subtree: dropped with its time; its descendants may
-            // still root kept subtrees of their own.
-            for &k in &node.kids {
-                self.walk(tree, k, None, false, out);
-            }
-            return;
-        }
-        let folded = (!self.select.is_empty() && !matches_any(&self.select, name))
-            || matches_any(&self.fold, name);
-        if folded {
-            for &k in &node.kids {
-                self.walk(tree, k, parent, true, out);
-            }
-            return;
-        }
-        let me = out.len();
-        out.push((idx as usize, parent));
-        if matches_any(&self.collapse, name) {
-            return;
-        }
-        for &k in &node.kids {
-            self.walk(tree, k, Some(me), true, out);
+        // (node, output parent, inside a kept subtree), children pushed last-first so
+        // that they are visited in order.
+        let mut todo: Vec<(u32, Option<usize>, bool)> = vec![(root, parent, in_kept_subtree)];
+        while let Some((idx, parent, in_kept_subtree)) = todo.pop() {
+            let node = &tree.nodes[idx as usize];
+            let name = node.range.name.as_str();
+            let kept =
+                in_kept_subtree || self.subtree.is_empty() || matches_any(&self.subtree, name);
+            let (kids_parent, kids_kept) = if !kept {
+                // Outside every kept subtree: dropped with its time; its descendants may
+                // still root kept subtrees of their own.
+                (None, false)
+            } else if (!self.select.is_empty() && !matches_any(&self.select, name))
+                || matches_any(&self.fold, name)
+            {
+                (parent, true)
+            } else {
+                let me = out.len();
+                out.push((idx as usize, parent));
+                if matches_any(&self.collapse, name) {
+                    continue;
+                }
+                (Some(me), true)
+            };
+            todo.extend(node.kids.iter().rev().map(|&k| (k, kids_parent, kids_kept)));
         }
     }
 }

@@ -344,3 +344,45 @@ fn xla_compile_on_the_real_profile_is_idempotent_and_consistent() {
     assert_eq!(wall, 69_388_404_880);
     assert!(recs.iter().all(|r| r["self_ns"].as_i64().unwrap() >= 0));
 }
+
+#[test]
+fn trees_nested_100000_deep_do_not_overflow_the_stack() {
+    // One range inside the other, 100,000 deep: walked with a stack of its own.
+    let n = 100_000i64;
+    let mut csv = String::from(
+        "Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree\n",
+    );
+    for i in 0..n {
+        let (s, e) = (i, 2 * n - i);
+        let last = i == n - 1;
+        let child = if last { 0 } else { e - s - 2 };
+        let parent = if i == 0 { String::new() } else { i.to_string() };
+        csv += &format!(
+            "{s},{e},{},{child},{},r{i},1,1,{i},{},{},{parent},:1,r{i}\n",
+            e - s,
+            e - s - child,
+            u8::from(!last),
+            i + 1
+        );
+    }
+    let dir = tempdir();
+    let path = write(dir.path(), "deep.csv", csv.as_bytes());
+    let out = run("njx-ranges", &["--fold", "^r5", &path], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = json_lines(&String::from_utf8_lossy(&out.stdout));
+    // r5, r50..r59, r500..r599, … are folded into their parents.
+    let folded = (0..n).filter(|i| i.to_string().starts_with('5')).count();
+    assert_eq!(records.len(), n as usize - folded);
+    let deepest = records.iter().map(|r| r["depth"].as_u64().unwrap()).max();
+    assert_eq!(deepest, Some((n as usize - folded - 1) as u64));
+    let out = run("njx-compile-summary", &[&path], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
