@@ -60,7 +60,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
     if let Ok(meta) = std::fs::metadata(dest) {
         if let Some(input) = inputs.iter().find(|i| same_file(i, &meta)) {
             return Err(Error::Usage(format!(
-                "-o {place}: the output is also the input {}: write elsewhere",
+                "{place}: the output is also the input {}: write elsewhere",
                 input.display()
             )));
         }

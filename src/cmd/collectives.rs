@@ -86,6 +86,10 @@ pub fn run(args: &Args) -> Result<()> {
     let notes = Notes::stderr("njx-collectives");
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
+    if let Some(plot) = &options.plot {
+        // Checked now, like the output (an input, a missing folder); written at the end.
+        drop(open_output(Some(plot), &inputs)?);
+    }
     if options.records {
         let thunks = crate::collectives::read(&options, &inputs, &notes)?;
         crate::collectives::write_records(options.format, thunks, &mut out)?;

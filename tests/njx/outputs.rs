@@ -37,6 +37,7 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
         ("njx-flamefold", vec![&records, "--svg", &records]),
         ("njx-modules", vec![&input, "-o", &input]),
         ("njx-collectives", vec![&input, "-o", &input]),
+        ("njx-collectives", vec![&input, "--plot", &input]),
     ];
     for (tool, args) in cases {
         let out = run(tool, &args, b"");
@@ -109,6 +110,19 @@ fn unwritable_outputs_are_refused_naming_them() {
         "{err}"
     );
     assert!(err.contains("nodir"), "{err}");
+    // The plot's folder too, before the work.
+    let plot = dir.path().join("nodir/busbw.svg");
+    let out = run(
+        "njx-collectives",
+        &[&input, "--plot", plot.to_str().unwrap()],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("busbw.svg: cannot write in its folder"),
+        "{err}"
+    );
     if Path::new("/dev/full").exists() {
         let out = run("njx-export", &[&input, "-o", "/dev/full"], b"");
         let err = String::from_utf8_lossy(&out.stderr);
