@@ -72,10 +72,23 @@ impl Archive {
         place: String,
         stem: String,
         path: Option<PathBuf>,
-        reader: Box<dyn ReadSeek>,
+        mut reader: Box<dyn ReadSeek>,
     ) -> Result<Archive> {
+        let declared = declared_entries(&mut reader).map_err(|e| Error::io(&place, e))?;
         let zip = ZipArchive::new(reader)
             .map_err(|e| Error::data(&place, format!("not a readable zip archive: {e}")))?;
+        // The zip reader keeps one entry per name: entries the central directory lists
+        // beyond those are names given twice, whose contents would be read for one another.
+        if let Some(n) = declared.filter(|&n| n as usize > zip.len()) {
+            return Err(Error::data(
+                &place,
+                format!(
+                    "{} of its {n} members repeat a name given earlier: which one is meant \
+                     cannot be told",
+                    n as usize - zip.len()
+                ),
+            ));
+        }
         let mut members = Vec::with_capacity(zip.len());
         for name in zip.file_names() {
             let name = name.map_err(|e| Error::data(&place, format!("bad member name: {e}")))?;
@@ -281,4 +294,26 @@ impl ChunkReader for FileSlice {
         file.read_exact(&mut buf)?;
         Ok(buf.into())
     }
+}
+
+/// How many entries the zip's end-of-central-directory record declares, `None` where it
+/// cannot say (no record found in the last 64 KiB, or a Zip64 archive, whose count lives
+/// elsewhere). Leaves the reader at the start.
+fn declared_entries(reader: &mut dyn ReadSeek) -> std::io::Result<Option<u64>> {
+    const EOCD: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
+    let len = reader.seek(SeekFrom::End(0))?;
+    let tail_len = len.min(22 + 65_535);
+    reader.seek(SeekFrom::Start(len - tail_len))?;
+    let mut tail = vec![0u8; tail_len as usize];
+    reader.read_exact(&mut tail)?;
+    reader.seek(SeekFrom::Start(0))?;
+    // The record is 22 bytes plus a comment; the last signature that fits is it.
+    let Some(at) = (0..tail.len().saturating_sub(21))
+        .rev()
+        .find(|&i| tail[i..i + 4] == EOCD)
+    else {
+        return Ok(None);
+    };
+    let total = u16::from_le_bytes([tail[at + 10], tail[at + 11]]);
+    Ok((total != 0xFFFF).then_some(u64::from(total)))
 }

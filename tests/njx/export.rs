@@ -320,3 +320,35 @@ fn real_archive_matches_its_csv_field_by_field() {
         assert_eq!(g, e, "record {i}");
     }
 }
+
+#[test]
+fn a_zip_that_repeats_a_member_name_is_refused() {
+    // Two members, then the second renamed to the first (same length: still a valid zip).
+    let table = xz(COMPILE_CSV.as_bytes());
+    let mut bytes = zip(
+        &[
+            ("report_nvtx_pushpop_trace.csv.xz", &table),
+            ("report_nvtx_pushpop_trace.csv.xy", &table),
+        ],
+        true,
+    );
+    let (from, to) = (
+        b"report_nvtx_pushpop_trace.csv.xy",
+        b"report_nvtx_pushpop_trace.csv.xz",
+    );
+    let mut at = 0;
+    while let Some(i) = bytes[at..].windows(from.len()).position(|w| w == from) {
+        bytes[at + i..at + i + from.len()].copy_from_slice(to);
+        at += i + from.len();
+    }
+    let dir = tempdir();
+    let path = write(dir.path(), "dup.zip", &bytes);
+    let out = run("njx-export", &[&path], b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("dup.zip: 1 of its 2 members repeat a name"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
