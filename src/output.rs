@@ -148,47 +148,50 @@ impl Output {
     pub fn finish(self) -> Result<()> {
         match self.sink {
             Sink::Stdout(mut w) => w.flush().map_err(Error::Output),
-            Sink::InPlace { mut writer, dest } => writer.flush().map_err(|e| named(&dest, e)),
+            Sink::InPlace { mut writer, dest } => {
+                writer.flush().map_err(|e| Error::Output(in_file(&dest, e)))
+            }
             Sink::Staged { writer, dest } => {
                 let temp = writer
                     .into_inner()
-                    .map_err(|e| named(&dest, e.into_error()))?;
-                temp.as_file().sync_all().map_err(|e| named(&dest, e))?;
-                temp.persist(&dest).map_err(|e| named(&dest, e.error))?;
+                    .map_err(|e| Error::Output(in_file(&dest, e.into_error())))?;
+                temp.as_file()
+                    .sync_all()
+                    .map_err(|e| Error::Output(in_file(&dest, e)))?;
+                temp.persist(&dest)
+                    .map_err(|e| Error::Output(in_file(&dest, e.error)))?;
                 Ok(())
             }
         }
     }
 }
 
-/// An output error naming the file.
-fn named(dest: &Path, e: io::Error) -> Error {
-    Error::Output(io::Error::new(e.kind(), format!("{}: {e}", dest.display())))
+impl Output {
+    /// Runs `f` on the writer; errors of a file output name it.
+    fn on<T>(&mut self, f: impl FnOnce(&mut dyn Write) -> io::Result<T>) -> io::Result<T> {
+        let (writer, dest): (&mut dyn Write, Option<&Path>) = match &mut self.sink {
+            Sink::Stdout(w) => (w.as_mut(), None),
+            Sink::Staged { writer, dest } => (writer, Some(dest)),
+            Sink::InPlace { writer, dest } => (writer, Some(dest)),
+        };
+        f(writer).map_err(|e| match dest {
+            Some(dest) => in_file(dest, e),
+            None => e,
+        })
+    }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.sink {
-            Sink::Stdout(w) => w.write(buf),
-            Sink::Staged { writer, dest } => writer.write(buf).map_err(|e| in_file(dest, e)),
-            Sink::InPlace { writer, dest } => writer.write(buf).map_err(|e| in_file(dest, e)),
-        }
+        self.on(|w| w.write(buf))
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.sink {
-            Sink::Stdout(w) => w.write_all(buf),
-            Sink::Staged { writer, dest } => writer.write_all(buf).map_err(|e| in_file(dest, e)),
-            Sink::InPlace { writer, dest } => writer.write_all(buf).map_err(|e| in_file(dest, e)),
-        }
+        self.on(|w| w.write_all(buf))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.sink {
-            Sink::Stdout(w) => w.flush(),
-            Sink::Staged { writer, dest } => writer.flush().map_err(|e| in_file(dest, e)),
-            Sink::InPlace { writer, dest } => writer.flush().map_err(|e| in_file(dest, e)),
-        }
+        self.on(|w| w.flush())
     }
 }
 

@@ -454,14 +454,20 @@ impl Variants {
     }
 
     /// Takes in another's.
-    pub fn merge(&mut self, other: Variants) {
+    pub fn merge(&mut self, other: &Variants) {
         self.keyed_by_name |= other.keyed_by_name;
-        for (name, keys) in other.by_name {
-            let mine = self.by_name.entry(name).or_default();
+        for (name, keys) in &other.by_name {
+            let mine = match self.by_name.get_mut(name) {
+                Some(mine) => mine,
+                None => self.by_name.entry(name.clone()).or_default(),
+            };
             for (key, v) in keys {
-                let m = mine.entry(key).or_default();
-                m.devices.extend(v.devices);
-                m.collectives.extend(v.collectives);
+                let m = match mine.get_mut(key) {
+                    Some(m) => m,
+                    None => mine.entry(key.clone()).or_default(),
+                };
+                m.devices.extend(&v.devices);
+                m.collectives.extend(&v.collectives);
             }
         }
     }
@@ -546,27 +552,27 @@ fn key_by_name(modules: &mut [Module], thunks: &mut [Thunk]) {
     let mut order: Vec<usize> = (0..modules.len()).collect();
     order.sort_by_key(|&i| (modules[i].start_ns, i));
     let mut counter: HashMap<(u32, String), u32> = HashMap::new();
-    // (old program, device, old execution) → new execution.
-    let mut renumbered: HashMap<(String, u32, u32), u32> = HashMap::new();
+    // Old program → (device, old execution) → new execution.
+    let mut renumbered: HashMap<String, HashMap<(u32, u32), u32>> = HashMap::new();
     for i in order {
         let m = &mut modules[i];
         if m.program == "unknown" {
             continue;
         }
         let n = counter.entry((m.device, m.name.clone())).or_default();
-        renumbered.insert(
-            (
-                std::mem::replace(&mut m.program, m.name.clone()),
-                m.device,
-                m.execution,
-            ),
-            *n,
-        );
+        let old = std::mem::replace(&mut m.program, m.name.clone());
+        renumbered
+            .entry(old)
+            .or_default()
+            .insert((m.device, m.execution), *n);
         m.execution = *n;
         *n += 1;
     }
     for t in thunks {
-        if let Some(&n) = renumbered.get(&(t.program.clone(), t.device, t.execution)) {
+        let new = renumbered
+            .get(t.program.as_str())
+            .and_then(|by| by.get(&(t.device, t.execution)));
+        if let Some(&n) = new {
             t.program = t.module.clone();
             t.execution = n;
         }
@@ -626,7 +632,7 @@ impl Early {
 impl Warmup {
     /// Takes in what one profile's executions tell.
     pub fn add(&mut self, part: &Executions) {
-        self.variants.merge(part.variants.clone());
+        self.variants.merge(&part.variants);
         self.compiled.extend(part.compiled.iter().cloned());
         self.has_comm |= part.thunks.iter().any(|t| t.comm);
         self.modules.add(
@@ -645,7 +651,7 @@ impl Warmup {
     pub fn merge(&mut self, other: Warmup) {
         self.compiled.extend(other.compiled);
         self.has_comm |= other.has_comm;
-        self.variants.merge(other.variants);
+        self.variants.merge(&other.variants);
         for (mine, theirs) in [
             (&mut self.modules, other.modules),
             (&mut self.thunks, other.thunks),
