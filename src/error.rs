@@ -40,6 +40,19 @@ impl Error {
         }
     }
 
+    /// The error of handling what was read at `outer` (a record's `file:line`): a data
+    /// error about it (`profile X, range 5: …`) is said to be at that place too; other
+    /// errors, and those that already name it, are left as they are.
+    pub fn within(self, outer: &str) -> Error {
+        match self {
+            Error::Data { place, msg } if !place.starts_with(outer) => Error::Data {
+                place: format!("{outer}: {place}"),
+                msg,
+            },
+            other => other,
+        }
+    }
+
     /// True when the error only says that whoever reads our stdout has gone away
     /// (`njx-export … | head`): the tool should end quietly with success.
     pub fn is_broken_pipe(&self) -> bool {

@@ -40,6 +40,9 @@ struct In {
     data: Box<serde_json::value::RawValue>,
 }
 
+// Its data is checked as the aggregate that reads it.
+impl crate::record::Check for In {}
+
 /// Writes `data` as one partial result of `kind`.
 pub fn write<T: Serialize>(out: &mut dyn Write, kind: &str, data: &T) -> Result<()> {
     serde_json::to_writer(

@@ -5,6 +5,63 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// What a record read back (JSON Lines or CSV) must hold besides the types of its fields:
+/// a record that breaks it is refused naming its line, never used as if right.
+pub trait Check {
+    /// What is wrong with the record, if anything.
+    fn problem(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A duration that is negative.
+fn negative(field: &str, v: i64) -> Option<String> {
+    (v < 0).then(|| format!("{field} {v} is negative"))
+}
+
+impl Check for Range {
+    fn problem(&self) -> Option<String> {
+        if self.end_ns.checked_sub(self.start_ns) != Some(self.dur_ns) {
+            return Some(format!(
+                "range {}: dur_ns {} is not end_ns - start_ns ({} - {})",
+                self.id, self.dur_ns, self.end_ns, self.start_ns
+            ));
+        }
+        if self.dur_ns.checked_sub(self.child_ns) != Some(self.self_ns) {
+            return Some(format!(
+                "range {}: self_ns {} is not dur_ns - child_ns ({} - {})",
+                self.id, self.self_ns, self.dur_ns, self.child_ns
+            ));
+        }
+        negative("dur_ns", self.dur_ns).or_else(|| negative("child_ns", self.child_ns))
+    }
+}
+
+impl Check for GpuRange {
+    fn problem(&self) -> Option<String> {
+        negative("dur_ns", self.dur_ns)
+    }
+}
+
+impl Check for Module {
+    fn problem(&self) -> Option<String> {
+        negative("dur_ns", self.dur_ns)
+    }
+}
+
+impl Check for Thunk {
+    fn problem(&self) -> Option<String> {
+        negative("dur_ns", self.dur_ns)
+            .or_else(|| negative("hidden_ns", self.hidden_ns))
+            .or_else(|| {
+                let kind = self.collective.as_deref()?;
+                crate::hlo::CollectiveKind::from_name(kind)
+                    .is_none()
+                    .then(|| format!("unknown collective kind `{kind}`"))
+            })
+    }
+}
+
 /// A CPU-side NVTX push/pop range, with `nvtx_pushpop_trace` semantics.
 ///
 /// `child_ns` is the wall time covered by the direct children and

@@ -77,8 +77,9 @@ pub struct Args {
     pub title: Option<String>,
 
     /// Width of the SVG in pixels.
-    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
-    pub width: usize,
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200,
+          value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+    pub width: u32,
 
     /// Pair two folded files as `stack before after` lines for a differential flame graph.
     #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"])]
@@ -146,22 +147,24 @@ pub fn run(args: &Args) -> Result<()> {
         crate::partial::write(&mut out, crate::flamefold::gpu::PARTIAL, &time)?;
         return out.finish();
     }
-    let lines: Vec<String> = if let Some(pair) = &args.diff {
+    let stacks = if let Some(pair) = &args.diff {
         if !args.files.inputs.is_empty() {
             return Err(Error::Usage(
                 "--diff takes exactly the two folded files, no other inputs".into(),
             ));
         }
-        diff(&pair[0], &pair[1], args.normalize)?
-            .into_iter()
-            .map(|(s, a, b)| format!("{s} {a} {b}"))
-            .collect()
+        Stacks::Diff(
+            diff(&pair[0], &pair[1], args.normalize)?
+                .into_iter()
+                .map(|(s, a, b)| format!("{s} {a} {b}"))
+                .collect(),
+        )
     } else {
         let folded = crate::flamefold::fold(&args.into_options(), &inputs, &notes)?;
         if folded.is_empty() {
             notes.note("nothing to fold: the input has no time");
         }
-        folded.lines(args.unit)
+        Stacks::Folded(folded)
     };
     if let Some((svg, mut svg_out)) = svg_out.take() {
         let options = SvgOptions {
@@ -169,8 +172,12 @@ pub fn run(args: &Args) -> Result<()> {
                 .title
                 .clone()
                 .unwrap_or_else(|| default_title(args.by, args.diff.is_some()).to_string()),
-            width: args.width,
+            width: args.width as usize,
             count_name: args.unit.name().to_string(),
+        };
+        let lines = match &stacks {
+            Stacks::Folded(folded) => folded.lines(args.unit),
+            Stacks::Diff(lines) => lines.clone(),
         };
         if lines.is_empty() {
             return Err(Error::data(
@@ -182,10 +189,19 @@ pub fn run(args: &Args) -> Result<()> {
         svg_out.finish()?;
     }
     if let Some(mut out) = out {
-        for line in &lines {
-            writeln!(out, "{line}").map_err(Error::Output)?;
+        // Written as they are made: the lines of deep stacks are long, and many.
+        let mut write = |line: &str| writeln!(out, "{line}").map_err(Error::Output);
+        match &stacks {
+            Stacks::Folded(folded) => folded.write_lines(args.unit, &mut write)?,
+            Stacks::Diff(lines) => lines.iter().try_for_each(|l| write(l))?,
         }
         out.finish()?;
     }
     Ok(())
+}
+
+/// What is written: folded stacks, or the lines of a differential flame graph.
+enum Stacks {
+    Folded(crate::flamefold::Folded),
+    Diff(Vec<String>),
 }

@@ -727,7 +727,7 @@ impl Rule<'_> {
 /// Execution records (`table`: `modules` or `thunks`) from every input: record streams
 /// (JSON Lines or CSV) as they are, profiles through [`load`] (clocks aligned when
 /// `align`) and `pick`.
-pub fn read_records<T: DeserializeOwned>(
+pub fn read_records<T: DeserializeOwned + crate::record::Check>(
     paths: &[PathBuf],
     table: &str,
     key: KeyBy,

@@ -186,7 +186,6 @@ impl Unit {
 /// One node of a [`Folded`] tree: a frame under its parent stack.
 #[derive(Debug, Clone)]
 struct Node {
-    parent: u32,
     frame: u32,
     /// Nanoseconds spent in exactly this stack (not in deeper ones).
     weight: f64,
@@ -208,7 +207,6 @@ impl Default for Folded {
             frames: Vec::new(),
             frame_ids: HashMap::new(),
             nodes: vec![Node {
-                parent: 0,
                 frame: u32::MAX,
                 weight: 0.0,
             }],
@@ -255,7 +253,6 @@ impl Folded {
         let next = self.nodes.len() as u32;
         *self.children.entry((node, frame_id)).or_insert_with(|| {
             self.nodes.push(Node {
-                parent: node,
                 frame: frame_id,
                 weight: 0.0,
             });
@@ -296,42 +293,82 @@ impl Folded {
         self.len() == 0
     }
 
-    /// The `;`-joined name of a stack.
-    fn stack_name(&self, mut node: u32, buf: &mut Vec<u32>) -> String {
-        buf.clear();
-        while node != Self::ROOT {
-            let n = &self.nodes[node as usize];
-            buf.push(n.frame);
-            node = n.parent;
-        }
-        let mut s = String::new();
-        for (i, f) in buf.iter().rev().enumerate() {
-            if i > 0 {
-                s.push(';');
-            }
-            s.push_str(&self.frames[*f as usize]);
-        }
-        s
-    }
-
     /// The folded lines, `stack count`: every stack holding time with its time in `unit`
     /// rounded to an integer (a stack whose time rounds to 0 keeps a line with count 0),
     /// sorted by stack.
     pub fn lines(&self, unit: Unit) -> Vec<String> {
-        let mut buf = Vec::new();
-        let mut out: Vec<(usize, String)> = (0..self.nodes.len() as u32)
-            .filter(|&i| self.nodes[i as usize].weight > 0.0)
-            .map(|i| {
-                let count = (self.nodes[i as usize].weight / unit.ns()).round() as u64;
-                let mut line = self.stack_name(i, &mut buf);
-                let stack_len = line.len();
+        let mut out = Vec::new();
+        self.write_lines(unit, &mut |line| {
+            out.push(line.to_string());
+            Ok(())
+        })
+        .expect("collecting cannot fail");
+        out
+    }
+
+    /// [`Folded::lines`], handed one at a time to `emit` in the same order, holding only
+    /// the stack being written: memory follows the number of stacks, not the length of
+    /// the lines (a stack 40,000 frames deep has 40,000 lines of up to 40,000 frames).
+    ///
+    /// Sorted by stack means sorted as strings, which is not plain depth-first order
+    /// (`a`, `a-x`, `a;b`: `-` sorts before `;`). Among the children of a stack `P`, a
+    /// child `c` contributes its own line `P;c` and the block of its descendants, all
+    /// starting `P;c;` (frames hold no `;`, so no other line starts so): ordering these
+    /// by the keys `c` and `c;` orders every line below `P`.
+    pub fn write_lines(&self, unit: Unit, emit: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        let mut kids: Vec<Vec<u32>> = vec![Vec::new(); self.nodes.len()];
+        for (&(parent, _), &child) in &self.children {
+            kids[parent as usize].push(child);
+        }
+        let frame = |n: u32| self.frames[self.nodes[n as usize].frame as usize].as_bytes();
+        let semi: &[u8] = b";";
+        // (child, its descendants' block rather than its own line), in line order.
+        let events = |node: u32| -> Vec<(u32, bool)> {
+            let mut ev: Vec<(u32, bool)> = Vec::new();
+            for &c in &kids[node as usize] {
+                ev.push((c, false));
+                if !kids[c as usize].is_empty() {
+                    ev.push((c, true));
+                }
+            }
+            ev.sort_unstable_by(|&(a, da), &(b, db)| {
+                let ka = frame(a).iter().chain(if da { semi } else { &[] });
+                let kb = frame(b).iter().chain(if db { semi } else { &[] });
+                ka.cmp(kb)
+            });
+            ev
+        };
+        let mut path = String::new();
+        let mut line = String::new();
+        // Per level: its events, the next one, the length of its stack's name.
+        type Level = (Vec<(u32, bool)>, usize, usize);
+        let mut levels: Vec<Level> = vec![(events(Self::ROOT), 0, 0)];
+        while let Some((ev, next, base)) = levels.last_mut() {
+            let Some(&(child, descend)) = ev.get(*next) else {
+                levels.pop();
+                continue;
+            };
+            *next += 1;
+            path.truncate(*base);
+            if *base > 0 {
+                path.push(';');
+            }
+            path.push_str(&self.frames[self.nodes[child as usize].frame as usize]);
+            if descend {
+                let len = path.len();
+                levels.push((events(child), 0, len));
+                continue;
+            }
+            let weight = self.nodes[child as usize].weight;
+            if weight > 0.0 {
+                line.clear();
+                line.push_str(&path);
                 line.push(' ');
-                line.push_str(&count.to_string());
-                (stack_len, line)
-            })
-            .collect();
-        out.sort_unstable_by(|a, b| a.1[..a.0].cmp(&b.1[..b.0]));
-        out.into_iter().map(|(_, line)| line).collect()
+                line.push_str(&((weight / unit.ns()).round() as u64).to_string());
+                emit(&line)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -371,7 +408,14 @@ pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
                 format!("not a folded stack line (`frame;frame count`): {text}"),
             ));
         };
-        *out.entry(stack).or_insert(0.0) += count;
+        let sum = out.entry(stack).or_insert(0.0);
+        *sum += count;
+        if !sum.is_finite() {
+            return Err(Error::data(
+                format!("{}:{n}", stream.place),
+                "the counts of this stack add up past the largest number",
+            ));
+        }
     }
     Ok(out)
 }
@@ -384,6 +428,14 @@ pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String,
     let b = read_folded(after)?;
     let scale = if normalize {
         let (ta, tb): (f64, f64) = (a.values().sum(), b.values().sum());
+        for (total, path) in [(ta, before), (tb, after)] {
+            if !total.is_finite() {
+                return Err(Error::data(
+                    crate::source::place_of(path),
+                    "the counts add up past the largest number: cannot normalise",
+                ));
+            }
+        }
         if ta > 0.0 { tb / ta } else { 1.0 }
     } else {
         1.0

@@ -4,7 +4,11 @@
 //! `path/<profile>` (for example `report_nvtx_pushpop_trace.csv.xz/rank3`), a file they
 //! share is stored once as `path`.
 
-use super::{decompress, decompress_apart, is_compressed, place_of, profile_name, walk_dir};
+use super::limits::{self, Inflated};
+use super::{
+    decompress, decompress_apart, is_compressed, looks_like_archive_dir, place_of, profile_name,
+    walk_dir,
+};
 use crate::error::{Error, Result};
 use parquet::file::reader::ChunkReader;
 use std::fs::File;
@@ -107,6 +111,15 @@ impl Archive {
 
     /// Opens an extracted archive.
     pub fn open_dir(path: &Path) -> Result<Archive> {
+        if !looks_like_archive_dir(path)? {
+            return Err(Error::data(
+                place_of(path),
+                "a folder, but neither an extracted nsys-jax archive nor an XLA dump folder \
+                 (nothing at its top named report_nvtx_pushpop_trace.*, report.sqlite, \
+                 nvtx_gpu_proj_trace, thread-metadata.parquet, dump or module_*); for \
+                 several archives, name them: dir/*.zip",
+            ));
+        }
         let stem = path
             .canonicalize()
             .ok()
@@ -195,7 +208,11 @@ impl Archive {
                         return decompress_apart(&place, raw);
                     }
                 }
-                let reader = BufReader::with_capacity(1 << 16, entry);
+                // A deflated member is bounded by its compressed size like any stream.
+                let compressed = entry.compressed_size();
+                let ratio = limits::get()?.ratio;
+                let reader =
+                    BufReader::with_capacity(1 << 16, Inflated::sized(entry, ratio, compressed));
                 decompress(&place, reader)
             }
         }
@@ -223,8 +240,11 @@ impl Archive {
                         len: entry.size(),
                     }));
                 }
-                let mut bytes = Vec::with_capacity(entry.size() as usize);
-                entry
+                // Held in memory: grown as data arrives, never by the size the archive
+                // declares, and bounded by the compressed size.
+                let compressed = entry.compressed_size();
+                let mut bytes = Vec::new();
+                Inflated::sized(&mut entry, limits::get()?.ratio, compressed)
                     .read_to_end(&mut bytes)
                     .map_err(|e| Error::io(&place, e))?;
                 Ok(ParquetMember::Bytes(bytes.into()))

@@ -19,6 +19,7 @@
 pub mod archive;
 pub mod devices;
 pub mod gpu_ranges;
+pub mod limits;
 mod piped;
 mod profile;
 pub mod progress;
@@ -32,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::notes::Notes;
 use crate::record::{GpuRange, Range};
 pub use archive::Archive;
+use limits::{Counted, Inflated, LineCap};
 pub use profile::{ProfileTables, Profiles};
 use records::{RecordStream, TextKind};
 use sqlite::Db;
@@ -158,7 +160,7 @@ fn open(path: &Path) -> Result<Opened> {
                 "Parquet and SQLite inputs need random access: name the file instead of piping it",
             ));
         }
-        let reader = decompress(&place, reader)?;
+        let reader = text_lines(decompress(&place, reader)?)?;
         return Ok(Opened::Stream(Stream { place, reader }));
     }
     if path.is_dir() {
@@ -178,18 +180,28 @@ fn open(path: &Path) -> Result<Opened> {
         Ok(Opened::Sqlite)
     } else {
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let reader = match progress::Progress::wrap(file, &place, size) {
+        let reader = text_lines(match progress::Progress::wrap(file, &place, size) {
             Ok(p) => decompress_apart(&place, BufReader::with_capacity(1 << 16, p))?,
             Err(file) => decompress_apart(&place, BufReader::with_capacity(1 << 16, file))?,
-        };
+        })?;
         Ok(Opened::Stream(Stream { place, reader }))
     }
 }
 
-/// A gzip or xz decoder over a compressed stream.
+/// A gzip or xz decoder over a compressed stream, counting what it consumes.
 enum Decoder<R: BufRead> {
-    Gzip(flate2::bufread::MultiGzDecoder<R>),
-    Xz(xz2::bufread::XzDecoder<R>),
+    Gzip(flate2::bufread::MultiGzDecoder<Counted<R>>),
+    Xz(xz2::bufread::XzDecoder<Counted<R>>),
+}
+
+impl<R: BufRead> Decoder<R> {
+    /// Compressed bytes consumed so far.
+    fn compressed(&self) -> u64 {
+        match self {
+            Decoder::Gzip(d) => d.get_ref().count,
+            Decoder::Xz(d) => d.get_ref().count,
+        }
+    }
 }
 
 impl<R: BufRead> Read for Decoder<R> {
@@ -201,18 +213,24 @@ impl<R: BufRead> Read for Decoder<R> {
     }
 }
 
-/// The decoder of `reader` when its first bytes say it is compressed, else `reader`.
-fn decoder<R: BufRead>(place: &str, mut reader: R) -> Result<std::result::Result<Decoder<R>, R>> {
+/// A bounded decoder, or the reader itself when it was not compressed.
+type Decoded<R> = std::result::Result<Inflated<Decoder<R>>, R>;
+
+/// The decoder of `reader` when its first bytes say it is compressed, else `reader`; a
+/// decoder is bounded by the decompression ratio of [`limits`].
+fn decoder<R: BufRead>(place: &str, mut reader: R) -> Result<Decoded<R>> {
     let head = peek(&mut reader, place)?;
-    Ok(if head.starts_with(GZIP_MAGIC) {
-        Ok(Decoder::Gzip(flate2::bufread::MultiGzDecoder::new(reader)))
+    let decoder = if head.starts_with(GZIP_MAGIC) {
+        Decoder::Gzip(flate2::bufread::MultiGzDecoder::new(Counted::new(reader)))
     } else if head.starts_with(XZ_MAGIC) {
-        Ok(Decoder::Xz(xz2::bufread::XzDecoder::new_multi_decoder(
+        Decoder::Xz(xz2::bufread::XzDecoder::new_multi_decoder(Counted::new(
             reader,
         )))
     } else {
-        Err(reader)
-    })
+        return Ok(Err(reader));
+    };
+    let ratio = limits::get()?.ratio;
+    Ok(Ok(Inflated::new(decoder, ratio, Decoder::compressed)))
 }
 
 /// Wraps `reader` in a gzip or xz decoder when its first bytes say it is compressed.
@@ -237,6 +255,11 @@ pub fn decompress_apart<R: BufRead + Send + 'static>(
         Ok(d) => Box::new(piped::spawn(d)),
         Err(plain) => Box::new(plain),
     })
+}
+
+/// A text stream with its lines capped at the length [`limits`] allows.
+pub fn text_lines<'a>(reader: Box<dyn BufRead + 'a>) -> Result<Box<dyn BufRead + 'a>> {
+    Ok(Box::new(LineCap::new(reader, limits::get()?.line)))
 }
 
 /// Whether a stream starting with `head` is gzip- or xz-compressed.
@@ -270,11 +293,14 @@ fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Every regular file under `dir`, as `/`-separated paths relative to it, sorted.
-/// Symbolic links to regular files count as files; links to folders are not followed (so a
-/// link loop such as `a -> .` cannot make the walk endless, and nothing outside `dir` is
-/// reached through one), and FIFOs, sockets and devices are left out (opening a FIFO
-/// would block).
+/// Symbolic links count as the regular files they point to when those lie inside `dir`;
+/// links to folders are not followed (so a link loop such as `a -> .` cannot make the walk
+/// endless), links out of `dir` are left out (nothing outside is reached through one), and
+/// so are FIFOs, sockets and devices (opening a FIFO would block; `/dev/zero` never ends).
 pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
+    let root = dir
+        .canonicalize()
+        .map_err(|e| Error::io(place_of(dir), e))?;
     let mut out = Vec::new();
     let mut todo: Vec<PathBuf> = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
@@ -289,7 +315,9 @@ pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
                 todo.push(path);
                 continue;
             } else if kind.is_symlink() {
-                std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+                path.canonicalize().is_ok_and(|target| {
+                    target.starts_with(&root) && target.metadata().is_ok_and(|m| m.is_file())
+                })
             } else {
                 kind.is_file()
             };
@@ -307,6 +335,31 @@ pub fn walk_dir(dir: &Path) -> Result<Vec<String>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// Whether the top of folder `dir` looks like an extracted nsys-jax (or combine) archive
+/// or an XLA dump folder: it holds a `report*` table or export, `nvtx_gpu_proj_trace/`,
+/// `thread-metadata.parquet`, `dump/` or `module_*` dump files — or nothing (a dump folder
+/// nothing was written to). Read before walking, so that a wrong folder (`njx-export
+/// /usr`) is refused at once.
+pub fn looks_like_archive_dir(dir: &Path) -> Result<bool> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(place_of(dir), e))?;
+    let mut empty = true;
+    for entry in entries {
+        empty = false;
+        let entry = entry.map_err(|e| Error::io(place_of(dir), e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("report")
+            || name.starts_with("module_")
+            || name == "dump"
+            || name == "nvtx_gpu_proj_trace"
+            || name == "thread-metadata.parquet"
+        {
+            return Ok(true);
+        }
+    }
+    Ok(empty)
 }
 
 /// Opens an SQLite export input: `path` itself, or the export of the report at `path`

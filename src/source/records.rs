@@ -3,6 +3,7 @@
 //! either format.
 
 use crate::error::{Error, Result};
+use crate::record::Check;
 use serde::de::DeserializeOwned;
 use std::io::BufRead;
 
@@ -46,7 +47,7 @@ pub fn sniff<R: BufRead + ?Sized>(place: &str, reader: &mut R) -> Result<TextKin
 }
 
 /// Reads JSON Lines records, one per line (blank lines are ignored), handing each to `emit`.
-pub fn read_json_lines<T: DeserializeOwned, R: BufRead>(
+pub fn read_json_lines<T: DeserializeOwned + Check, R: BufRead>(
     place: &str,
     mut reader: R,
     emit: &mut dyn FnMut(T) -> Result<()>,
@@ -66,15 +67,18 @@ pub fn read_json_lines<T: DeserializeOwned, R: BufRead>(
         if line.trim_ascii().is_empty() {
             continue;
         }
-        let record = serde_json::from_slice(&line)
+        let record: T = serde_json::from_slice(&line)
             .map_err(|e| Error::data(format!("{place}:{lineno}"), format!("bad record: {e}")))?;
-        emit(record)?;
+        if let Some(problem) = record.problem() {
+            return Err(Error::data(format!("{place}:{lineno}"), problem));
+        }
+        emit(record).map_err(|e| e.within(&format!("{place}:{lineno}")))?;
         count += 1;
     }
 }
 
 /// Reads CSV records with a header line, handing each to `emit`.
-pub fn read_record_csv<T: DeserializeOwned, R: BufRead>(
+pub fn read_record_csv<T: DeserializeOwned + Check, R: BufRead>(
     place: &str,
     reader: R,
     emit: &mut dyn FnMut(T) -> Result<()>,
@@ -103,7 +107,10 @@ pub fn read_record_csv<T: DeserializeOwned, R: BufRead>(
         let value: T = record
             .deserialize(Some(&headers))
             .map_err(|e| Error::data(format!("{place}:{line}"), format!("bad record: {e}")))?;
-        emit(value)?;
+        if let Some(problem) = value.problem() {
+            return Err(Error::data(format!("{place}:{line}"), problem));
+        }
+        emit(value).map_err(|e| e.within(&format!("{place}:{line}")))?;
         count += 1;
     }
 }
@@ -120,7 +127,10 @@ pub struct RecordStream {
 
 impl RecordStream {
     /// Reads every record, JSON Lines or CSV as sniffed, handing each to `emit`.
-    pub fn read<T: DeserializeOwned>(self, emit: &mut dyn FnMut(T) -> Result<()>) -> Result<u64> {
+    pub fn read<T: DeserializeOwned + Check>(
+        self,
+        emit: &mut dyn FnMut(T) -> Result<()>,
+    ) -> Result<u64> {
         match self.kind {
             TextKind::JsonLines => read_json_lines(&self.place, self.reader, emit),
             TextKind::RecordCsv => read_record_csv(&self.place, self.reader, emit),

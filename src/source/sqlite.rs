@@ -35,6 +35,8 @@ pub struct Db {
     conn: Connection,
     place: String,
     tables: HashSet<String>,
+    /// Views among `tables`: nsys writes none, and a view can compute without end.
+    views: HashSet<String>,
 }
 
 impl Db {
@@ -52,18 +54,25 @@ impl Db {
             conn,
             place: place.to_string(),
             tables: HashSet::new(),
+            views: HashSet::new(),
         };
         // The first read tells a corrupt or non-database file.
-        let tables: Vec<String> = {
+        let found: Vec<(String, String)> = {
             let mut stmt = db
                 .conn
-                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")
                 .map_err(|e| db.not_a_database(e))?;
-            stmt.query_map([], |row| row.get::<_, String>(0))
-                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+            stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(|e| db.not_a_database(e))?
         };
+        let tables: Vec<String> = found.iter().map(|(name, _)| name.clone()).collect();
         db.tables = tables.iter().cloned().collect();
+        db.views = found
+            .into_iter()
+            .filter(|(_, kind)| kind == "view")
+            .map(|(name, _)| name)
+            .collect();
         if !NSYS_MARKERS.iter().any(|t| db.has(t)) {
             let mut found = tables;
             found.sort();
@@ -104,6 +113,9 @@ impl Db {
     /// column.
     pub fn nvtx_text(&self) -> Result<Option<&'static str>> {
         let columns = self.columns("NVTX_EVENTS")?;
+        if self.has("StringIds") {
+            self.check_table("StringIds")?;
+        }
         let has = |c: &str| columns.iter().any(|n| n == c);
         Ok(
             match (has("text"), has("textId") && self.has("StringIds")) {
@@ -117,8 +129,24 @@ impl Db {
         )
     }
 
-    /// The columns of `table`, in their order.
+    /// Fails when `table` is a view: nsys exports hold tables only, and a view (a recursive
+    /// one) can compute without end, so njx reads none.
+    pub fn check_table(&self, table: &str) -> Result<()> {
+        if self.views.contains(table) {
+            return Err(Error::data(
+                &self.place,
+                format!(
+                    "{table} is a view, not a table as nsys writes them: refused (a view can \
+                     compute without end)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The columns of `table`, in their order; a view is refused ([`Db::check_table`]).
     pub fn columns(&self, table: &str) -> Result<Vec<String>> {
+        self.check_table(table)?;
         let mut stmt = self
             .conn
             .prepare(&format!("PRAGMA table_info(\"{table}\")"))

@@ -264,10 +264,13 @@ fn a_missing_file_and_bad_usage_have_their_exit_codes() {
 fn a_closed_stdout_ends_quietly_with_success() {
     let dir = tempdir();
     let mut big = String::from(COMPILE_CSV);
-    let row = COMPILE_CSV.lines().nth(1).unwrap();
-    for _ in 0..50_000 {
-        big.push_str(row);
-        big.push('\n');
+    // Ranges of their own after the example's, each its own root.
+    for i in 0..50_000u64 {
+        let (start, id) = (2_000_000_000 + i * 10, 100 + i);
+        big.push_str(&format!(
+            "{start},{},5,0,5,r,7,1,0,0,{id},,:{id},r\n",
+            start + 5
+        ));
     }
     let path = write(dir.path(), "big.csv", big.as_bytes());
     let mut child = Command::new(exe("njx-export"))

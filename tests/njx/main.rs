@@ -27,3 +27,4 @@ mod modules_archive;
 mod modules_sqlite;
 mod outputs;
 mod ranges;
+mod trees;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 pub fn launchers(db: &Db) -> Result<Launchers> {
     let mut out = Vec::new();
     if db.has("ThreadNames") && db.has("StringIds") {
+        db.check_table("StringIds")?;
         let sql = "SELECT t.globalTid, s.value FROM ThreadNames t \
                    JOIN StringIds s ON s.id = t.nameId ORDER BY t.rowid";
         let rows = query(db, "ThreadNames", sql, |row| {
@@ -90,6 +91,7 @@ fn query<T>(
     sql: &str,
     map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
+    db.check_table(table)?;
     let mut stmt = db.conn().prepare(sql).map_err(|e| db.sql_error(table, e))?;
     stmt.query_map([], map)
         .and_then(|rows| rows.collect())

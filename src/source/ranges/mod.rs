@@ -3,5 +3,6 @@
 //! or Parquet form ([`pushpop`]: standalone or in nsys-jax archives) or computed from an
 //! SQLite export's `NVTX_EVENTS` ([`nvtx`]).
 
+pub mod check;
 pub mod nvtx;
 pub mod pushpop;

@@ -387,13 +387,16 @@ impl<'c> Names<'c> {
         i
     }
 
-    /// The name of a range: its registered string, else its text, else empty.
+    /// The name of a range: its registered string, else its text, else empty. A `textId`
+    /// naming no registered string, on a row without text, is an error naming the row
+    /// (`rowid`) of `NVTX_EVENTS`.
     fn name_of(
         &mut self,
         db: &Db,
         domain: u32,
         text_id: Option<i64>,
         text: Option<&str>,
+        rowid: i64,
     ) -> Result<u32> {
         if let Some(id) = text_id {
             if let Some(&i) = self.by_id.get(&(domain, id)) {
@@ -403,6 +406,13 @@ impl<'c> Names<'c> {
                 let i = self.intern(domain, &value);
                 self.by_id.insert((domain, id), i);
                 return Ok(i);
+            }
+            if text.is_none() {
+                return Err(db.row_error(
+                    TABLE,
+                    rowid,
+                    format!("textId {id} names no string of StringIds, and the row has no text"),
+                ));
             }
         }
         Ok(self.intern(domain, text.unwrap_or("")))
@@ -483,7 +493,7 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         }
         let domain = names.domain(gtid, int(db, row, 8, "domainId", rowid)?);
         let text_id = int(db, row, 6, "textId", rowid)?;
-        let name = names.name_of(db, domain, text_id, text(row, 7).as_deref())?;
+        let name = names.name_of(db, domain, text_id, text(row, 7).as_deref(), rowid)?;
         let thread = *thread_index.entry(gtid).or_insert_with(|| {
             threads.push(gtid);
             threads.len() as u32 - 1

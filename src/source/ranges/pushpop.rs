@@ -7,6 +7,7 @@
 //! Rows are turned into [`Range`] records one at a time, so memory does not depend on the
 //! number of rows.
 
+use super::check::TreeCheck;
 use crate::error::{Error, Result};
 use crate::record::Range;
 use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
@@ -62,6 +63,12 @@ impl Layout {
         let mut pos = [None; COLUMNS.len()];
         for (i, (_, name, _)) in COLUMNS.iter().enumerate() {
             pos[i] = headers.iter().position(|h| h == name);
+            if headers.iter().filter(|h| *h == name).count() > 1 {
+                return Err(Error::data(
+                    place,
+                    format!("column `{name}` appears twice: which one holds the data is unclear"),
+                ));
+            }
         }
         let missing: Vec<&str> = COLUMNS
             .iter()
@@ -158,7 +165,12 @@ fn build_range<'a>(
     };
     let start_ns = need(Col::Start)?;
     let end_ns = need(Col::End)?;
-    let dur_ns = end_ns - start_ns;
+    let Some(dur_ns) = end_ns.checked_sub(start_ns) else {
+        return Err(Error::data(
+            place(),
+            format!("range from {start_ns} to {end_ns} lasts longer than 2^63 ns"),
+        ));
+    };
     if dur_ns < 0 {
         return Err(Error::data(
             place(),
@@ -172,7 +184,12 @@ fn build_range<'a>(
         ));
     }
     let child_ns = need(Col::DurChild)?;
-    let self_ns = dur_ns - child_ns;
+    let self_ns = dur_ns.checked_sub(child_ns).ok_or_else(|| {
+        Error::data(
+            place(),
+            format!("DurChild {child_ns} does not fit the range's {dur_ns} ns"),
+        )
+    })?;
     if let Some(s) = int(Col::DurNonChild)?.filter(|&s| s != self_ns) {
         return Err(Error::data(
             place(),
@@ -305,13 +322,17 @@ pub fn read_csv<R: BufRead>(
     )?;
     let mut record = csv::ByteRecord::new();
     let mut rows = 0u64;
+    let mut check = TreeCheck::new();
+    let line_place = |line: u64| format!("{place}:{line}");
     while csv.read_byte_record(&mut record).map_err(csv_err)? {
         let line = record.position().map_or(0, |p| p.line());
-        let place_fn = || format!("{place}:{line}");
+        let place_fn = || line_place(line);
         let range = build_range(profile, &layout, &place_fn, |i| Cell::Text(&record[i]))?;
-        emit(range)?;
+        check.push(&range, line, &line_place)?;
+        emit(range).map_err(|e| e.within(&line_place(line)))?;
         rows += 1;
     }
+    check.finish(&line_place)?;
     Ok(rows)
 }
 
@@ -327,7 +348,12 @@ pub fn read_member(
     if member.contains(".parquet") {
         read_parquet(&place, profile, archive.open_parquet(member)?, emit)
     } else {
-        read_csv(&place, profile, archive.open_member(member)?, emit)
+        read_csv(
+            &place,
+            profile,
+            super::super::text_lines(archive.open_member(member)?)?,
+            emit,
+        )
     }
 }
 
@@ -349,11 +375,24 @@ pub fn read_parquet<R: ChunkReader + 'static>(
         .collect();
     let layout = Layout::new(place, names.iter().map(String::as_str))?;
     let mut rows = 0u64;
+    let mut check = TreeCheck::new();
+    let row_place = |row: u64| format!("{place}: row {row}");
     for row in reader.get_row_iter(None).map_err(perr)? {
         let row = row.map_err(perr)?;
         rows += 1;
         let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
-        let place_fn = || format!("{place}: row {rows}");
+        if fields.len() != names.len() {
+            return Err(Error::data(
+                row_place(rows),
+                format!(
+                    "{} fields where the schema has {} columns (nested columns are not an \
+                     nvtx_pushpop_trace table)",
+                    fields.len(),
+                    names.len()
+                ),
+            ));
+        }
+        let place_fn = || row_place(rows);
         let range = build_range(profile, &layout, &place_fn, |i| match fields[i] {
             Field::Null => Cell::Null,
             Field::Byte(v) => Cell::Int(i64::from(*v)),
@@ -370,8 +409,10 @@ pub fn read_parquet<R: ChunkReader + 'static>(
             Field::Bytes(b) => Cell::Text(b.data()),
             _ => Cell::Null,
         })?;
-        emit(range)?;
+        check.push(&range, rows, &row_place)?;
+        emit(range).map_err(|e| e.within(&row_place(rows)))?;
     }
+    check.finish(&row_place)?;
     Ok(rows)
 }
 

@@ -1,0 +1,165 @@
+//! The consistency of a push/pop range table, checked as its rows stream by: NVTX
+//! push/pop ranges nest per thread, so each thread's open ranges form a stack, and a row
+//! must name as parent the open range it is nested in. Memory is the deepest stack of
+//! each thread, whatever the number of rows.
+//!
+//! Refused, naming the row and the ids involved: a range that is its own parent; a parent
+//! that is not open on the row's thread when the row comes (dangling, on another thread,
+//! listed after its child, already ended, or a cycle — in a table in start order each of
+//! these shows as a parent that is not on the stack); two open ranges with one id; a
+//! child starting before its parent or ending after it; a sibling still running when the
+//! next starts; rows of a thread out of start order; a `Lvl` (or `RangeStack` depth) that
+//! is not the depth on the stack; a `NumChild` or `DurChild` that does not count or sum
+//! the children that came. An id reused after its first range ended is accepted: no
+//! reference to it can be ambiguous (a parent must be open on its child's thread).
+
+use crate::error::{Error, Result};
+use crate::record::Range;
+use std::collections::{HashMap, HashSet};
+
+/// An open range: what its children are checked against and what they add up to.
+struct Open {
+    id: u64,
+    start_ns: i64,
+    end_ns: i64,
+    children: u32,
+    child_ns: i64,
+    /// Row of the range, for messages.
+    at: u64,
+    /// What the row declared.
+    declared_children: u32,
+    declared_child_ns: i64,
+}
+
+/// The open ranges of one table, per thread.
+#[derive(Default)]
+pub struct TreeCheck {
+    /// Open ranges by (process, thread), outermost first; the last start seen.
+    threads: HashMap<(Option<u64>, u64), (Vec<Open>, i64)>,
+    /// Ids of every open range.
+    open: HashSet<u64>,
+}
+
+impl TreeCheck {
+    /// A check for one table.
+    pub fn new() -> Self {
+        TreeCheck::default()
+    }
+
+    /// Checks the next row, `r`, found at row `at`; `place(at)` names a row in messages.
+    pub fn push(&mut self, r: &Range, at: u64, place: &dyn Fn(u64) -> String) -> Result<()> {
+        let err = |msg: String| Error::data(place(at), msg);
+        if r.parent == Some(r.id) {
+            return Err(err(format!("range {} is its own parent", r.id)));
+        }
+        let key = (r.pid, r.tid);
+        let (stack, last_start) = self.threads.entry(key).or_insert((Vec::new(), i64::MIN));
+        if r.start_ns < *last_start {
+            return Err(err(format!(
+                "range {} starts ({}) before the range listed before it on thread {} ({}): \
+                 rows must be in start order",
+                r.id, r.start_ns, r.tid, *last_start
+            )));
+        }
+        *last_start = r.start_ns;
+        if let Some(p) = r.parent.filter(|&p| !stack.iter().any(|o| o.id == p)) {
+            return Err(err(format!(
+                "range {}: parent {p} is not a range open on its thread ({}) when it starts \
+                 (no such range, one on another thread or ended, listed after its child, or \
+                 a cycle)",
+                r.id, r.tid
+            )));
+        }
+        // Ranges that are not the parent have ended: close them.
+        while let Some(top) = stack.last() {
+            if Some(top.id) == r.parent {
+                break;
+            }
+            let top = stack.pop().expect("stack has a top");
+            self.open.remove(&top.id);
+            close(&top, place)?;
+            if top.end_ns > r.start_ns {
+                return Err(err(format!(
+                    "range {} starts ({}) while range {} (row {}) is still running on thread \
+                     {} (until {}), yet is not its child: push/pop ranges nest",
+                    r.id, r.start_ns, top.id, top.at, r.tid, top.end_ns
+                )));
+            }
+            if let Some(parent) = stack.last_mut() {
+                parent.children += 1;
+                parent.child_ns = parent.child_ns.saturating_add(top.end_ns - top.start_ns);
+            }
+        }
+        if let Some(parent) = stack.last().filter(|_| r.parent.is_some())
+            && (r.start_ns < parent.start_ns || r.end_ns > parent.end_ns)
+        {
+            return Err(err(format!(
+                "range {} ({}..{}) lies outside its parent {} ({}..{})",
+                r.id, r.start_ns, r.end_ns, parent.id, parent.start_ns, parent.end_ns
+            )));
+        }
+        if r.depth as usize != stack.len() {
+            return Err(err(format!(
+                "range {}: level {} but it is nested {} deep",
+                r.id,
+                r.depth,
+                stack.len()
+            )));
+        }
+        if !self.open.insert(r.id) {
+            return Err(err(format!(
+                "range id {} is given to two ranges open at once",
+                r.id
+            )));
+        }
+        stack.push(Open {
+            id: r.id,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+            children: 0,
+            child_ns: 0,
+            at,
+            declared_children: r.children,
+            declared_child_ns: r.child_ns,
+        });
+        Ok(())
+    }
+
+    /// Ends the table: every range still open is closed and checked.
+    pub fn finish(&mut self, place: &dyn Fn(u64) -> String) -> Result<()> {
+        for (stack, _) in self.threads.values_mut() {
+            while let Some(top) = stack.pop() {
+                close(&top, place)?;
+                if let Some(parent) = stack.last_mut() {
+                    parent.children += 1;
+                    parent.child_ns = parent.child_ns.saturating_add(top.end_ns - top.start_ns);
+                }
+            }
+        }
+        self.open.clear();
+        Ok(())
+    }
+}
+
+/// A range whose children have all come: they must be what its row declared.
+fn close(o: &Open, place: &dyn Fn(u64) -> String) -> Result<()> {
+    if o.children != o.declared_children {
+        return Err(Error::data(
+            place(o.at),
+            format!(
+                "range {}: NumChild {} but {} children follow it",
+                o.id, o.declared_children, o.children
+            ),
+        ));
+    }
+    if o.child_ns != o.declared_child_ns {
+        return Err(Error::data(
+            place(o.at),
+            format!(
+                "range {}: DurChild {} but its children last {} ns",
+                o.id, o.declared_child_ns, o.child_ns
+            ),
+        ));
+    }
+    Ok(())
+}
