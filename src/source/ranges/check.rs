@@ -6,16 +6,18 @@
 //! Refused, naming the row and the ids involved: a range that is its own parent; a parent
 //! that is not open on the row's thread when the row comes (dangling, on another thread,
 //! listed after its child, already ended, or a cycle — in a table in start order each of
-//! these shows as a parent that is not on the stack); two open ranges with one id; a
-//! child starting before its parent or ending after it; a sibling still running when the
-//! next starts; rows of a thread out of start order; a `Lvl` (or `RangeStack` depth) that
-//! is not the depth on the stack; a `NumChild` or `DurChild` that does not count or sum
-//! the children that came. An id reused after its first range ended is accepted: no
-//! reference to it can be ambiguous (a parent must be open on its child's thread).
+//! these shows as a parent that is not on the stack); two open ranges of a thread with one
+//! id; a child starting before its parent or ending after it; a sibling still running when
+//! the next starts; rows of a thread out of start order; a `Lvl` (or `RangeStack` depth)
+//! that is not the depth on the stack; a `NumChild` or `DurChild` that does not count or
+//! sum the children that came. An id reused after its first range ended, or on another
+//! thread, is accepted: no reference to it can be ambiguous (a parent must be open on its
+//! child's thread).
 
 use crate::error::{Error, Result};
 use crate::record::Range;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// An open range: what its children are checked against and what they add up to.
 struct Open {
@@ -31,13 +33,47 @@ struct Open {
     declared_child_ns: i64,
 }
 
+/// A thread: process and thread id.
+type Thread = (Option<u64>, u64);
+
+/// A thread's open ranges, outermost first; their ids; the last start seen.
+#[derive(Default)]
+struct Stack {
+    open: Vec<Open>,
+    ids: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    last_start: i64,
+}
+
+/// A hasher for range ids, a multiply and a rotate (as rustc's FxHash): the check runs
+/// once per row, where SipHash's cost showed in the export's throughput.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// The open ranges of one table, per thread.
 #[derive(Default)]
 pub struct TreeCheck {
-    /// Open ranges by (process, thread), outermost first; the last start seen.
-    threads: HashMap<(Option<u64>, u64), (Vec<Open>, i64)>,
-    /// Ids of every open range.
-    open: HashSet<u64>,
+    /// Per thread: its open ranges.
+    threads: Vec<Stack>,
+    /// Where each thread is in `threads`.
+    index: HashMap<Thread, usize>,
+    /// The thread of the row before (rows of one thread tend to come together).
+    last: Option<(Thread, usize)>,
 }
 
 impl TreeCheck {
@@ -53,7 +89,26 @@ impl TreeCheck {
             return Err(err(format!("range {} is its own parent", r.id)));
         }
         let key = (r.pid, r.tid);
-        let (stack, last_start) = self.threads.entry(key).or_insert((Vec::new(), i64::MIN));
+        let at_thread = match self.last {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let next = self.threads.len();
+                let i = *self.index.entry(key).or_insert(next);
+                if i == next {
+                    self.threads.push(Stack {
+                        last_start: i64::MIN,
+                        ..Stack::default()
+                    });
+                }
+                self.last = Some((key, i));
+                i
+            }
+        };
+        let Stack {
+            open: stack,
+            ids,
+            last_start,
+        } = &mut self.threads[at_thread];
         if r.start_ns < *last_start {
             return Err(err(format!(
                 "range {} starts ({}) before the range listed before it on thread {} ({}): \
@@ -62,7 +117,7 @@ impl TreeCheck {
             )));
         }
         *last_start = r.start_ns;
-        if let Some(p) = r.parent.filter(|&p| !stack.iter().any(|o| o.id == p)) {
+        if let Some(p) = r.parent.filter(|p| !ids.contains(p)) {
             return Err(err(format!(
                 "range {}: parent {p} is not a range open on its thread ({}) when it starts \
                  (no such range, one on another thread or ended, listed after its child, or \
@@ -76,13 +131,18 @@ impl TreeCheck {
                 break;
             }
             let top = stack.pop().expect("stack has a top");
-            self.open.remove(&top.id);
+            ids.remove(&top.id);
             close(&top, place)?;
             if top.end_ns > r.start_ns {
                 return Err(err(format!(
-                    "range {} starts ({}) while range {} (row {}) is still running on thread \
-                     {} (until {}), yet is not its child: push/pop ranges nest",
-                    r.id, r.start_ns, top.id, top.at, r.tid, top.end_ns
+                    "range {} starts ({}) while range {} ({}) is still running on thread {} \
+                     (until {}), yet is not its child: push/pop ranges nest",
+                    r.id,
+                    r.start_ns,
+                    top.id,
+                    place(top.at),
+                    r.tid,
+                    top.end_ns
                 )));
             }
             if let Some(parent) = stack.last_mut() {
@@ -106,10 +166,10 @@ impl TreeCheck {
                 stack.len()
             )));
         }
-        if !self.open.insert(r.id) {
+        if !ids.insert(r.id) {
             return Err(err(format!(
-                "range id {} is given to two ranges open at once",
-                r.id
+                "range id {} is given to two ranges open at once on thread {}",
+                r.id, r.tid
             )));
         }
         stack.push(Open {
@@ -127,7 +187,7 @@ impl TreeCheck {
 
     /// Ends the table: every range still open is closed and checked.
     pub fn finish(&mut self, place: &dyn Fn(u64) -> String) -> Result<()> {
-        for (stack, _) in self.threads.values_mut() {
+        for Stack { open: stack, .. } in &mut self.threads {
             while let Some(top) = stack.pop() {
                 close(&top, place)?;
                 if let Some(parent) = stack.last_mut() {
@@ -136,7 +196,6 @@ impl TreeCheck {
                 }
             }
         }
-        self.open.clear();
         Ok(())
     }
 }
