@@ -12,7 +12,7 @@ use super::{
 use crate::error::{Error, Result};
 use parquet::file::reader::ChunkReader;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use zip::ZipArchive;
 
@@ -67,9 +67,10 @@ impl Archive {
         )
     }
 
-    /// Opens a zip archive held in memory (read from stdin).
-    pub fn from_bytes(place: String, stem: &str, bytes: Vec<u8>) -> Result<Archive> {
-        Self::from_zip(place, stem.to_string(), None, Box::new(Cursor::new(bytes)))
+    /// Opens a zip archive spooled to an unnamed temporary file (read from stdin).
+    pub fn from_spool(place: String, stem: &str, spool: File) -> Result<Archive> {
+        let reader: Box<dyn ReadSeek> = Box::new(BufReader::new(spool));
+        Self::from_zip(place, stem.to_string(), None, reader)
     }
 
     fn from_zip(
@@ -79,8 +80,18 @@ impl Archive {
         mut reader: Box<dyn ReadSeek>,
     ) -> Result<Archive> {
         let declared = declared_entries(&mut reader).map_err(|e| Error::io(&place, e))?;
-        let zip = ZipArchive::new(reader)
-            .map_err(|e| Error::data(&place, format!("not a readable zip archive: {e}")))?;
+        let zip = ZipArchive::new(reader).map_err(|e| {
+            let e = e.to_string();
+            if e.contains("EOCD") {
+                Error::data(
+                    &place,
+                    "truncated, or not a zip archive: it starts like one but its end (the \
+                     central directory) is missing",
+                )
+            } else {
+                Error::data(&place, format!("not a readable zip archive: {e}"))
+            }
+        })?;
         // The zip reader keeps one entry per name: entries the central directory lists
         // beyond those are names given twice, whose contents would be read for one another.
         if let Some(n) = declared.filter(|&n| n as usize > zip.len()) {

@@ -147,12 +147,14 @@ fn open(path: &Path) -> Result<Opened> {
         let mut reader = BufReader::with_capacity(1 << 16, io::stdin());
         let head = peek(&mut reader, &place)?;
         if head.starts_with(ZIP_MAGIC) || head.starts_with(EMPTY_ZIP_MAGIC) {
-            // A zip needs its central directory at the end: hold it in memory.
-            let mut bytes = Vec::new();
-            reader
-                .read_to_end(&mut bytes)
+            // A zip needs its central directory at the end: spooled to an unnamed
+            // temporary file (memory stays flat however long stdin is).
+            let mut spool = tempfile::tempfile().map_err(|e| Error::io(&place, e))?;
+            io::copy(&mut reader, &mut spool).map_err(|e| Error::io(&place, e))?;
+            spool
+                .seek(SeekFrom::Start(0))
                 .map_err(|e| Error::io(&place, e))?;
-            return Ok(Opened::Archive(Archive::from_bytes(place, "stdin", bytes)?));
+            return Ok(Opened::Archive(Archive::from_spool(place, "stdin", spool)?));
         }
         if head.starts_with(PARQUET_MAGIC) || head.starts_with(SQLITE_MAGIC) {
             return Err(Error::data(
