@@ -408,6 +408,17 @@ pub fn cases() -> Vec<Case> {
                 .name(format!("rank0.zip!{GPU_PROJ}"))
         },
     ));
+    v.push(Case::new(
+        "a 2 GiB zip on stdin",
+        "njx-export",
+        refused,
+        |d: &Path| {
+            let (head, zeros, tail) = big_parquet_parts();
+            let p = d.join("rank0.zip");
+            sparse_stored_zip(&p, GPU_PROJ, &head, zeros, &tail);
+            Run::new(args!["--table", "gpu-ranges"]).stdin_file(p)
+        },
+    ));
     // Endless devices.
     let devices: &[(&str, &'static str, &[&str], &str)] = &[
         (
