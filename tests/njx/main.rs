@@ -20,6 +20,7 @@ mod export_gpu;
 mod export_sqlite;
 mod flamefold;
 mod hlo;
+mod hostile;
 mod library;
 mod man;
 mod modules;
