@@ -57,6 +57,15 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
         });
     };
     let place = dest.display().to_string();
+    // A link is written through: the file it names gets the output, the link stays.
+    let resolved = through_links(dest);
+    let dest = resolved.as_path();
+    if let Some(input) = inputs.iter().find(|i| inside_folder(dest, i)) {
+        return Err(Error::Usage(format!(
+            "{place}: the output is inside the input folder {}: write elsewhere",
+            input.display()
+        )));
+    }
     if let Ok(meta) = std::fs::metadata(dest) {
         if let Some(input) = inputs.iter().find(|i| same_file(i, &meta)) {
             return Err(Error::Usage(format!(
@@ -126,6 +135,38 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
             dest: dest.to_path_buf(),
         },
     })
+}
+
+/// The file `path` names once symbolic links are followed (at most 40 of them, as the
+/// kernel does), whether or not it exists yet; `path` itself when it is no link.
+fn through_links(path: &Path) -> PathBuf {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                path = match path.parent() {
+                    Some(folder) if target.is_relative() => folder.join(target),
+                    _ => target,
+                };
+            }
+            Err(_) => break,
+        }
+    }
+    path
+}
+
+/// Whether `dest` would be written inside `input`, a folder read as an input (an
+/// extracted archive, a folder of dumps).
+fn inside_folder(dest: &Path, input: &Path) -> bool {
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    input.is_dir()
+        && match (folder.canonicalize(), input.canonicalize()) {
+            (Ok(folder), Ok(input)) => folder.starts_with(input),
+            _ => false,
+        }
 }
 
 /// Whether `path` is the file `meta` describes.

@@ -14,9 +14,23 @@ pub trait Check {
     }
 }
 
-/// A duration that is negative.
+/// Times njx takes, in nanoseconds: within ±2^62 (146 years), so that no sum of two
+/// overflows.
+pub fn time_in_range(ns: i64) -> bool {
+    (-(1i64 << 62)..=(1i64 << 62)).contains(&ns)
+}
+
+/// A duration that is negative, or a time out of range.
 fn negative(field: &str, v: i64) -> Option<String> {
+    if !time_in_range(v) {
+        return Some(format!("{field} {v} is beyond ±2^62 ns (146 years)"));
+    }
     (v < 0).then(|| format!("{field} {v} is negative"))
+}
+
+/// A start time out of range.
+fn start(v: i64) -> Option<String> {
+    (!time_in_range(v)).then(|| format!("start_ns {v} is beyond ±2^62 ns (146 years)"))
 }
 
 impl Check for Range {
@@ -33,19 +47,21 @@ impl Check for Range {
                 self.id, self.self_ns, self.dur_ns, self.child_ns
             ));
         }
-        negative("dur_ns", self.dur_ns).or_else(|| negative("child_ns", self.child_ns))
+        negative("dur_ns", self.dur_ns)
+            .or_else(|| negative("child_ns", self.child_ns))
+            .or_else(|| start(self.start_ns))
     }
 }
 
 impl Check for GpuRange {
     fn problem(&self) -> Option<String> {
-        negative("dur_ns", self.dur_ns)
+        negative("dur_ns", self.dur_ns).or_else(|| start(self.start_ns))
     }
 }
 
 impl Check for Module {
     fn problem(&self) -> Option<String> {
-        negative("dur_ns", self.dur_ns)
+        negative("dur_ns", self.dur_ns).or_else(|| start(self.start_ns))
     }
 }
 
@@ -53,6 +69,14 @@ impl Check for Thunk {
     fn problem(&self) -> Option<String> {
         negative("dur_ns", self.dur_ns)
             .or_else(|| negative("hidden_ns", self.hidden_ns))
+            .or_else(|| start(self.start_ns))
+            .or_else(|| {
+                (self.comm && self.collective.is_none())
+                    .then(|| "a communication thunk without a collective kind".to_string())
+            })
+            .or_else(|| {
+                (self.group_size == Some(0)).then(|| "group_size 0: no devices".to_string())
+            })
             .or_else(|| {
                 let kind = self.collective.as_deref()?;
                 crate::hlo::CollectiveKind::from_name(kind)

@@ -307,9 +307,16 @@ fn post_process(
 
     let mut all_ok = true;
     if !args.analysis.is_empty() {
-        let absolute = staged
+        // Analyses read a copy of their own, under the same file name: whatever one does to
+        // it (truncate, remove, move, replace by a folder), the archive itself is intact.
+        let copy_dir = stage.path().join("analysed");
+        let copy = copy_dir.join(staged.file_name().unwrap_or(OsStr::new("report.zip")));
+        std::fs::create_dir(&copy_dir)
+            .and_then(|()| std::fs::copy(&staged, &copy))
+            .map_err(|e| Error::io(copy.display().to_string(), e))?;
+        let absolute = copy
             .canonicalize()
-            .map_err(|e| Error::io(staged.display().to_string(), e))?;
+            .map_err(|e| Error::io(copy.display().to_string(), e))?;
         let mut outputs = Vec::new();
         for (i, pipeline) in args.analysis.iter().enumerate() {
             note(notes, dest, format!("analysis {}: {pipeline}…", i + 1));

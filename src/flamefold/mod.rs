@@ -55,6 +55,13 @@ pub struct Options {
 /// Folds `inputs` as `options` ask: range trees by name path, or GPU time.
 pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Folded> {
     let paths = inputs;
+    // Checked whatever the mode, so that a wrong value is never silently unused.
+    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--top-modules {}: a fraction in (0, 1]",
+            options.top_modules
+        )));
+    }
     let mode = match options.by {
         By::Stack => {
             let mut folded = Folded::default();
@@ -69,12 +76,6 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
         }
         by => gpu_mode(by).expect("a GPU mode"),
     };
-    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
-        return Err(Error::Usage(format!(
-            "--top-modules {}: a fraction in (0, 1]",
-            options.top_modules
-        )));
-    }
     let gpu_options = GpuOptions {
         mode,
         top_modules: options.top_modules,
@@ -429,10 +430,10 @@ pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String,
     let scale = if normalize {
         let (ta, tb): (f64, f64) = (a.values().sum(), b.values().sum());
         for (total, path) in [(ta, before), (tb, after)] {
-            if !total.is_finite() {
+            if !total.is_finite() || total == 0.0 {
                 return Err(Error::data(
                     crate::source::place_of(path),
-                    "the counts add up past the largest number: cannot normalise",
+                    format!("--normalize: its counts add up to {total}: nothing to scale by"),
                 ));
             }
         }
@@ -443,14 +444,25 @@ pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String,
     let mut stacks: Vec<&String> = a.keys().chain(b.keys()).collect();
     stacks.sort_unstable();
     stacks.dedup();
-    Ok(stacks
+    // Counts are written as integers: one past u64 cannot be written.
+    let count = |v: f64, path: &Path, stack: &str| -> Result<u64> {
+        let v = v.round();
+        if v >= u64::MAX as f64 {
+            return Err(Error::data(
+                crate::source::place_of(path),
+                format!("stack {stack}: its count {v} is past the largest integer count"),
+            ));
+        }
+        Ok(v as u64)
+    };
+    stacks
         .into_iter()
         .map(|s| {
             let x = a.get(s).copied().unwrap_or(0.0) * scale;
             let y = b.get(s).copied().unwrap_or(0.0);
-            (s.clone(), x.round() as u64, y.round() as u64)
+            Ok((s.clone(), count(x, before, s)?, count(y, after, s)?))
         })
-        .collect())
+        .collect()
 }
 
 /// How the SVG is drawn.

@@ -17,6 +17,10 @@ use crate::record::Range;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+/// The deepest stack folded: 10,000 frames, a line of ~10,000 names, and ~50 million
+/// names over the lines of one such stack.
+pub const MAX_DEPTH: usize = 10_000;
+
 /// A range still open: its subtree may still be read.
 #[derive(Debug)]
 struct Open {
@@ -59,6 +63,17 @@ impl StackFolder {
             .map_or(0, |i| i + 1);
         for id in stack.drain(keep..).rev() {
             close(folded, open, id);
+        }
+        if stack.len() >= MAX_DEPTH {
+            return Err(Error::data(
+                format!("{}: range {}", r.profile, r.id),
+                format!(
+                    "nested more than {MAX_DEPTH} deep: folded stacks grow with the square \
+                     of the depth (every line holds its whole stack), and no flame graph \
+                     shows such a stack; reshape the tree first (njx-ranges --collapse, \
+                     --fold)"
+                ),
+            ));
         }
         let (node, root_thread, launcher) = match r.parent {
             None => (folded.child(Folded::ROOT, &r.name), (r.pid, r.tid), r.id),

@@ -120,6 +120,7 @@ impl TreeBuilder {
             }
             let tree = state.trees.remove(&seq).expect("first key exists");
             state.forget(seq, &tree);
+            check_tree(&tree)?;
             sink(self.filters.apply(tree))?;
         }
         let place = |what: &str| {
@@ -145,6 +146,24 @@ impl TreeBuilder {
             None if self.filters.splice => state.splice_target(&range),
             None => None,
         };
+        // A record names its parent: it must be nested in it.
+        if let (Some(_), Some((seq, parent_idx))) = (range.parent, target) {
+            let parent = &state.trees[&seq].nodes[parent_idx as usize].range;
+            if range.depth != parent.depth + 1 {
+                return Err(place(&format!(
+                    "depth {} under parent {} of depth {}",
+                    range.depth, parent.id, parent.depth
+                )));
+            }
+            if range.start_ns < parent.start_ns || range.end_ns > parent.end_ns {
+                return Err(place(&format!(
+                    "{}..{} lies outside its parent {} ({}..{})",
+                    range.start_ns, range.end_ns, parent.id, parent.start_ns, parent.end_ns
+                )));
+            }
+        } else if range.parent.is_none() && range.depth != 0 {
+            return Err(place(&format!("a root of depth {}", range.depth)));
+        }
         let is_compile = self.filters.splice && range.name.starts_with(XLA_COMPILE_PREFIX);
         let id = range.id;
         let loc = match target {
@@ -184,6 +203,7 @@ impl TreeBuilder {
     pub fn finish(&mut self, sink: &mut dyn FnMut(Vec<Range>) -> Result<()>) -> Result<()> {
         if let Some((_, state)) = self.current.take() {
             for (_, tree) in state.trees {
+                check_tree(&tree)?;
                 sink(self.filters.apply(tree))?;
             }
         }
@@ -312,6 +332,36 @@ fn finish_tree(tree: &Tree, out: &[(usize, Option<usize>)]) -> Vec<Range> {
         records.push(r);
     }
     records
+}
+
+/// A complete tree as read: every range has the children and child time it declares
+/// (records say what they hold; njx writes them so).
+fn check_tree(tree: &Tree) -> Result<()> {
+    for node in &tree.nodes {
+        let r = &node.range;
+        // Its own children: those spliced under it here (`--splice-workers`) came as roots.
+        let kids: Vec<&Range> = node
+            .kids
+            .iter()
+            .map(|&k| &tree.nodes[k as usize].range)
+            .filter(|k| k.parent == Some(r.id))
+            .collect();
+        let covered = covered_ns(r, &kids);
+        if kids.len() != r.children as usize || covered != r.child_ns {
+            return Err(Error::data(
+                format!("profile {}, range {}", r.profile, r.id),
+                format!(
+                    "declares {} children covering {} ns, but {} children covering {} ns \
+                     follow it",
+                    r.children,
+                    r.child_ns,
+                    kids.len(),
+                    covered
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Wall time of `parent` covered by its children: children on the parent's own thread

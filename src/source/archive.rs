@@ -92,18 +92,33 @@ impl Archive {
                 Error::data(&place, format!("not a readable zip archive: {e}"))
             }
         })?;
-        // The zip reader keeps one entry per name: entries the central directory lists
-        // beyond those are names given twice, whose contents would be read for one another.
-        if let Some(n) = declared.filter(|&n| n as usize > zip.len()) {
-            return Err(Error::data(
-                &place,
-                format!(
-                    "{} of its {n} members repeat a name given earlier: which one is meant \
-                     cannot be told",
-                    n as usize - zip.len()
-                ),
-            ));
+        if let Some((total, counted)) = declared {
+            // The zip reader keeps one entry per name: entries the directory lists beyond
+            // those are names given twice, whose contents would be read for one another.
+            if total as usize > zip.len() {
+                return Err(Error::data(
+                    &place,
+                    format!(
+                        "{} of its {total} members repeat a name given earlier: which one is \
+                         meant cannot be told",
+                        total as usize - zip.len()
+                    ),
+                ));
+            }
+            // And it reads as many entries as the end record declares: a directory holding
+            // more would lose the rest silently.
+            if counted != total {
+                return Err(Error::data(
+                    &place,
+                    format!(
+                        "its central directory holds {counted} members where its end record \
+                         declares {total}: the archive is damaged"
+                    ),
+                ));
+            }
         }
+        let mut zip = zip;
+        check_entries(&place, &mut zip)?;
         let mut members = Vec::with_capacity(zip.len());
         for name in zip.file_names() {
             let name = name.map_err(|e| Error::data(&place, format!("bad member name: {e}")))?;
@@ -112,6 +127,7 @@ impl Archive {
             }
         }
         members.sort();
+        check_names(&place, &members)?;
         Ok(Archive {
             place,
             stem,
@@ -220,10 +236,10 @@ impl Archive {
                     }
                 }
                 // A deflated member is bounded by its compressed size like any stream.
-                let compressed = entry.compressed_size();
+                let (compressed, declared) = (entry.compressed_size(), entry.size());
                 let ratio = limits::get()?.ratio;
-                let reader =
-                    BufReader::with_capacity(1 << 16, Inflated::sized(entry, ratio, compressed));
+                let bounded = Inflated::sized(entry, ratio, compressed, declared);
+                let reader = BufReader::with_capacity(1 << 16, bounded);
                 decompress(&place, reader)
             }
         }
@@ -253,9 +269,9 @@ impl Archive {
                 }
                 // Held in memory: grown as data arrives, never by the size the archive
                 // declares, and bounded by the compressed size.
-                let compressed = entry.compressed_size();
+                let (compressed, declared) = (entry.compressed_size(), entry.size());
                 let mut bytes = Vec::new();
-                Inflated::sized(&mut entry, limits::get()?.ratio, compressed)
+                Inflated::sized(&mut entry, limits::get()?.ratio, compressed, declared)
                     .read_to_end(&mut bytes)
                     .map_err(|e| Error::io(&place, e))?;
                 Ok(ParquetMember::Bytes(bytes.into()))
@@ -314,11 +330,17 @@ impl ChunkReader for FileSlice {
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(self.start + start))?;
+        file.seek(SeekFrom::Start(self.start.saturating_add(start)))?;
         Ok(BufReader::new(file).take(self.len.saturating_sub(start)))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        if start.saturating_add(length as u64) > self.len {
+            return Err(parquet::errors::ParquetError::EOF(format!(
+                "{length} bytes at {start} of a {}-byte member",
+                self.len
+            )));
+        }
         let mut buf = vec![0; length];
         let mut file = self.file.try_clone()?;
         file.seek(SeekFrom::Start(self.start + start))?;
@@ -327,11 +349,111 @@ impl ChunkReader for FileSlice {
     }
 }
 
-/// How many entries the zip's end-of-central-directory record declares, `None` where it
-/// cannot say (no record found in the last 64 KiB, or a Zip64 archive, whose count lives
-/// elsewhere). Leaves the reader at the start.
-fn declared_entries(reader: &mut dyn ReadSeek) -> std::io::Result<Option<u64>> {
+/// Refuses member names that make a member ambiguous: two names for one path
+/// (`./report.csv.xz` and `report.csv.xz`, `dump//m` and `dump/m`), or a file stored both
+/// as one shared member and as per-profile copies (`report.csv.xz` and
+/// `report.csv.xz/rank0`), of which only one would be read. `members` is sorted.
+fn check_names(place: &str, members: &[String]) -> Result<()> {
+    let mut normal: Vec<(String, &str)> = members
+        .iter()
+        .map(|m| {
+            let parts: Vec<&str> = m
+                .split('/')
+                .filter(|p| !p.is_empty() && *p != ".")
+                .collect();
+            (parts.join("/"), m.as_str())
+        })
+        .collect();
+    normal.sort_unstable();
+    for pair in normal.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(Error::data(
+                place,
+                format!(
+                    "members {} and {} name the same file: which one is meant cannot be told",
+                    pair[0].1, pair[1].1
+                ),
+            ));
+        }
+    }
+    let files: std::collections::HashMap<&str, &str> =
+        normal.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+    for (name, member) in &normal {
+        for (i, _) in name.match_indices('/') {
+            if let Some(file) = files.get(&name[..i]) {
+                return Err(Error::data(
+                    place,
+                    format!(
+                        "{file} is stored both as a file and as a folder of per-profile copies \
+                         ({member}): which one is meant cannot be told"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a central directory whose sizes cannot be true: a member whose data reaches
+/// past the start of the central directory, a stored member whose compressed and
+/// uncompressed sizes differ, members whose data overlap (one stretch of bytes read as
+/// several members: a few kB could stand for any number of large tables).
+fn check_entries(place: &str, zip: &mut ZipArchive<Box<dyn ReadSeek>>) -> Result<()> {
+    let end = zip.central_directory_start();
+    let mut spans: Vec<(u64, u64, String)> = Vec::with_capacity(zip.len());
+    for i in 0..zip.len() {
+        let entry = zip
+            .by_index_raw(i)
+            .map_err(|e| Error::data(place, format!("cannot read member {i}: {e}")))?;
+        let name = entry
+            .name()
+            .map_or_else(|_| format!("member {i}"), |n| n.into_owned());
+        let bad = |msg: String| Error::data(format!("{place}!{name}"), msg);
+        let start = entry.header_start();
+        let data = entry.data_start().unwrap_or(start);
+        let stop = data
+            .checked_add(entry.compressed_size())
+            .filter(|&s| s <= end);
+        let Some(stop) = stop else {
+            return Err(bad(format!(
+                "its {} bytes of data would reach past the archive's central directory \
+                 (at byte {end}): the archive is truncated or its sizes are wrong",
+                entry.compressed_size()
+            )));
+        };
+        if entry.compression() == zip::CompressionMethod::Stored
+            && entry.compressed_size() != entry.size()
+        {
+            return Err(bad(format!(
+                "stored uncompressed, yet its sizes differ ({} stored, {} declared)",
+                entry.compressed_size(),
+                entry.size()
+            )));
+        }
+        spans.push((start, stop, name));
+    }
+    spans.sort_unstable();
+    for pair in spans.windows(2) {
+        if pair[1].0 < pair[0].1 {
+            return Err(Error::data(
+                place,
+                format!(
+                    "members {} and {} overlap: the archive's directory is wrong",
+                    pair[0].2, pair[1].2
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How many entries the zip's end-of-central-directory record declares, and how many
+/// headers its central directory holds; `None` where it cannot say (no record found in the
+/// last 64 KiB, or a Zip64 archive, whose counts live elsewhere). Leaves the reader at the
+/// start.
+fn declared_entries(reader: &mut dyn ReadSeek) -> std::io::Result<Option<(u64, u64)>> {
     const EOCD: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
+    const CENTRAL: [u8; 4] = [0x50, 0x4b, 0x01, 0x02];
     let len = reader.seek(SeekFrom::End(0))?;
     let tail_len = len.min(22 + 65_535);
     reader.seek(SeekFrom::Start(len - tail_len))?;
@@ -345,6 +467,29 @@ fn declared_entries(reader: &mut dyn ReadSeek) -> std::io::Result<Option<u64>> {
     else {
         return Ok(None);
     };
-    let total = u16::from_le_bytes([tail[at + 10], tail[at + 11]]);
-    Ok((total != 0xFFFF).then_some(u64::from(total)))
+    let le16 = |b: &[u8], i: usize| u64::from(u16::from_le_bytes([b[i], b[i + 1]]));
+    let le32 =
+        |b: &[u8], i: usize| u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]));
+    let total = le16(&tail, at + 10);
+    let (size, offset) = (le32(&tail, at + 12), le32(&tail, at + 16));
+    let eocd = len - tail_len + at as u64;
+    if total == 0xFFFF
+        || size == 0xFFFF_FFFF
+        || offset == 0xFFFF_FFFF
+        || offset.saturating_add(size) > eocd
+    {
+        return Ok(None);
+    }
+    // Count the central headers as they are laid out: 46 bytes and three lengths each.
+    reader.seek(SeekFrom::Start(offset))?;
+    let mut dir = vec![0u8; size as usize];
+    reader.read_exact(&mut dir)?;
+    reader.seek(SeekFrom::Start(0))?;
+    let mut counted = 0;
+    let mut i = 0usize;
+    while i + 46 <= dir.len() && dir[i..i + 4] == CENTRAL {
+        counted += 1;
+        i += 46 + (le16(&dir, i + 28) + le16(&dir, i + 30) + le16(&dir, i + 32)) as usize;
+    }
+    Ok(Some((total, counted)))
 }

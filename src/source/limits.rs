@@ -209,21 +209,44 @@ impl<D: Read> Inflated<D> {
         }
     }
 
-    /// Bounds `inner` by a compressed size known in advance (a zip member's).
-    pub fn sized(inner: D, ratio: u64, compressed: u64) -> Inflated<Known<D>> {
-        Inflated::new(Known { inner, compressed }, ratio, |s| s.compressed)
+    /// Bounds `inner` by a compressed size known in advance (a zip member's), and holds
+    /// it to its declared decompressed size: a stream that ends short of it or runs past
+    /// it is an error.
+    pub fn sized(inner: D, ratio: u64, compressed: u64, declared: u64) -> Inflated<Known<D>> {
+        let known = Known {
+            inner,
+            compressed,
+            declared,
+            seen: 0,
+        };
+        Inflated::new(known, ratio, |s| s.compressed)
     }
 }
 
-/// A decoder with the size of its compressed input known beforehand.
+/// A decoder whose compressed and decompressed sizes are declared beforehand.
 pub struct Known<D> {
     inner: D,
     compressed: u64,
+    declared: u64,
+    seen: u64,
 }
 
 impl<D: Read> Read for Known<D> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
+        let n = self.inner.read(buf)?;
+        self.seen += n as u64;
+        if self.seen > self.declared || (n == 0 && !buf.is_empty() && self.seen < self.declared) {
+            return Err(exceeded(format!(
+                "decompresses to {} bytes where the archive declares {}",
+                if n == 0 {
+                    self.seen.to_string()
+                } else {
+                    format!("more than {}", self.declared)
+                },
+                self.declared
+            )));
+        }
+        Ok(n)
     }
 }
 

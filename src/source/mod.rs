@@ -20,6 +20,7 @@ pub mod archive;
 pub mod devices;
 pub mod gpu_ranges;
 pub mod limits;
+mod parquet_footer;
 mod piped;
 mod profile;
 pub mod progress;

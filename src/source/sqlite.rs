@@ -43,6 +43,7 @@ impl Db {
     /// Opens the export at `path` read-only; `place` names it in messages. Fails, naming
     /// the file, when it is no SQLite database or not one that nsys wrote.
     pub fn open(path: &Path, place: &str) -> Result<Db> {
+        check_size(path, place)?;
         let absolute = std::path::absolute(path).map_err(|e| Error::io(place, e))?;
         let uri = format!("file://{}?immutable=1", uri_path(&absolute));
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -252,10 +253,77 @@ impl Db {
         }
     }
 
+    /// A timestamp cell (nanoseconds): [`Db::int`], and beyond ±2^62 ns (146 years) an
+    /// error naming the row, so that no sum of two times can overflow.
+    pub fn time(
+        &self,
+        table: &str,
+        row: &rusqlite::Row,
+        i: usize,
+        column: &str,
+        rowid: i64,
+    ) -> Result<Option<i64>> {
+        let v = self.int(table, row, i, column, rowid)?;
+        match v {
+            Some(t) if !crate::record::time_in_range(t) => Err(self.row_error(
+                table,
+                rowid,
+                format!("column `{column}`: {t} ns is beyond ±2^62 ns (146 years)"),
+            )),
+            _ => Ok(v),
+        }
+    }
+
     /// An error about one row of `table`.
     pub fn row_error(&self, table: &str, rowid: i64, msg: impl std::fmt::Display) -> Error {
         Error::data(&self.place, format!("table {table}, row {rowid}: {msg}"))
     }
+}
+
+/// Refuses a database file cut short: SQLite reads pages as queries need them, so a file
+/// missing its last pages reads as if whole until one of them is wanted. Its header
+/// (sqlite.org/fileformat.html) gives the page size (offset 16) and, where valid
+/// (version-valid-for at 92 equals the change counter at 24), the page count (28).
+fn check_size(path: &Path, place: &str) -> Result<()> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(place, e))?;
+    let len = file.metadata().map_err(|e| Error::io(place, e))?.len();
+    let mut header = [0u8; 100];
+    if len < 100 || file.read_exact(&mut header).is_err() {
+        return Err(Error::data(
+            place,
+            "truncated SQLite database: no whole header",
+        ));
+    }
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        p => u64::from(p),
+    };
+    if page < 512 || !page.is_power_of_two() {
+        return Err(Error::data(
+            place,
+            format!("not a readable SQLite database: page size {page}"),
+        ));
+    }
+    let pages = u64::from(be32(28));
+    let counted = be32(92) == be32(24) && pages > 0;
+    if len % page != 0 || (counted && len < pages * page) {
+        return Err(Error::data(
+            place,
+            format!(
+                "truncated SQLite database: {len} bytes, where its header says {} pages of {page}",
+                if counted {
+                    pages.to_string()
+                } else {
+                    "whole".to_string()
+                }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `path` as the path part of a `file:` URI: bytes other than unreserved characters and

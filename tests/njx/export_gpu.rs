@@ -639,7 +639,10 @@ fn bad_rows_are_refused_with_their_row_number() {
         &row(12, 1.5),
         &["row 2: column `Lvl`: 1.5 is not an integer"],
     );
-    refused(&b"PAR1 not really"[..], &["bad Parquet file"]);
+    refused(
+        &b"PAR1 not really"[..],
+        &["bad Parquet footer: the file does not end with PAR1"],
+    );
 }
 
 #[test]

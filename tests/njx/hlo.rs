@@ -915,7 +915,10 @@ fn zip_archive(name: &str, members: &[(String, Vec<u8>)]) -> Archive {
         .map(|(n, b)| (n.as_str(), b.as_slice()))
         .collect();
     let bytes = common::zip(&refs, false);
-    Archive::from_bytes(format!("{name}.zip"), name, bytes).unwrap()
+    let mut spool = tempfile::tempfile().unwrap();
+    std::io::Write::write_all(&mut spool, &bytes).unwrap();
+    std::io::Seek::rewind(&mut spool).unwrap();
+    Archive::from_spool(format!("{name}.zip"), name, spool).unwrap()
 }
 
 #[test]

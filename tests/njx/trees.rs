@@ -21,11 +21,17 @@ const COLS: [&str; 14] = [
     "NameTree",
 ];
 
-/// The rows of [`COMPILE_CSV`] as cells (its names hold commas inside quotes).
+/// The rows of [`COMPILE_CSV`] as cells (its names hold commas inside quotes), without
+/// their `RangeStack` paths, which would otherwise be the first thing an edit of ids
+/// contradicts (that check has a case of its own).
 fn rows() -> Vec<Vec<String>> {
     let mut csv = csv::ReaderBuilder::new().from_reader(COMPILE_CSV.as_bytes());
     csv.records()
-        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .map(|r| {
+            let mut row: Vec<String> = r.unwrap().iter().map(str::to_string).collect();
+            row[12].clear();
+            row
+        })
         .collect()
 }
 
@@ -105,6 +111,12 @@ fn inconsistent_trees_are_refused_naming_file_line_and_ids() {
             &["range 4", "outside its parent 3"],
         ),
         (
+            "range stack not ending at the range",
+            edited(&base, "4", &[("RangeStack", ":2:3:9")]),
+            ":5",
+            &["RangeStack `:2:3:9` does not end with `:3:4`"],
+        ),
+        (
             "wrong level",
             edited(&base, "4", &[("Lvl", "5")]),
             ":5",
@@ -123,7 +135,7 @@ fn inconsistent_trees_are_refused_naming_file_line_and_ids() {
             &["range 3", "DurChild 40000000", "50000000"],
         ),
         (
-            "longer than i64 nanoseconds",
+            "times beyond ±2^62 ns",
             edited(
                 &base,
                 "1",
@@ -135,7 +147,7 @@ fn inconsistent_trees_are_refused_naming_file_line_and_ids() {
                 ],
             ),
             ":2",
-            &["longer than 2^63 ns"],
+            &["beyond ±2^62 ns"],
         ),
     ];
     let dir = tempdir();

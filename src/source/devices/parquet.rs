@@ -10,6 +10,7 @@ use parquet::record::Field;
 pub fn read_launchers<R: ChunkReader + 'static>(place: &str, source: R) -> Result<Vec<Launcher>> {
     let perr =
         |e: parquet::errors::ParquetError| Error::data(place, format!("bad Parquet file: {e}"));
+    crate::source::parquet_footer::check(place, &source)?;
     let reader = SerializedFileReader::new(source).map_err(perr)?;
     let names: Vec<String> = reader
         .metadata()

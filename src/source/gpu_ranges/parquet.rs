@@ -465,6 +465,7 @@ pub fn read_parquet<R: ChunkReader + 'static>(
 ) -> Result<Counts> {
     let perr =
         |e: parquet::errors::ParquetError| Error::data(place, format!("bad Parquet file: {e}"));
+    crate::source::parquet_footer::check(place, &source)?;
     let reader = SerializedFileReader::new(source).map_err(perr)?;
     let schema = reader.metadata().file_metadata().schema_descr_ptr();
     let layout = Layout::new(place, &schema)?;

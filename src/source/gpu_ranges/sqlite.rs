@@ -276,8 +276,8 @@ fn scan(
         let need = |v: Option<i64>, column: &str| {
             v.ok_or_else(|| db.row_error(table, rowid, format!("column `{column}` is null")))
         };
-        let start = need(db.int(table, row, 1, "start", rowid)?, "start")?;
-        let end = need(db.int(table, row, 2, "end", rowid)?, "end")?;
+        let start = need(db.time(table, row, 1, "start", rowid)?, "start")?;
+        let end = need(db.time(table, row, 2, "end", rowid)?, "end")?;
         if end < start {
             return Err(db.row_error(
                 table,

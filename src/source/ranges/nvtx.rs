@@ -469,8 +469,8 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         let need = |v: Option<i64>, column: &str| {
             v.ok_or_else(|| db.row_error(TABLE, rowid, format!("column `{column}` is null")))
         };
-        let start = need(int(db, row, 1, "start", rowid)?, "start")?;
-        let end = int(db, row, 2, "end", rowid)?;
+        let start = need(db.time(TABLE, row, 1, "start", rowid)?, "start")?;
+        let end = db.time(TABLE, row, 2, "end", rowid)?;
         let event_type = need(int(db, row, 3, "eventType", rowid)?, "eventType")?;
         let gtid = need(int(db, row, 4, "globalTid", rowid)?, "globalTid")?;
         if let Some(e) = end {
@@ -663,7 +663,8 @@ pub fn read_ranges(
             self_ns: dur_ns - node.child_ns,
             children: node.children,
             name: nvtx.name(node.name).to_string(),
-        })?;
+        })
+        .map_err(|e| e.within(&format!("{}: table {TABLE}, row {}", db.place(), node.row)))?;
         count += 1;
     }
     Ok(count)

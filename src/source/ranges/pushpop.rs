@@ -165,6 +165,17 @@ fn build_range<'a>(
     };
     let start_ns = need(Col::Start)?;
     let end_ns = need(Col::End)?;
+    for (col, t) in [(Col::Start, start_ns), (Col::End, end_ns)] {
+        if !crate::record::time_in_range(t) {
+            return Err(Error::data(
+                place(),
+                format!(
+                    "column `{}`: {t} ns is beyond ±2^62 ns (146 years)",
+                    header_of(col)
+                ),
+            ));
+        }
+    }
     let Some(dur_ns) = end_ns.checked_sub(start_ns) else {
         return Err(Error::data(
             place(),
@@ -196,6 +207,14 @@ fn build_range<'a>(
             format!("DurNonChild {s} is not Duration - DurChild = {self_ns}"),
         ));
     }
+    let small = |col: Col, v: u64| -> Result<u32> {
+        u32::try_from(v).map_err(|_| {
+            Error::data(
+                place(),
+                format!("column `{}`: {v} is out of range", header_of(col)),
+            )
+        })
+    };
     let depth = match int(Col::Lvl)? {
         Some(l) => unsigned(Col::Lvl, l)?,
         None => {
@@ -227,19 +246,45 @@ fn build_range<'a>(
         Some(p) => Some(unsigned(Col::ParentId, p)?),
         None => None,
     };
+    let id = unsigned(Col::RangeId, need(Col::RangeId)?)?;
+    // `RangeStack` is the path of ids from the root: it must end at this range, under its
+    // parent.
+    if let Some(Cell::Text(stack)) = layout.get(Col::RangeStack).map(&cell) {
+        let stack = stack.trim_ascii();
+        let tail = match parent {
+            Some(p) => format!(":{p}:{id}"),
+            None => format!(":{id}"),
+        };
+        let fits = match parent {
+            Some(_) => stack.ends_with(tail.as_bytes()),
+            None => stack == tail.as_bytes(),
+        };
+        if !stack.is_empty() && !fits {
+            return Err(Error::data(
+                place(),
+                format!(
+                    "RangeStack `{}` does not end with `{tail}` (the range and its parent)",
+                    String::from_utf8_lossy(stack)
+                ),
+            ));
+        }
+    }
     Ok(Range {
         profile: profile.clone(),
         pid,
         tid: unsigned(Col::Tid, need(Col::Tid)?)?,
-        id: unsigned(Col::RangeId, need(Col::RangeId)?)?,
+        id,
         parent,
-        depth: depth as u32,
+        depth: small(Col::Lvl, depth)?,
         start_ns,
         end_ns,
         dur_ns,
         child_ns,
         self_ns,
-        children: unsigned(Col::NumChild, need(Col::NumChild)?)? as u32,
+        children: small(
+            Col::NumChild,
+            unsigned(Col::NumChild, need(Col::NumChild)?)?,
+        )?,
         name,
     })
 }
@@ -366,6 +411,7 @@ pub fn read_parquet<R: ChunkReader + 'static>(
 ) -> Result<u64> {
     let perr =
         |e: parquet::errors::ParquetError| Error::data(place, format!("bad Parquet file: {e}"));
+    crate::source::parquet_footer::check(place, &source)?;
     let reader = SerializedFileReader::new(source).map_err(perr)?;
     let schema = reader.metadata().file_metadata().schema_descr_ptr();
     let names: Vec<String> = schema

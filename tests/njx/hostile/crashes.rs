@@ -92,12 +92,6 @@ fn deep_sqlite_file() -> String {
     shared("deep100k.sqlite", |p| deep_sqlite(p, DEEP))
 }
 
-fn deep_parquet_file() -> String {
-    shared_bytes("deep100k.parquet", || {
-        pushpop_parquet(&deep_csv(DEEP, false))
-    })
-}
-
 fn deep_zip_file() -> String {
     shared_bytes("deep100k.zip", || {
         zip_raw(
@@ -120,12 +114,14 @@ fn deep() -> Vec<Case> {
         ("compile csv", deep_compile_file, "deep100k-compile.csv"),
         ("jsonl", deep_jsonl_file, "deep100k.jsonl"),
         ("sqlite", deep_sqlite_file, "deep100k.sqlite"),
-        ("parquet", deep_parquet_file, "deep100k.parquet"),
         ("zip", deep_zip_file, "deep100k.zip"),
     ];
     let runs: &[(&str, &str, &[&str], &[&str])] = &[
         // (tool, label, extra args, sources by label)
-        ("njx-export", "", &[], &["csv", "sqlite", "parquet"]),
+        // Not the Parquet form: it has no `Lvl`, so its depth is read from `RangeStack`,
+        // whose paths would hold O(depth²) bytes; the fixture's stub `:1` is (rightly)
+        // refused as a depth that disagrees with the nesting.
+        ("njx-export", "", &[], &["csv", "sqlite"]),
         (
             "njx-export",
             "gpu-ranges",

@@ -234,7 +234,8 @@ pub fn deep_csv(n: i64, compile: bool) -> String {
             (false, _) => format!("r{i}"),
         };
         csv += &format!(
-            "{s},{e},{},{child},{},{name},1,1,{i},{},{},{parent},:1,r\n",
+            // No RangeStack: the real one (`:1:2:…`) would take O(depth²) bytes.
+            "{s},{e},{},{child},{},{name},1,1,{i},{},{},{parent},,r\n",
             e - s,
             e - s - child,
             u8::from(!last),

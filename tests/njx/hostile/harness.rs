@@ -579,14 +579,35 @@ pub fn run_class(class: &str, cases: Vec<Case>) {
     let started = Instant::now();
     let total = cases.len();
     let mut failures = Vec::new();
+    let mut known = Vec::new();
+    let mut passing_known = Vec::new();
     let mut slowest: Vec<(Duration, String)> = Vec::new();
     for case in cases {
         let name = case.name.clone();
+        let is_known = super::known::KNOWN
+            .iter()
+            .any(|(n, tool, _)| *n == name && *tool == case.tool);
+        let name = format!("{name} ({})", case.tool);
         match run_case(case) {
+            Ok(_) if is_known => passing_known.push(name),
             Ok(t) => slowest.push((t, name)),
+            Err(e) if is_known => known.push(e),
             Err(e) => failures.push(e),
         }
     }
+    if !known.is_empty() {
+        // Visible with `--nocapture`, and counted in the line below.
+        eprintln!(
+            "hostile::{class}: KNOWN GAPS (issue 15 still open, tests/njx/hostile/known.rs):\n{}",
+            known.join("\n")
+        );
+    }
+    passing_known.sort();
+    passing_known.dedup();
+    assert!(
+        passing_known.is_empty(),
+        "hostile::{class}: cases listed in known.rs now pass — take them off the list: {passing_known:?}"
+    );
     slowest.sort();
     let slow: Vec<String> = slowest
         .iter()
@@ -595,8 +616,9 @@ pub fn run_class(class: &str, cases: Vec<Case>) {
         .map(|(t, n)| format!("{n} {:.1} s", t.as_secs_f64()))
         .collect();
     eprintln!(
-        "hostile::{class}: {total} cases, {} failing, {:.1} s (slowest passing: {})",
+        "hostile::{class}: {total} cases, {} failing, {} known gaps, {:.1} s (slowest passing: {})",
         failures.len(),
+        known.len(),
         started.elapsed().as_secs_f64(),
         slow.join(", ")
     );

@@ -31,6 +31,7 @@ mod formats;
 mod hangs;
 mod harness;
 mod inconsistent;
+mod known;
 mod memory;
 mod unclear;
 

@@ -1,0 +1,344 @@
+//! A Parquet file's footer checked before the Parquet reader sees it. The reader takes the
+//! footer's numbers on trust: a schema group declaring 2^31 children is allocated as such
+//! (the process aborts), a schema nested 100,000 groups deep is converted recursively (the
+//! stack overflows), a negative column offset panics. So the footer — Thrift's compact
+//! protocol, `FileMetaData` of `parquet.thrift` — is walked here first, without recursion
+//! and without allocating by any count it states, and refused, naming the file, when:
+//!
+//! - it is not inside the file, or its Thrift is truncated, malformed or nested deeper
+//!   than [`MAX_NESTING`];
+//! - a schema element has a negative child count, the counts do not add up to the
+//!   elements listed, or the schema nests deeper than [`MAX_SCHEMA_DEPTH`] (njx reads
+//!   flat tables and lists);
+//! - a column chunk's sizes or offsets (`num_values`, `total_uncompressed_size`,
+//!   `total_compressed_size`, `data_page_offset`, `index_page_offset`,
+//!   `dictionary_page_offset`) are negative, or its pages reach past the file's end.
+//!
+//! Field numbers are those of `parquet.thrift` (apache/parquet-format).
+
+use crate::error::{Error, Result};
+use parquet::file::reader::ChunkReader;
+
+/// Thrift structs nest this deep at most (the footer's own structure is ~6 deep).
+const MAX_NESTING: usize = 64;
+
+/// Schema groups nest this deep at most.
+const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// `FileMetaData.schema` (2) → `SchemaElement.num_children` (5).
+const SCHEMA: &[i16] = &[2];
+const NUM_CHILDREN: &[i16] = &[2, 5];
+/// `FileMetaData.row_groups` (4) → `RowGroup.columns` (1) → `ColumnChunk.meta_data` (3).
+const COLUMN_META: &[i16] = &[4, 1, 3];
+
+/// Checks the footer of the Parquet file `file` (named `place` in messages).
+pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
+    let bad = |msg: String| Error::data(place, format!("bad Parquet footer: {msg}"));
+    let len = file.len();
+    if len < 12 {
+        return Err(bad(format!(
+            "the file has {len} bytes, too few for Parquet"
+        )));
+    }
+    let tail = file
+        .get_bytes(len - 8, 8)
+        .map_err(|e| Error::data(place, format!("cannot read the Parquet footer: {e}")))?;
+    if &tail[4..] != b"PAR1" {
+        return Err(bad("the file does not end with PAR1".into()));
+    }
+    let footer_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if footer_len > len - 12 {
+        return Err(bad(format!(
+            "its stated length {footer_len} exceeds the {len}-byte file"
+        )));
+    }
+    let footer = file
+        .get_bytes(len - 8 - footer_len, footer_len as usize)
+        .map_err(|e| Error::data(place, format!("cannot read the Parquet footer: {e}")))?;
+    let mut schema: Vec<i64> = Vec::new();
+    let mut problem: Option<String> = None;
+    walk(&footer, &mut |event| {
+        if problem.is_some() {
+            return;
+        }
+        match event {
+            Event::Struct(path) if path == SCHEMA => schema.push(0),
+            Event::Int(path, v) if path == NUM_CHILDREN => {
+                if let Some(n) = schema.last_mut() {
+                    *n = v;
+                }
+            }
+            Event::Int(path, v) if path.len() == 4 && path[..3] == *COLUMN_META => {
+                let field = match path[3] {
+                    5 => "num_values",
+                    6 => "total_uncompressed_size",
+                    7 => "total_compressed_size",
+                    9 => "data_page_offset",
+                    10 => "index_page_offset",
+                    11 => "dictionary_page_offset",
+                    _ => return,
+                };
+                if v < 0 {
+                    problem = Some(format!("a column chunk's {field} is {v}"));
+                } else if field.ends_with("compressed_size") || field.ends_with("offset") {
+                    // Offsets and compressed sizes lie within the file.
+                    if v as u64 > len && field != "total_uncompressed_size" {
+                        problem = Some(format!(
+                            "a column chunk's {field} {v} reaches past the {len}-byte file"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    })
+    .map_err(bad)?;
+    if let Some(p) = problem {
+        return Err(bad(p));
+    }
+    check_schema(&schema).map_err(bad)
+}
+
+/// The schema's elements, depth first, each with its number of children, must form one
+/// tree no deeper than [`MAX_SCHEMA_DEPTH`].
+fn check_schema(children: &[i64]) -> std::result::Result<(), String> {
+    // Children still to come for each open group, outermost first.
+    let mut open: Vec<i64> = Vec::new();
+    for (i, &n) in children.iter().enumerate() {
+        if i > 0 {
+            match open.last_mut() {
+                Some(left) => *left -= 1,
+                None => {
+                    return Err(format!(
+                        "the schema lists {} elements, its root's children end at {i}",
+                        children.len()
+                    ));
+                }
+            }
+        }
+        if n < 0 {
+            return Err(format!("schema element {i} has {n} children"));
+        }
+        if n > 0 {
+            open.push(n);
+            if open.len() > MAX_SCHEMA_DEPTH {
+                return Err(format!(
+                    "the schema nests more than {MAX_SCHEMA_DEPTH} groups deep"
+                ));
+            }
+        }
+        while open.last() == Some(&0) {
+            open.pop();
+        }
+    }
+    if !open.is_empty() {
+        return Err(format!(
+            "the schema's groups declare more children than its {} elements",
+            children.len()
+        ));
+    }
+    Ok(())
+}
+
+/// What the walk meets: a struct starting at a path of field ids (list levels left out),
+/// an integer at one.
+enum Event<'a> {
+    Struct(&'a [i16]),
+    Int(&'a [i16], i64),
+}
+
+/// One open container of the walk.
+enum Frame {
+    /// A struct: the last field id read (ids are deltas from it).
+    Struct { last: i16 },
+    /// A list or set: elements left and their type.
+    List { left: u64, kind: u8 },
+    /// A map: keys and values left (alternating), their types.
+    Map { left: u64, key: u8, value: u8 },
+}
+
+/// Thrift compact types.
+const T_TRUE: u8 = 1;
+const T_FALSE: u8 = 2;
+const T_BYTE: u8 = 3;
+const T_I16: u8 = 4;
+const T_I32: u8 = 5;
+const T_I64: u8 = 6;
+const T_DOUBLE: u8 = 7;
+const T_BINARY: u8 = 8;
+const T_LIST: u8 = 9;
+const T_SET: u8 = 10;
+const T_MAP: u8 = 11;
+const T_STRUCT: u8 = 12;
+const T_UUID: u8 = 13;
+
+/// Walks the compact-protocol struct in `bytes`, iteratively, calling `visit` for each
+/// struct and integer.
+fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<(), String> {
+    let mut r = Cursor { bytes, at: 0 };
+    let mut frames: Vec<Frame> = vec![Frame::Struct { last: 0 }];
+    // Open structs, and the field id each is reading (one per struct).
+    let mut structs = 1usize;
+    let mut path: Vec<i16> = Vec::new();
+    visit(Event::Struct(&path));
+    while let Some(frame) = frames.last_mut() {
+        // The type of the next value, or the end of the container.
+        let kind = match frame {
+            Frame::Struct { last } => {
+                let header = r.byte()?;
+                if header == 0 {
+                    frames.pop();
+                    structs -= 1;
+                    path.truncate(structs);
+                    continue;
+                }
+                let delta = header >> 4;
+                let id = if delta == 0 {
+                    let v = r.zigzag()?;
+                    i16::try_from(v).map_err(|_| format!("field id {v} out of range"))?
+                } else {
+                    last.checked_add(i16::from(delta))
+                        .ok_or_else(|| "field id out of range".to_string())?
+                };
+                *last = id;
+                // The field's id names what it holds.
+                path.truncate(structs - 1);
+                path.push(id);
+                header & 0x0f
+            }
+            Frame::List { left, kind } => {
+                if *left == 0 {
+                    frames.pop();
+                    continue;
+                }
+                *left -= 1;
+                *kind
+            }
+            Frame::Map { left, key, value } => {
+                if *left == 0 {
+                    frames.pop();
+                    continue;
+                }
+                *left -= 1;
+                if *left % 2 == 1 { *key } else { *value }
+            }
+        };
+        let in_list = !matches!(frames.last(), Some(Frame::Struct { .. }));
+        let here = &path[..];
+        match kind {
+            T_TRUE | T_FALSE => {
+                if in_list {
+                    r.byte()?; // a boolean in a list takes a byte of its own
+                }
+            }
+            T_BYTE => {
+                r.byte()?;
+            }
+            T_I16 | T_I32 | T_I64 => {
+                let v = r.zigzag()?;
+                visit(Event::Int(here, v));
+            }
+            T_DOUBLE => r.skip(8)?,
+            T_UUID => r.skip(16)?,
+            T_BINARY => {
+                let n = r.varint()?;
+                r.skip(n)?;
+            }
+            T_LIST | T_SET => {
+                let header = r.byte()?;
+                let short = u64::from(header >> 4);
+                let left = if short == 15 { r.varint()? } else { short };
+                // Every element takes a byte at least: a count beyond the bytes left lies.
+                if left > r.left() {
+                    return Err(format!("a list of {left} elements in {} bytes", r.left()));
+                }
+                frames.push(Frame::List {
+                    left,
+                    kind: header & 0x0f,
+                });
+            }
+            T_MAP => {
+                let n = r.varint()?;
+                if n > r.left() {
+                    return Err(format!("a map of {n} entries in {} bytes", r.left()));
+                }
+                let types = if n > 0 { r.byte()? } else { 0 };
+                frames.push(Frame::Map {
+                    left: n * 2,
+                    key: types >> 4,
+                    value: types & 0x0f,
+                });
+            }
+            T_STRUCT => {
+                if structs >= MAX_NESTING {
+                    return Err(format!("structures nested more than {MAX_NESTING} deep"));
+                }
+                visit(Event::Struct(here));
+                frames.push(Frame::Struct { last: 0 });
+                structs += 1;
+            }
+            other => return Err(format!("unknown Thrift type {other}")),
+        }
+    }
+    Ok(())
+}
+
+/// A position in the footer's bytes.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn left(&self) -> u64 {
+        (self.bytes.len() - self.at) as u64
+    }
+
+    fn byte(&mut self) -> std::result::Result<u8, String> {
+        let b = *self.bytes.get(self.at).ok_or("truncated")?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn skip(&mut self, n: u64) -> std::result::Result<(), String> {
+        if n > self.left() {
+            return Err(format!("a value of {n} bytes in {} bytes", self.left()));
+        }
+        self.at += n as usize;
+        Ok(())
+    }
+
+    fn varint(&mut self) -> std::result::Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("a varint longer than 10 bytes".into())
+    }
+
+    fn zigzag(&mut self) -> std::result::Result<i64, String> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_schema;
+
+    #[test]
+    fn schemas_must_form_one_shallow_tree() {
+        assert!(check_schema(&[2, 0, 0]).is_ok());
+        assert!(check_schema(&[1, 1, 0]).is_ok());
+        assert!(check_schema(&[3, 0, 0]).is_err()); // children missing
+        assert!(check_schema(&[1, 0, 0]).is_err()); // elements beyond the root
+        assert!(check_schema(&[1, -1]).is_err());
+        assert!(check_schema(&[i64::from(i32::MAX), 0]).is_err());
+        let deep: Vec<i64> = (0..100).map(|i| if i < 99 { 1 } else { 0 }).collect();
+        assert!(check_schema(&deep).is_err());
+    }
+}
