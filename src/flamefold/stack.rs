@@ -31,6 +31,10 @@ struct Open {
     launcher: u64,
     dur_ns: i64,
     child_ns: i64,
+    /// What its children are checked against.
+    depth: u32,
+    start_ns: i64,
+    end_ns: i64,
     /// Durations of direct children on the root thread.
     main_child_ns: i64,
     /// Worker self time per stack, shared out when this launcher closes.
@@ -88,6 +92,23 @@ impl StackFolder {
                         ),
                     ));
                 };
+                if r.depth != parent.depth + 1
+                    || r.start_ns < parent.start_ns
+                    || r.end_ns > parent.end_ns
+                {
+                    return Err(Error::data(
+                        format!("{}: range {}", r.profile, r.id),
+                        format!(
+                            "depth {}, {}..{}: not nested in its parent {p} (depth {}, {}..{})",
+                            r.depth,
+                            r.start_ns,
+                            r.end_ns,
+                            parent.depth,
+                            parent.start_ns,
+                            parent.end_ns
+                        ),
+                    ));
+                }
                 let node = folded.child(parent.node, &r.name);
                 let on_root_thread = parent.root_thread == (r.pid, r.tid);
                 (
@@ -130,6 +151,9 @@ impl StackFolder {
                 launcher,
                 dur_ns: r.dur_ns,
                 child_ns: r.child_ns,
+                depth: r.depth,
+                start_ns: r.start_ns,
+                end_ns: r.end_ns,
                 main_child_ns: 0,
                 workers: HashMap::new(),
             },
@@ -192,7 +216,7 @@ mod tests {
             tid,
             id,
             parent,
-            depth: 0,
+            depth: u32::from(parent.is_some()),
             start_ns: start,
             end_ns: end,
             dur_ns: end - start,
