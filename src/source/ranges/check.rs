@@ -130,9 +130,8 @@ impl TreeCheck {
             if Some(top.id) == r.parent {
                 break;
             }
-            let top = stack.pop().expect("stack has a top");
+            let top = pop_closed(stack, place)?;
             ids.remove(&top.id);
-            close(&top, place)?;
             if top.end_ns > r.start_ns {
                 return Err(err(format!(
                     "range {} starts ({}) while range {} ({}) is still running on thread {} \
@@ -144,10 +143,6 @@ impl TreeCheck {
                     r.tid,
                     top.end_ns
                 )));
-            }
-            if let Some(parent) = stack.last_mut() {
-                parent.children += 1;
-                parent.child_ns = parent.child_ns.saturating_add(top.end_ns - top.start_ns);
             }
         }
         if let Some(parent) = stack.last().filter(|_| r.parent.is_some())
@@ -188,16 +183,24 @@ impl TreeCheck {
     /// Ends the table: every range still open is closed and checked.
     pub fn finish(&mut self, place: &dyn Fn(u64) -> String) -> Result<()> {
         for Stack { open: stack, .. } in &mut self.threads {
-            while let Some(top) = stack.pop() {
-                close(&top, place)?;
-                if let Some(parent) = stack.last_mut() {
-                    parent.children += 1;
-                    parent.child_ns = parent.child_ns.saturating_add(top.end_ns - top.start_ns);
-                }
+            while !stack.is_empty() {
+                pop_closed(stack, place)?;
             }
         }
         Ok(())
     }
+}
+
+/// Closes the innermost open range of a thread (`stack` is not empty): checks it and
+/// counts it among its parent's children.
+fn pop_closed(stack: &mut Vec<Open>, place: &dyn Fn(u64) -> String) -> Result<Open> {
+    let top = stack.pop().expect("a range is open");
+    close(&top, place)?;
+    if let Some(parent) = stack.last_mut() {
+        parent.children += 1;
+        parent.child_ns = parent.child_ns.saturating_add(top.end_ns - top.start_ns);
+    }
+    Ok(top)
 }
 
 /// A range whose children have all come: they must be what its row declared.
