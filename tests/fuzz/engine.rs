@@ -594,8 +594,28 @@ pub fn worker(cfg: &Config) -> i32 {
 
 /// Runs `targets` entries on one saved input and says what each did; true when one
 /// panicked.
-pub fn replay(work: &Path, file: &Path, target: &str, entry: Option<&str>, dir: bool) -> bool {
+pub fn replay(
+    work: &Path,
+    file: &Path,
+    target: &str,
+    entry: Option<&str>,
+    dir: bool,
+    hang_secs: f64,
+) -> bool {
     install_hook(true);
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let hung = lock(&RUNNING).as_ref().and_then(|r| {
+                (r.since.elapsed().as_secs_f64() > hang_secs)
+                    .then(|| format!("{}/{}", r.target, r.entry))
+            });
+            if let Some(what) = hung {
+                println!("{what}: HANG: still running after {hang_secs} s");
+                std::process::exit(HANG_EXIT);
+            }
+        }
+    });
     let scratch = work.join("scratch");
     let _ = std::fs::create_dir_all(&scratch);
     let (ctx, all) = targets::all(work);
@@ -630,7 +650,15 @@ pub fn replay(work: &Path, file: &Path, target: &str, entry: Option<&str>, dir: 
             dir: &tdir,
         };
         let started = Instant::now();
+        *lock(&RUNNING) = Some(Running {
+            since: started,
+            target: t.name.to_string(),
+            entry: e.name.to_string(),
+            blob: file.to_path_buf(),
+            dir,
+        });
         let r = catch_unwind(AssertUnwindSafe(|| (e.run)(&ctx, &input)));
+        *lock(&RUNNING) = None;
         let panics = take_panics();
         let took = started.elapsed().as_secs_f64();
         match r {

@@ -236,7 +236,43 @@ fn worker(args: &Args) -> ExitCode {
     ExitCode::from(engine::worker(&cfg) as u8)
 }
 
+/// Replays under the memory limit (in a child process, so that an abort is seen).
 fn replay(args: &Args, file: &Path) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    if args.memory_mb == 0 || std::env::var_os("NJX_FUZZ_LIMITED").is_some() {
+        return replay_here(args, file);
+    }
+    let exe = std::env::current_exe().expect("own path");
+    let status = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("ulimit -v \"$1\" || exit 97; shift; exec \"$@\"")
+        .arg("sh")
+        .arg((args.memory_mb * 1024).to_string())
+        .arg(&exe)
+        .args(std::env::args_os().skip(1))
+        .env("NJX_FUZZ_LIMITED", "1")
+        .env("MALLOC_ARENA_MAX", "2")
+        .env("RUST_BACKTRACE", "1")
+        .status();
+    match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => {
+            if let Some(sig) = s.signal() {
+                println!(
+                    "replay: aborted by signal {sig} under the {} MiB memory limit",
+                    args.memory_mb
+                );
+            }
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("fuzz: cannot run the replay: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn replay_here(args: &Args, file: &Path) -> ExitCode {
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -256,7 +292,14 @@ fn replay(args: &Args, file: &Path) -> ExitCode {
         return ExitCode::from(2);
     };
     let work = tempfile::tempdir().expect("work folder");
-    let crashed = engine::replay(work.path(), file, &target, entry.as_deref(), dir);
+    let crashed = engine::replay(
+        work.path(),
+        file,
+        &target,
+        entry.as_deref(),
+        dir,
+        args.hang_secs,
+    );
     if crashed {
         ExitCode::FAILURE
     } else {
@@ -378,6 +421,7 @@ fn supervise(args: &Args) -> ExitCode {
     let mut totals = Totals::default();
     let mut aborts: Vec<Finding> = Vec::new();
     let mut workers = 0u64;
+    let mut harness_failures = 0u64;
     println!(
         "njx fuzz: seed {}, {}, memory limit {}, hang limit {} s, crashes saved in {}",
         args.seed,
@@ -465,6 +509,8 @@ fn supervise(args: &Args) -> ExitCode {
         };
         cmd.args(&wargs)
             .env("MALLOC_ARENA_MAX", "2")
+            // an abort then prints where it happened
+            .env("RUST_BACKTRACE", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::inherit())
             .stderr(Stdio::piped());
@@ -485,9 +531,12 @@ fn supervise(args: &Args) -> ExitCode {
                     let mut t = tail
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    // the first lines say what happened, the last ones where
+                    let mut line = line;
+                    line.truncate(2000);
                     t.push(line);
-                    if t.len() > 40 {
-                        t.remove(0);
+                    if t.len() > 400 {
+                        t.remove(200);
                     }
                 }
             })
@@ -539,7 +588,19 @@ fn supervise(args: &Args) -> ExitCode {
                             tail.join("\n")
                         ),
                     );
-                    let key = format!("abort in {target}/{entry}: {}", normalize(&why));
+                    let frame = tail.iter().find_map(|l| engine::src_frame(l));
+                    let key = format!(
+                        "abort: {}{}",
+                        normalize(why.split_once(": ").map_or(why.as_str(), |w| w.1)),
+                        frame
+                            .as_ref()
+                            .map(|f| format!(" via {f}"))
+                            .unwrap_or_default()
+                    );
+                    let why = match frame {
+                        Some(f) => format!("{why} (from {f})"),
+                        None => why,
+                    };
                     *totals.occurrences.entry(key.clone()).or_default() += 1;
                     if !aborts.iter().any(|a| a.key == key) {
                         aborts.push(Finding {
@@ -552,15 +613,25 @@ fn supervise(args: &Args) -> ExitCode {
                         });
                     }
                     // the run goes on in a new worker
+                } else if stats.exists() {
+                    // between executions: while mutating (the harness's own failing)
+                    eprintln!(
+                        "fuzz: the worker failed between executions ({why}); its stderr:\n{}",
+                        tail.join("\n")
+                    );
+                    harness_failures += 1;
                 } else {
                     eprintln!(
-                        "fuzz: the worker failed outside an execution ({why}); its stderr:\n{}",
+                        "fuzz: the worker failed before fuzzing ({why}); its stderr:\n{}",
                         tail.join("\n")
                     );
                     return ExitCode::from(2);
                 }
             }
         }
+    }
+    if harness_failures > 0 {
+        eprintln!("fuzz: {harness_failures} workers failed between executions (see above)");
     }
     report(
         &totals,
@@ -600,15 +671,14 @@ fn describe_exit(status: Option<std::process::ExitStatus>, tail: &[String]) -> S
     };
     let last = tail
         .iter()
-        .rev()
         .find(|l| {
             l.contains("memory allocation")
-                || l.contains("overflow")
-                || l.contains("fatal")
+                || l.contains("overflowed its stack")
+                || l.contains("fatal runtime error")
                 || l.contains("panicked")
-                || l.contains("error")
+                || l.contains("abort")
         })
-        .or_else(|| tail.last())
+        .or_else(|| tail.iter().rev().find(|l| !l.trim().is_empty()))
         .cloned()
         .unwrap_or_default();
     format!("{how}: {last}")
