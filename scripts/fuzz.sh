@@ -9,6 +9,7 @@
 #
 #   scripts/fuzz.sh [SECONDS] [SEED] [HARNESS OPTIONS...]
 #   scripts/fuzz.sh 60 7 --targets zip,sqlite     # one minute, two readers
+#   scripts/fuzz.sh 0 1 --replay target/fuzz-crashes/zip.profiles.panic.0123456789abcdef
 #
 # Built in release mode with line tables (for backtraces) and with njx's own overflow
 # checks and debug assertions on, as `cargo test` has them. Each worker runs under a
