@@ -489,6 +489,17 @@ fn watchdog(cfg_hang: f64, crashes: PathBuf, findings: PathBuf) {
                     let file = crashes.join(saved_name(&target, &entry, "hang", &bytes, dir));
                     let _ = std::fs::write(&file, &bytes);
                     let msg = format!("still running after {:.1} s", took.as_secs_f64());
+                    let _ = std::fs::write(
+                        file.with_extension(format!(
+                            "{}.txt",
+                            file.extension().and_then(|e| e.to_str()).unwrap_or("")
+                        )),
+                        format!(
+                            "hang in {target} / {entry}\nkey: hang in {target}/{entry}\nmessage: \
+                             {msg}\n\nwhere it loops: replay it (`--replay FILE --hang-secs \
+                             60`) and look at the main thread's stack with a debugger\n"
+                        ),
+                    );
                     append(
                         &findings,
                         &finding_line(

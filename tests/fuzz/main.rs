@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Executions per target of the run `cargo test` makes.
-const SHORT_EXECS: u64 = 150;
+const SHORT_EXECS: u64 = 300;
 
 struct Args {
     seconds: Option<f64>,
@@ -336,7 +336,9 @@ impl Totals {
                     }
                 }
                 ["C", t, n] => {
-                    *self.corpus.entry(t.to_string()).or_default() = n.parse().unwrap_or(0)
+                    let n = n.parse().unwrap_or(0);
+                    let c = self.corpus.entry(t.to_string()).or_default();
+                    *c = (*c).max(n);
                 }
                 ["F", key, n] => {
                     *self.occurrences.entry(key.to_string()).or_default() +=
@@ -709,7 +711,7 @@ fn report(
     println!();
     for (t, n) in &per_target {
         println!(
-            "{t:<16} {n:>10} executions, corpus {}",
+            "{t:<16} {n:>10} executions, largest corpus {}",
             totals.corpus.get(*t).copied().unwrap_or(0)
         );
     }

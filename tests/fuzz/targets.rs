@@ -822,8 +822,9 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 let dir = i.dir.join("xla_dump");
                 let _ = std::fs::remove_dir_all(&dir);
                 std::fs::create_dir_all(&dir).unwrap();
-                std::fs::write(dir.join(DUMP7), i.bytes).unwrap();
-                std::fs::write(dir.join(DUMP3), i.bytes).unwrap();
+                // under the name of program 7 or of program 3: one of them is the dump's
+                let name = if i.bit(1) { DUMP7 } else { DUMP3 };
+                std::fs::write(dir.join(name), i.bytes).unwrap();
                 dumps(&dir)
             }),
             entry("flamefold-hlo", &[], |c, i| {
