@@ -985,9 +985,9 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             entry("split-inputs", &[], |_, i| {
                 source::split_inputs(&p(i.path), "modules", &mut |_| Ok(())).map(|_| ())
             }),
-            entry("from-bytes", &[], |_, i| {
-                let mut archive =
-                    source::Archive::from_bytes("stdin".into(), "stdin", i.bytes.to_vec())?;
+            entry("from-spool", &[], |_, i| {
+                let spool = std::fs::File::open(i.path).map_err(|e| njx::Error::io("spool", e))?;
+                let mut archive = source::Archive::from_spool("stdin".into(), "stdin", spool)?;
                 let members: Vec<String> = archive.members().to_vec();
                 let _ = archive.find(GPU_PROJ);
                 let _ = archive.member_for(THREADS, "stdin");
