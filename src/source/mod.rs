@@ -398,7 +398,7 @@ pub fn read_ranges(
             let place = stream.place.clone();
             match records::sniff(&place, &mut stream.reader)? {
                 TextKind::PushPopCsv => {
-                    ranges::pushpop::read_csv(&place, &profile_of_path, stream.reader, emit)
+                    ranges::pushpop::read_csv(&place, &profile_of_path, stream.reader, notes, emit)
                 }
                 TextKind::JsonLines => records::read_json_lines(&place, stream.reader, emit),
                 TextKind::RecordCsv => records::read_record_csv(&place, stream.reader, emit),
@@ -413,7 +413,7 @@ pub fn read_ranges(
             }
         }
         Opened::Parquet { place, file } => {
-            ranges::pushpop::read_parquet(&place, &profile_of_path, file, emit)
+            ranges::pushpop::read_parquet(&place, &profile_of_path, file, notes, emit)
         }
         Opened::Archive(mut archive) => {
             let Some(members) = PUSHPOP_MEMBERS
@@ -431,7 +431,13 @@ pub fn read_ranges(
             let mut total = 0;
             for member in members {
                 let profile: Arc<str> = member.profile.as_str().into();
-                total += ranges::pushpop::read_member(&mut archive, &member.path, &profile, emit)?;
+                total += ranges::pushpop::read_member(
+                    &mut archive,
+                    &member.path,
+                    &profile,
+                    notes,
+                    emit,
+                )?;
             }
             Ok(total)
         }

@@ -229,7 +229,9 @@ fn archive_compiled(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, St
             found.extend(compiled_program(&r.name));
             Ok(())
         };
-        ranges::pushpop::read_member(archive, &path, &profile, &mut emit)?;
+        // The table's notes are said where it is read for its ranges.
+        let notes = crate::notes::Notes::kept();
+        ranges::pushpop::read_member(archive, &path, &profile, &notes, &mut emit)?;
         found.sort();
         found.dedup();
         return Ok(found);

@@ -215,3 +215,23 @@ fn tree_errors_in_records_name_the_file_and_line() {
     assert!(err.contains("ranges.jsonl:6: "), "{err}");
     assert!(err.contains("range 5"), "{err}");
 }
+
+#[test]
+fn an_id_given_again_after_its_range_ended_is_kept_and_counted() {
+    let dir = tempdir();
+    // The last range (12, a root at 1.2 s) takes the id of the first (1, ended at 50 ms).
+    let rows = edited(&rows(), "12", &[("RangeId", "1")]);
+    let path = write(dir.path(), "again.csv", &to_csv(&COLS, &rows));
+    for tool in ["njx-export", "njx-ranges"] {
+        let out = run(tool, &[&path], b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{tool}: {err}");
+        assert!(
+            err.contains(
+                "again.csv:13: 1 ranges have an id given to a range before them (the first: id 1)"
+            ),
+            "{tool}: {err}"
+        );
+        assert_eq!(json_lines(&String::from_utf8_lossy(&out.stdout)).len(), 12);
+    }
+}

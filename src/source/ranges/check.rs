@@ -11,8 +11,9 @@
 //! the next starts; rows of a thread out of start order; a `Lvl` (or `RangeStack` depth)
 //! that is not the depth on the stack; a `NumChild` or `DurChild` that does not count or
 //! sum the children that came. An id reused after its first range ended, or on another
-//! thread, is accepted: no reference to it can be ambiguous (a parent must be open on its
-//! child's thread).
+//! thread, is kept (nsys repeats ids, for ranges of CUDA graphs), since no reference to it
+//! can be ambiguous (a parent must be open on its child's thread), and counted: the ids
+//! seen are held for that, one hash entry (~10 bytes) per range of the table.
 
 use crate::error::{Error, Result};
 use crate::record::Range;
@@ -74,6 +75,11 @@ pub struct TreeCheck {
     index: HashMap<Thread, usize>,
     /// The thread of the row before (rows of one thread tend to come together).
     last: Option<(Thread, usize)>,
+    /// Every id seen, to count those given again.
+    seen: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    /// Ids given again, and the first of them (id, row).
+    repeated: u64,
+    first_repeat: Option<(u64, u64)>,
 }
 
 impl TreeCheck {
@@ -167,6 +173,10 @@ impl TreeCheck {
                 r.id, r.tid
             )));
         }
+        if !self.seen.insert(r.id) {
+            self.repeated += 1;
+            self.first_repeat.get_or_insert((r.id, at));
+        }
         stack.push(Open {
             id: r.id,
             start_ns: r.start_ns,
@@ -180,14 +190,22 @@ impl TreeCheck {
         Ok(())
     }
 
-    /// Ends the table: every range still open is closed and checked.
-    pub fn finish(&mut self, place: &dyn Fn(u64) -> String) -> Result<()> {
+    /// Ends the table: every range still open is closed and checked. Returns what is to
+    /// be said of ids given to several ranges, if any were.
+    pub fn finish(&mut self, place: &dyn Fn(u64) -> String) -> Result<Option<String>> {
         for Stack { open: stack, .. } in &mut self.threads {
             while !stack.is_empty() {
                 pop_closed(stack, place)?;
             }
         }
-        Ok(())
+        Ok(self.first_repeat.map(|(id, at)| {
+            format!(
+                "{}: {} ranges have an id given to a range before them (the first: id {id}); \
+                 kept as ranges of their own (nsys repeats ids for ranges of CUDA graphs)",
+                place(at),
+                self.repeated
+            )
+        }))
     }
 }
 

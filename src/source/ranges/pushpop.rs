@@ -9,6 +9,7 @@
 
 use super::check::TreeCheck;
 use crate::error::{Error, Result};
+use crate::notes::Notes;
 use crate::record::Range;
 use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
 use parquet::record::Field;
@@ -326,6 +327,7 @@ pub fn read_csv<R: BufRead>(
     place: &str,
     profile: &Arc<str>,
     reader: R,
+    notes: &Notes,
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
     let mut csv = csv::ReaderBuilder::new()
@@ -377,7 +379,9 @@ pub fn read_csv<R: BufRead>(
         emit(range).map_err(|e| e.within(&line_place(line)))?;
         rows += 1;
     }
-    check.finish(&line_place)?;
+    if let Some(note) = check.finish(&line_place)? {
+        notes.note(note);
+    }
     Ok(rows)
 }
 
@@ -387,16 +391,18 @@ pub fn read_member(
     archive: &mut crate::source::Archive,
     member: &str,
     profile: &Arc<str>,
+    notes: &Notes,
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
     let place = archive.member_place(member);
     if member.contains(".parquet") {
-        read_parquet(&place, profile, archive.open_parquet(member)?, emit)
+        read_parquet(&place, profile, archive.open_parquet(member)?, notes, emit)
     } else {
         read_csv(
             &place,
             profile,
             super::super::text_lines(archive.open_member(member)?)?,
+            notes,
             emit,
         )
     }
@@ -407,6 +413,7 @@ pub fn read_parquet<R: ChunkReader + 'static>(
     place: &str,
     profile: &Arc<str>,
     source: R,
+    notes: &Notes,
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
     let perr =
@@ -458,7 +465,9 @@ pub fn read_parquet<R: ChunkReader + 'static>(
         check.push(&range, rows, &row_place)?;
         emit(range).map_err(|e| e.within(&row_place(rows)))?;
     }
-    check.finish(&row_place)?;
+    if let Some(note) = check.finish(&row_place)? {
+        notes.note(note);
+    }
     Ok(rows)
 }
 
