@@ -14,23 +14,23 @@ pub trait Check {
     }
 }
 
-/// Times njx takes, in nanoseconds: within ±2^62 (146 years), so that no sum of two
-/// overflows.
+/// Times njx takes, in nanoseconds: within ±2^61 (73 years, past 2043 as nanoseconds
+/// since 1970), so that no sum of up to four overflows.
 pub fn time_in_range(ns: i64) -> bool {
-    (-(1i64 << 62)..=(1i64 << 62)).contains(&ns)
+    (-(1i64 << 61)..=(1i64 << 61)).contains(&ns)
 }
 
 /// A duration that is negative, or a time out of range.
 fn negative(field: &str, v: i64) -> Option<String> {
     if !time_in_range(v) {
-        return Some(format!("{field} {v} is beyond ±2^62 ns (146 years)"));
+        return Some(format!("{field} {v} is beyond ±2^61 ns (73 years)"));
     }
     (v < 0).then(|| format!("{field} {v} is negative"))
 }
 
 /// A start time out of range.
 fn start(v: i64) -> Option<String> {
-    (!time_in_range(v)).then(|| format!("start_ns {v} is beyond ±2^62 ns (146 years)"))
+    (!time_in_range(v)).then(|| format!("start_ns {v} is beyond ±2^61 ns (73 years)"))
 }
 
 impl Check for Range {
@@ -55,7 +55,10 @@ impl Check for Range {
 
 impl Check for GpuRange {
     fn problem(&self) -> Option<String> {
-        negative("dur_ns", self.dur_ns).or_else(|| start(self.start_ns))
+        negative("dur_ns", self.dur_ns)
+            .or_else(|| start(self.start_ns))
+            .or_else(|| self.cpu_start_ns.and_then(start))
+            .or_else(|| negative("cpu_dur_ns", self.cpu_dur_ns?))
     }
 }
 

@@ -148,6 +148,30 @@ pub fn derive(
             ));
         }
     }
+    // Parents must form a forest: a range that is its own ancestor would make every
+    // walk up from it endless. Each range is walked up once (state 1 on the path, 2 done).
+    let mut state = vec![0u8; ranges.len()];
+    for start in 0..ranges.len() {
+        let mut path = Vec::new();
+        let mut at = Some(start);
+        while let Some(i) = at.filter(|&i| state[i] != 2) {
+            if state[i] == 1 {
+                return Err(Error::data(
+                    place,
+                    format!(
+                        "range {} is its own ancestor in the GPU projection (a parent cycle)",
+                        ranges[i].id
+                    ),
+                ));
+            }
+            state[i] = 1;
+            path.push(i);
+            at = ranges[i].parent.and_then(|p| by_id.get(&p).copied());
+        }
+        for i in path {
+            state[i] = 2;
+        }
+    }
     // Parent after dropping NCCL ranges.
     let parent_of = |i: usize| -> Option<usize> {
         let mut p = ranges[i].parent.and_then(|p| by_id.get(&p).copied());

@@ -885,9 +885,10 @@ fn add_idle(acc: &Settled<'_>, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &
         if !chosen.contains(program) || s.module_ns == 0 {
             continue;
         }
+        // Saturating: partial results read back carry whatever times they were given.
         let d = devices.entry(device).or_insert((0, 0, i64::MAX, i64::MIN));
-        d.0 += s.module_ns;
-        d.1 += s.thunk_ns;
+        d.0 = d.0.saturating_add(s.module_ns);
+        d.1 = d.1.saturating_add(s.thunk_ns);
         d.2 = d.2.min(s.start);
         d.3 = d.3.max(s.end);
     }
@@ -895,20 +896,23 @@ fn add_idle(acc: &Settled<'_>, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &
     for (device, &(m, t, start, end)) in &devices {
         if mode == GpuMode::Device {
             let root = format!("device {device}");
-            folded.add_path(&[root.as_str(), IDLE_INSIDE], (m - t).max(0) as f64);
+            folded.add_path(
+                &[root.as_str(), IDLE_INSIDE],
+                m.saturating_sub(t).max(0) as f64,
+            );
             folded.add_path(
                 &[root.as_str(), IDLE_BETWEEN],
-                (end - start - m).max(0) as f64,
+                end.saturating_sub(start).saturating_sub(m).max(0) as f64,
             );
         }
-        modules += m;
-        thunks += t;
-        wall += end - start;
+        modules = modules.saturating_add(m);
+        thunks = thunks.saturating_add(t);
+        wall = wall.saturating_add(end.saturating_sub(start));
     }
     if mode != GpuMode::Device {
         // The notebook's totals: (2) - (1) and (3) - (2), over all devices at once.
-        folded.add_path(&[IDLE_INSIDE], (modules - thunks).max(0) as f64);
-        folded.add_path(&[IDLE_BETWEEN], (wall - modules).max(0) as f64);
+        folded.add_path(&[IDLE_INSIDE], modules.saturating_sub(thunks).max(0) as f64);
+        folded.add_path(&[IDLE_BETWEEN], wall.saturating_sub(modules).max(0) as f64);
     }
 }
 

@@ -15,9 +15,49 @@
 //!   `dictionary_page_offset`) are negative, or its pages reach past the file's end.
 //!
 //! Field numbers are those of `parquet.thrift` (apache/parquet-format).
+//!
+//! Past the footer, the reader still panics on some malformed pages (a dictionary-encoded
+//! page without its dictionary, truncated bit-packed levels): [`guarded`] runs its calls
+//! so that such a panic becomes an error naming the file.
 
 use crate::error::{Error, Result};
 use parquet::file::reader::ChunkReader;
+use std::cell::Cell;
+use std::sync::Once;
+
+thread_local! {
+    /// Set while [`guarded`] runs: a panic then is the Parquet reader's, reported as an
+    /// error rather than printed.
+    static GUARDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, calls into the Parquet reader on the file named `place`: a panic inside it
+/// is returned as a data error naming the file (and not printed).
+pub fn guarded<T>(place: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !GUARDED.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    GUARDED.with(|g| g.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(false));
+    result.unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::data(
+            place,
+            format!("bad Parquet file: the Parquet reader failed on its pages ({msg})"),
+        ))
+    })
+}
 
 /// Thrift structs nest this deep at most (the footer's own structure is ~6 deep).
 const MAX_NESTING: usize = 64;

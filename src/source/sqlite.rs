@@ -253,7 +253,7 @@ impl Db {
         }
     }
 
-    /// A timestamp cell (nanoseconds): [`Db::int`], and beyond ±2^62 ns (146 years) an
+    /// A timestamp cell (nanoseconds): [`Db::int`], and beyond ±2^61 ns (73 years) an
     /// error naming the row, so that no sum of two times can overflow.
     pub fn time(
         &self,
@@ -268,7 +268,7 @@ impl Db {
             Some(t) if !crate::record::time_in_range(t) => Err(self.row_error(
                 table,
                 rowid,
-                format!("column `{column}`: {t} ns is beyond ±2^62 ns (146 years)"),
+                format!("column `{column}`: {t} ns is beyond ±2^61 ns (73 years)"),
             )),
             _ => Ok(v),
         }

@@ -135,7 +135,7 @@ fn inconsistent_trees_are_refused_naming_file_line_and_ids() {
             &["range 3", "DurChild 40000000", "50000000"],
         ),
         (
-            "times beyond ±2^62 ns",
+            "times beyond ±2^61 ns",
             edited(
                 &base,
                 "1",
@@ -147,7 +147,7 @@ fn inconsistent_trees_are_refused_naming_file_line_and_ids() {
                 ],
             ),
             ":2",
-            &["beyond ±2^62 ns"],
+            &["beyond ±2^61 ns"],
         ),
     ];
     let dir = tempdir();

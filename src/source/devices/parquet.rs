@@ -33,7 +33,10 @@ pub fn read_launchers<R: ChunkReader + 'static>(place: &str, source: R) -> Resul
     };
     let (name_i, pid_i, tid_i) = (col("Name")?, col("PID")?, col("TID")?);
     let mut out = Vec::new();
-    for (row_no, row) in reader.get_row_iter(None).map_err(perr)?.enumerate() {
+    let mut rows = reader.get_row_iter(None).map_err(perr)?.enumerate();
+    while let Some((row_no, row)) =
+        crate::source::parquet_footer::guarded(place, || Ok(rows.next()))?
+    {
         let row = row.map_err(perr)?;
         let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
         let Field::Str(name) = fields[name_i] else {

@@ -434,7 +434,7 @@ impl Row<'_> {
             }
             _ => text.into_owned(),
         };
-        Ok(Some(GpuRange {
+        let range = GpuRange {
             profile: profile.clone(),
             pid: self.unsigned(Role::Pid)?,
             tid: self.need_unsigned(Role::Tid)?,
@@ -450,7 +450,12 @@ impl Row<'_> {
             gpu_ops: self.unsigned(Role::GpuOps)?,
             device: self.unsigned(Role::Device)?,
             stream: self.unsigned(Role::Stream)?,
-        }))
+        };
+        // Times in range (no sum of two overflows), as for records read back.
+        match crate::record::Check::problem(&range) {
+            Some(problem) => Err(problem),
+            None => Ok(Some(range)),
+        }
     }
 }
 
@@ -486,7 +491,8 @@ pub fn read_parquet<R: ChunkReader + 'static>(
         while left > 0 {
             let n = left.min(BATCH);
             for (column, used) in columns.iter_mut().zip(&layout.used) {
-                let got = column.read(n).map_err(perr)?;
+                let got =
+                    crate::source::parquet_footer::guarded(place, || column.read(n).map_err(perr))?;
                 if got != n {
                     return Err(Error::data(
                         place,

@@ -171,7 +171,7 @@ fn build_range<'a>(
             return Err(Error::data(
                 place(),
                 format!(
-                    "column `{}`: {t} ns is beyond ±2^62 ns (146 years)",
+                    "column `{}`: {t} ns is beyond ±2^61 ns (73 years)",
                     header_of(col)
                 ),
             ));
@@ -430,7 +430,8 @@ pub fn read_parquet<R: ChunkReader + 'static>(
     let mut rows = 0u64;
     let mut check = TreeCheck::new();
     let row_place = |row: u64| format!("{place}: row {row}");
-    for row in reader.get_row_iter(None).map_err(perr)? {
+    let mut iter = reader.get_row_iter(None).map_err(perr)?;
+    while let Some(row) = crate::source::parquet_footer::guarded(place, || Ok(iter.next()))? {
         let row = row.map_err(perr)?;
         rows += 1;
         let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
