@@ -304,3 +304,20 @@ fn mesh_group_size(
     }
     Ok(size)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ALL, CollectiveKind};
+
+    #[test]
+    fn kinds_are_named_as_records_name_them() {
+        let names: Vec<&str> = ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names, crate::record::COLLECTIVE_KINDS);
+        for name in crate::record::COLLECTIVE_KINDS {
+            assert_eq!(
+                CollectiveKind::from_name(name).map(|k| k.as_str()),
+                Some(*name)
+            );
+        }
+    }
+}
