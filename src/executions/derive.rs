@@ -151,8 +151,8 @@ pub fn derive(
     // Parents must form a forest: a range that is its own ancestor would make every
     // walk up from it endless. Each range is walked up once (state 1 on the path, 2 done).
     let mut state = vec![0u8; ranges.len()];
+    let mut path = Vec::new();
     for start in 0..ranges.len() {
-        let mut path = Vec::new();
         let mut at = Some(start);
         while let Some(i) = at.filter(|&i| state[i] != 2) {
             if state[i] == 1 {
@@ -168,7 +168,7 @@ pub fn derive(
             path.push(i);
             at = ranges[i].parent.and_then(|p| by_id.get(&p).copied());
         }
-        for i in path {
+        for i in path.drain(..) {
             state[i] = 2;
         }
     }

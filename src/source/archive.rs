@@ -80,7 +80,7 @@ impl Archive {
         mut reader: Box<dyn ReadSeek>,
     ) -> Result<Archive> {
         let declared = declared_entries(&mut reader).map_err(|e| Error::io(&place, e))?;
-        let zip = ZipArchive::new(reader).map_err(|e| {
+        let mut zip = ZipArchive::new(reader).map_err(|e| {
             let e = e.to_string();
             if e.contains("EOCD") {
                 Error::data(
@@ -117,7 +117,6 @@ impl Archive {
                 ));
             }
         }
-        let mut zip = zip;
         check_entries(&place, &mut zip)?;
         let mut members = Vec::with_capacity(zip.len());
         for name in zip.file_names() {

@@ -109,24 +109,22 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
                 }
             }
             Event::Int(path, v) if path.len() == 4 && path[..3] == *COLUMN_META => {
-                let field = match path[3] {
-                    5 => "num_values",
-                    6 => "total_uncompressed_size",
-                    7 => "total_compressed_size",
-                    9 => "data_page_offset",
-                    10 => "index_page_offset",
-                    11 => "dictionary_page_offset",
+                // (field, whether it is a place or length within the file)
+                let (field, in_file) = match path[3] {
+                    5 => ("num_values", false),
+                    6 => ("total_uncompressed_size", false),
+                    7 => ("total_compressed_size", true),
+                    9 => ("data_page_offset", true),
+                    10 => ("index_page_offset", true),
+                    11 => ("dictionary_page_offset", true),
                     _ => return,
                 };
                 if v < 0 {
                     problem = Some(format!("a column chunk's {field} is {v}"));
-                } else if field.ends_with("compressed_size") || field.ends_with("offset") {
-                    // Offsets and compressed sizes lie within the file.
-                    if v as u64 > len && field != "total_uncompressed_size" {
-                        problem = Some(format!(
-                            "a column chunk's {field} {v} reaches past the {len}-byte file"
-                        ));
-                    }
+                } else if in_file && v as u64 > len {
+                    problem = Some(format!(
+                        "a column chunk's {field} {v} reaches past the {len}-byte file"
+                    ));
                 }
             }
             _ => {}

@@ -177,12 +177,8 @@ fn build_range<'a>(
             ));
         }
     }
-    let Some(dur_ns) = end_ns.checked_sub(start_ns) else {
-        return Err(Error::data(
-            place(),
-            format!("range from {start_ns} to {end_ns} lasts longer than 2^63 ns"),
-        ));
-    };
+    // Both within ±2^61 ns: the difference fits.
+    let dur_ns = end_ns - start_ns;
     if dur_ns < 0 {
         return Err(Error::data(
             place(),
@@ -252,15 +248,21 @@ fn build_range<'a>(
     // parent.
     if let Some(Cell::Text(stack)) = layout.get(Col::RangeStack).map(&cell) {
         let stack = stack.trim_ascii();
-        let tail = match parent {
-            Some(p) => format!(":{p}:{id}"),
-            None => format!(":{id}"),
-        };
-        let fits = match parent {
-            Some(_) => stack.ends_with(tail.as_bytes()),
-            None => stack == tail.as_bytes(),
-        };
+        // Read from the end, without allocating: this runs for every row.
+        let mut ids = stack.rsplit(|&b| b == b':');
+        let number =
+            |t: Option<&[u8]>| t.and_then(|t| std::str::from_utf8(t).ok()?.parse::<u64>().ok());
+        let (last, before) = (ids.next(), ids.next());
+        let fits = number(last) == Some(id)
+            && match parent {
+                Some(p) => number(before) == Some(p),
+                None => before == Some(&b""[..]) && ids.next().is_none(),
+            };
         if !stack.is_empty() && !fits {
+            let tail = match parent {
+                Some(p) => format!(":{p}:{id}"),
+                None => format!(":{id}"),
+            };
             return Err(Error::data(
                 place(),
                 format!(
