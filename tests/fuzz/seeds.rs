@@ -4,6 +4,7 @@
 //! projection Parquet tables in every form, thread metadata, HLO protos (xz and plain),
 //! nsys SQLite exports, and nsys-jax, combine and njx-capture archives.
 
+use crate::common::gpu_spans::*;
 use crate::common::nsys_sqlite::{self, NsysDb, gpid, gtid};
 use crate::item::Item;
 use crate::rng::Rng;
@@ -20,36 +21,12 @@ use std::path::Path;
 pub const FP7: &str = "5d41402abc4b2a76b9719d911017c592";
 /// `fingerprint_before_lhs` of program 3 (`jit_f`).
 pub const FP3: &str = "feedc0de00000000feedc0de00000000";
-pub const STEP: &str = "TSL:XlaModule:#hlo_module=jit_step,program_id=7#";
-const AUTOTUNE: &str = "TSL:XlaModule:#hlo_module=extracted#";
 pub const DUMP7: &str = "module_0007.jit_step.sm_8.0_gpu_after_optimizations.hlo.pb";
 pub const DUMP3: &str = "module_0003.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb";
 pub const GPU_PROJ: &str = "nvtx_gpu_proj_trace/trace.parquet";
 pub const THREADS: &str = "thread-metadata.parquet";
 pub const PUSHPOP_XZ: &str = "report_nvtx_pushpop_trace.csv.xz";
 pub const PUSHPOP_PQ: &str = "report_nvtx_pushpop_trace.parquet";
-
-/// Rank 1's clock runs this far ahead of rank 0's.
-const OFFSET: i64 = 5_000_000;
-const EXECS: usize = 4;
-const MODULE_DUR: [[i64; EXECS]; 2] = [
-    [1_000_000, 1_100_000, 1_050_000, 1_200_000],
-    [1_000_000, 1_150_000, 1_250_000, 1_100_000],
-];
-const MODULE_OPS: [i64; EXECS + 1] = [10, 12, 10, 12, 3];
-const ALL_REDUCE_DUR: [[i64; EXECS]; 2] = [
-    [260_000, 200_000, 220_000, 200_000],
-    [200_000, 240_000, 220_000, 280_000],
-];
-const AUTOTUNE_RUNS: [(i64, i64); 2] = [(3_000_000, 300_000), (3_500_000, 250_000)];
-
-fn pid(rank: usize) -> i64 {
-    4100 + 100 * rank as i64
-}
-
-fn base(k: usize) -> i64 {
-    10_000_000 + 2_000_000 * k as i64
-}
 
 // ---------------------------------------------------------------- push/pop CSV
 
@@ -292,107 +269,6 @@ pub fn pushpop_table(csv_text: &str) -> Table {
 }
 
 // ---------------------------------------------------------------- GPU projection
-
-struct Span {
-    id: i64,
-    parent: Option<i64>,
-    tid: i64,
-    name: String,
-    start: i64,
-    dur: i64,
-    ops: i64,
-}
-
-/// The projected ranges of one rank: autotuning executions, four executions of jit_step
-/// with fusion.1, an all-reduce under an NCCL range and a command buffer around
-/// fusion.2, and a fifth execution cut short.
-fn spans(rank: usize) -> Vec<Span> {
-    let (p, o) = (pid(rank), rank as i64 * OFFSET);
-    let mut v: Vec<Span> = Vec::new();
-    let mut add = |parent: Option<i64>, tid: i64, name: &str, start: i64, dur: i64, ops: i64| {
-        let id = v.len() as i64 + 1;
-        v.push(Span {
-            id,
-            parent,
-            tid,
-            name: name.to_string(),
-            start,
-            dur,
-            ops,
-        });
-        id
-    };
-    add(
-        None,
-        p,
-        "TSL:Thunk:#hlo_op=fusion.0#",
-        o + 1_000_000,
-        200_000,
-        1,
-    );
-    for (s, d) in AUTOTUNE_RUNS {
-        let m = add(None, p + 1, AUTOTUNE, o + s, d, 1);
-        add(
-            Some(m),
-            p + 1,
-            "TSL:Thunk:#hlo_op=fusion#",
-            o + s + 50_000,
-            d - 100_000,
-            1,
-        );
-    }
-    for k in 0..=EXECS {
-        let b = o + base(k);
-        if k == EXECS {
-            let m = add(None, p, STEP, b, 200_000, MODULE_OPS[k]);
-            add(
-                Some(m),
-                p,
-                "TSL:Thunk:#hlo_op=fusion.1#",
-                b + 100_000,
-                50_000,
-                1,
-            );
-            continue;
-        }
-        let m = add(None, p, STEP, b, MODULE_DUR[rank][k], MODULE_OPS[k]);
-        add(
-            Some(m),
-            p,
-            "TSL:Thunk:#hlo_op=fusion.1#",
-            b + 100_000,
-            300_000,
-            4,
-        );
-        let ar = ALL_REDUCE_DUR[rank][k];
-        let nccl = add(Some(m), p, "NCCL:ncclAllReduce", b + 300_000, ar, 1);
-        add(
-            Some(nccl),
-            p,
-            "TSL:Thunk:#hlo_op=all-reduce-start.1#",
-            b + 300_000,
-            ar,
-            1,
-        );
-        let cmd = add(
-            Some(m),
-            p,
-            "TSL:Thunk:#name=cmd,hlo_op=command_buffer#",
-            b + 450_000,
-            450_000,
-            5,
-        );
-        add(
-            Some(cmd),
-            p,
-            "TSL:Thunk:#hlo_op=fusion.2#",
-            b + 700_000,
-            150_000,
-            5,
-        );
-    }
-    v
-}
 
 fn stack_of(spans: &[Span], s: &Span) -> Vec<i64> {
     let mut ids = vec![s.id];
