@@ -71,7 +71,10 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
                     folder.push(&mut folded, r)
                 })?;
             }
-            folder.finish(&mut folded);
+            folder.finish(&mut folded).map_err(|e| match paths.last() {
+                Some(last) => e.within(&format!("{} (at its end)", last.display())),
+                None => e,
+            })?;
             return Ok(folded);
         }
         by => gpu_mode(by).expect("a GPU mode"),

@@ -13,6 +13,7 @@
 
 use super::Folded;
 use crate::error::{Error, Result};
+use crate::ranges::XLA_COMPILE_PREFIX;
 use crate::record::Range;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -32,6 +33,9 @@ struct Open {
     dur_ns: i64,
     child_ns: i64,
     /// What its children are checked against.
+    in_compile: bool,
+    pid: Option<u64>,
+    tid: u64,
     depth: u32,
     start_ns: i64,
     end_ns: i64,
@@ -39,6 +43,12 @@ struct Open {
     main_child_ns: i64,
     /// Worker self time per stack, shared out when this launcher closes.
     workers: HashMap<u32, (i64, u32)>,
+    /// What its record declared, and what came: direct children, the time of those on its
+    /// own thread (which nest one after another), and the span of those on other threads.
+    children: u32,
+    kids: u32,
+    own_kids_ns: i64,
+    other_kids: Option<(i64, i64)>,
 }
 
 /// Folds range records, one at a time, into a [`Folded`] tree.
@@ -66,7 +76,7 @@ impl StackFolder {
             .and_then(|p| stack.iter().rposition(|&id| id == p))
             .map_or(0, |i| i + 1);
         for id in stack.drain(keep..).rev() {
-            close(folded, open, id);
+            close(folded, open, id, &r.profile)?;
         }
         if stack.len() >= MAX_DEPTH {
             return Err(Error::data(
@@ -79,8 +89,13 @@ impl StackFolder {
                 ),
             ));
         }
-        let (node, root_thread, launcher) = match r.parent {
-            None => (folded.child(Folded::ROOT, &r.name), (r.pid, r.tid), r.id),
+        let (node, root_thread, launcher, in_compile) = match r.parent {
+            None => (
+                folded.child(Folded::ROOT, &r.name),
+                (r.pid, r.tid),
+                r.id,
+                r.name.starts_with(XLA_COMPILE_PREFIX),
+            ),
             Some(p) => {
                 let Some(parent) = open.get(&p) else {
                     return Err(Error::data(
@@ -92,6 +107,27 @@ impl StackFolder {
                         ),
                     ));
                 };
+                if r.pid != parent.pid {
+                    return Err(Error::data(
+                        format!("{}: range {}", r.profile, r.id),
+                        format!(
+                            "in another process than its parent {p}: a range's children \
+                             are in its process"
+                        ),
+                    ));
+                }
+                if r.tid != parent.tid && !parent.in_compile {
+                    return Err(Error::data(
+                        format!("{}: range {}", r.profile, r.id),
+                        format!(
+                            "on thread {} under parent {p} of thread {}, outside any \
+                             XlaCompile range: a range's children are on its thread, except \
+                             parallel-compilation workers spliced under a compilation \
+                             (njx-ranges --splice-workers)",
+                            r.tid, parent.tid
+                        ),
+                    ));
+                }
                 if r.depth != parent.depth + 1
                     || r.start_ns < parent.start_ns
                     || r.end_ns > parent.end_ns
@@ -119,9 +155,25 @@ impl StackFolder {
                     } else {
                         parent.launcher
                     },
+                    parent.in_compile || r.name.starts_with(XLA_COMPILE_PREFIX),
                 )
             }
         };
+        if let Some(parent) = r.parent.and_then(|p| open.get_mut(&p)) {
+            parent.kids += 1;
+            if parent.tid == r.tid {
+                parent.own_kids_ns = parent.own_kids_ns.saturating_add(r.dur_ns);
+            } else {
+                let (s, e) = parent.other_kids.unwrap_or((r.start_ns, r.end_ns));
+                parent.other_kids = Some((s.min(r.start_ns), e.max(r.end_ns)));
+            }
+        }
+        if open.contains_key(&r.id) {
+            return Err(Error::data(
+                format!("{}: range {}", r.profile, r.id),
+                "its id is that of a range still open: one id for two ranges at once",
+            ));
+        }
         let on_root_thread = root_thread == (r.pid, r.tid);
         if on_root_thread {
             folded.add(node, r.self_ns as f64);
@@ -151,11 +203,18 @@ impl StackFolder {
                 launcher,
                 dur_ns: r.dur_ns,
                 child_ns: r.child_ns,
+                in_compile,
+                pid: r.pid,
+                tid: r.tid,
                 depth: r.depth,
                 start_ns: r.start_ns,
                 end_ns: r.end_ns,
                 main_child_ns: 0,
                 workers: HashMap::new(),
+                children: r.children,
+                kids: 0,
+                own_kids_ns: 0,
+                other_kids: None,
             },
         );
         self.threads
@@ -167,25 +226,53 @@ impl StackFolder {
 
     /// Closes every range still open (the end of the input). Worker time was counted as
     /// it was read, so the order does not matter.
-    pub fn finish(&mut self, folded: &mut Folded) {
+    pub fn finish(&mut self, folded: &mut Folded) -> Result<()> {
         self.threads.clear();
-        for open in self.open.values_mut() {
+        for (profile, open) in &mut self.open {
             let mut ids: Vec<u64> = open.keys().copied().collect();
             ids.sort_unstable(); // a fixed order of float additions: the same output every run
             for id in ids {
-                close(folded, open, id);
+                close(folded, open, id, profile)?;
             }
         }
+        Ok(())
     }
 }
 
-/// Closes range `id`: a launcher shares the span its workers covered among them.
-fn close(folded: &mut Folded, open: &mut HashMap<u64, Open>, id: u64) {
+/// Closes range `id`, whose children have all come: they must be what its record
+/// declared (their number, and the time they cover: exactly for children on its own
+/// thread, within bounds where spliced workers overlap them). A launcher shares the span
+/// its workers covered among them.
+fn close(folded: &mut Folded, open: &mut HashMap<u64, Open>, id: u64, profile: &str) -> Result<()> {
     let Some(range) = open.remove(&id) else {
-        return;
+        return Ok(());
     };
+    let covered = match range.other_kids {
+        None => (range.own_kids_ns, range.own_kids_ns),
+        Some((s, e)) => {
+            let span = e - s;
+            (
+                range.own_kids_ns.max(span),
+                range.own_kids_ns.saturating_add(span).min(range.dur_ns),
+            )
+        }
+    };
+    if range.kids != range.children || range.child_ns < covered.0 || range.child_ns > covered.1 {
+        let time = if covered.0 == covered.1 {
+            format!("{} ns", covered.0)
+        } else {
+            format!("{}..{} ns", covered.0, covered.1)
+        };
+        return Err(Error::data(
+            format!("{profile}: range {id}"),
+            format!(
+                "declares {} children covering {} ns, but {} children covering {time} follow it",
+                range.children, range.child_ns, range.kids
+            ),
+        ));
+    }
     if range.workers.is_empty() {
-        return;
+        return Ok(());
     }
     // `child_ns` of a spliced parent is the wall time its children cover; less what its
     // own thread did, that is the parallel span.
@@ -202,6 +289,7 @@ fn close(folded: &mut Folded, open: &mut HashMap<u64, Open>, id: u64) {
         };
         folded.add(node, share);
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -231,9 +319,10 @@ mod tests {
     fn spliced_workers_share_the_parallel_span() {
         // Launcher L [0,100) on thread 1 with a main child M [0,10) and two workers on
         // threads 2 and 3 covering [20,80) with 60 + 30 ns of their own.
-        let mut l = range(1, None, 1, 0, 100, "L");
+        let mut l = range(1, None, 1, 0, 100, "TSL:XlaCompile:#L#");
         l.child_ns = 10 + 60;
         l.self_ns = 30;
+        l.children = 3;
         let m = range(2, Some(1), 1, 0, 10, "M");
         let w1 = range(3, Some(1), 2, 20, 80, "W");
         let w2 = range(4, Some(1), 3, 30, 60, "W2");
@@ -242,11 +331,16 @@ mod tests {
         for r in [l, m, w1, w2] {
             f.push(&mut folded, r).unwrap();
         }
-        f.finish(&mut folded);
+        f.finish(&mut folded).unwrap();
         assert_eq!(folded.total_ns(), 100.0);
         assert_eq!(
             folded.lines(Unit::Ns),
-            vec!["L 30", "L;M 10", "L;W 40", "L;W2 20"]
+            vec![
+                "TSL:XlaCompile:#L# 30",
+                "TSL:XlaCompile:#L#;M 10",
+                "TSL:XlaCompile:#L#;W 40",
+                "TSL:XlaCompile:#L#;W2 20"
+            ]
         );
     }
 
@@ -260,5 +354,52 @@ mod tests {
             .push(&mut folded, range(3, Some(1), 1, 5, 6, "c"))
             .unwrap_err();
         assert!(err.to_string().contains("range 3"), "{err}");
+    }
+
+    #[test]
+    fn declared_children_and_child_time_are_checked() {
+        let fold = |children: u32, child_ns: i64| {
+            let mut a = range(1, None, 1, 0, 10, "a");
+            a.children = children;
+            a.child_ns = child_ns;
+            a.self_ns = 10 - child_ns;
+            let mut folded = Folded::default();
+            let mut f = StackFolder::default();
+            f.push(&mut folded, a)?;
+            f.push(&mut folded, range(2, Some(1), 1, 2, 6, "b"))?;
+            f.finish(&mut folded)
+        };
+        fold(1, 4).unwrap();
+        let err = fold(2, 4).unwrap_err().to_string();
+        assert!(
+            err.contains("range 1") && err.contains("declares 2 children"),
+            "{err}"
+        );
+        let err = fold(1, 5).unwrap_err().to_string();
+        assert!(
+            err.contains("covering 5 ns, but 1 children covering 4 ns"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_child_in_another_process_or_an_id_open_twice_is_an_error() {
+        let mut a = range(1, None, 1, 0, 10, "a");
+        a.children = 1;
+        a.child_ns = 4;
+        let mut b = range(2, Some(1), 1, 2, 6, "b");
+        b.pid = Some(9);
+        let mut folded = Folded::default();
+        let mut f = StackFolder::default();
+        f.push(&mut folded, a.clone()).unwrap();
+        let err = f.push(&mut folded, b).unwrap_err().to_string();
+        assert!(err.contains("another process"), "{err}");
+        let mut f = StackFolder::default();
+        f.push(&mut folded, a).unwrap();
+        let err = f
+            .push(&mut folded, range(1, Some(1), 1, 2, 6, "b"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("still open"), "{err}");
     }
 }

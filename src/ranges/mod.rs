@@ -155,6 +155,24 @@ impl TreeBuilder {
                     range.depth, parent.id, parent.depth
                 )));
             }
+            if range.pid != parent.pid {
+                // Spliced workers (`--splice-workers`) are threads of the compiling process.
+                return Err(place(&format!(
+                    "in process {} under parent {} of process {}: a range's children are in \
+                     its process",
+                    opt(range.pid),
+                    parent.id,
+                    opt(parent.pid)
+                )));
+            }
+            if range.tid != parent.tid && !state.under_compile((seq, parent_idx)) {
+                return Err(place(&format!(
+                    "on thread {} under parent {} of thread {}, outside any XlaCompile range: \
+                     a range's children are on its thread, except parallel-compilation \
+                     workers spliced under a compilation (--splice-workers)",
+                    range.tid, parent.id, parent.tid
+                )));
+            }
             if range.start_ns < parent.start_ns || range.end_ns > parent.end_ns {
                 return Err(place(&format!(
                     "{}..{} lies outside its parent {} ({}..{})",
@@ -217,6 +235,21 @@ impl ProfileState {
             self.index.remove(&node.range.id);
         }
         self.compiles.retain(|&(s, _)| s != seq);
+    }
+
+    /// Whether the range at `loc` or one of its ancestors is an XlaCompile range (where
+    /// spliced workers hang, on other threads than their parents).
+    fn under_compile(&self, mut loc: (u64, u32)) -> bool {
+        loop {
+            let r = &self.trees[&loc.0].nodes[loc.1 as usize].range;
+            if r.name.starts_with(XLA_COMPILE_PREFIX) {
+                return true;
+            }
+            match r.parent.and_then(|p| self.index.get(&p)) {
+                Some(&up) => loc = up,
+                None => return false,
+            }
+        }
     }
 
     /// Where a top-level range from a parallel-compilation worker thread belongs: under
@@ -332,6 +365,11 @@ fn finish_tree(tree: &Tree, out: &[(usize, Option<usize>)]) -> Vec<Range> {
         records.push(r);
     }
     records
+}
+
+/// A process id for messages: `?` where the source records none.
+fn opt(pid: Option<u64>) -> String {
+    pid.map_or("?".to_string(), |p| p.to_string())
 }
 
 /// A complete tree as read: every range has the children and child time it declares

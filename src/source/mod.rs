@@ -36,6 +36,7 @@ use crate::record::{GpuRange, Range};
 pub use archive::Archive;
 use limits::{Counted, Inflated, LineCap};
 pub use profile::{ProfileTables, Profiles};
+use ranges::check::IdReuse;
 use records::{RecordStream, TextKind};
 use sqlite::Db;
 use std::fs::File;
@@ -400,8 +401,31 @@ pub fn read_ranges(
                 TextKind::PushPopCsv => {
                     ranges::pushpop::read_csv(&place, &profile_of_path, stream.reader, notes, emit)
                 }
-                TextKind::JsonLines => records::read_json_lines(&place, stream.reader, emit),
-                TextKind::RecordCsv => records::read_record_csv(&place, stream.reader, emit),
+                kind @ (TextKind::JsonLines | TextKind::RecordCsv) => {
+                    // Ids given again within a profile are counted, as in push/pop tables.
+                    let mut reuse = IdReuse::default();
+                    let mut profile: Option<Arc<str>> = None;
+                    let mut emit = |r: Range| {
+                        if profile.as_ref() != Some(&r.profile) {
+                            reuse.next_profile();
+                            profile = Some(r.profile.clone());
+                        }
+                        reuse.saw(r.id, || {
+                            format!("{place} (profile {}, id {})", r.profile, r.id)
+                        });
+                        emit(r)
+                    };
+                    let n = RecordStream {
+                        place: place.clone(),
+                        kind,
+                        reader: stream.reader,
+                    }
+                    .read(&mut emit)?;
+                    if let Some(note) = reuse.take_note() {
+                        notes.note(note);
+                    }
+                    Ok(n)
+                }
                 TextKind::Unknown(first) => Err(Error::data(
                     format!("{place}:1"),
                     format!(

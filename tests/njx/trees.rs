@@ -228,7 +228,7 @@ fn an_id_given_again_after_its_range_ended_is_kept_and_counted() {
         assert!(out.status.success(), "{tool}: {err}");
         assert!(
             err.contains(
-                "again.csv:13: 1 ranges have an id given to a range before them (the first: id 1)"
+                "again.csv:13: 1 range has an id given to a range before it (the first: id 1)"
             ),
             "{tool}: {err}"
         );

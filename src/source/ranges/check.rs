@@ -12,8 +12,8 @@
 //! that is not the depth on the stack; a `NumChild` or `DurChild` that does not count or
 //! sum the children that came. An id reused after its first range ended, or on another
 //! thread, is kept (nsys repeats ids, for ranges of CUDA graphs), since no reference to it
-//! can be ambiguous (a parent must be open on its child's thread), and counted: the ids
-//! seen are held for that, one hash entry (~10 bytes) per range of the table.
+//! can be ambiguous (a parent must be open on its child's thread), and counted
+//! ([`IdReuse`], also used for range records).
 
 use crate::error::{Error, Result};
 use crate::record::Range;
@@ -75,11 +75,49 @@ pub struct TreeCheck {
     index: HashMap<Thread, usize>,
     /// The thread of the row before (rows of one thread tend to come together).
     last: Option<(Thread, usize)>,
-    /// Every id seen, to count those given again.
+    /// Ids given again.
+    reuse: IdReuse,
+}
+
+/// Ids given to more than one range of a profile, counted (the ranges are kept: nsys
+/// repeats ids, for ranges of CUDA graphs, and no reference to such an id is ambiguous
+/// where parents must be open when their children come). Holds every id seen, one hash
+/// entry (~10 bytes) per range.
+#[derive(Default)]
+pub struct IdReuse {
     seen: HashSet<u64, BuildHasherDefault<IdHasher>>,
-    /// Ids given again, and the first of them (id, row).
     repeated: u64,
-    first_repeat: Option<(u64, u64)>,
+    /// The first id given again, and where.
+    first: Option<(u64, String)>,
+}
+
+impl IdReuse {
+    /// Counts `id` if it was seen before; `place` names where, for the note.
+    pub fn saw(&mut self, id: u64, place: impl FnOnce() -> String) {
+        if !self.seen.insert(id) {
+            self.repeated += 1;
+            if self.first.is_none() {
+                self.first = Some((id, place()));
+            }
+        }
+    }
+
+    /// A new profile: ids of the one before are forgotten (counts are kept).
+    pub fn next_profile(&mut self) {
+        self.seen.clear();
+    }
+
+    /// What is to be said of the ids given again so far, if any were: `FIRST-PLACE: …`.
+    pub fn take_note(&mut self) -> Option<String> {
+        let (id, place) = self.first.take()?;
+        let n = std::mem::take(&mut self.repeated);
+        Some(format!(
+            "{place}: {n} range{} an id given to a range before {} (the first: id {id}); \
+             kept as ranges of their own (nsys repeats ids for ranges of CUDA graphs)",
+            if n == 1 { " has" } else { "s have" },
+            if n == 1 { "it" } else { "them" },
+        ))
+    }
 }
 
 impl TreeCheck {
@@ -173,10 +211,7 @@ impl TreeCheck {
                 r.id, r.tid
             )));
         }
-        if !self.seen.insert(r.id) {
-            self.repeated += 1;
-            self.first_repeat.get_or_insert((r.id, at));
-        }
+        self.reuse.saw(r.id, || place(at));
         stack.push(Open {
             id: r.id,
             start_ns: r.start_ns,
@@ -198,14 +233,7 @@ impl TreeCheck {
                 pop_closed(stack, place)?;
             }
         }
-        Ok(self.first_repeat.map(|(id, at)| {
-            format!(
-                "{}: {} ranges have an id given to a range before them (the first: id {id}); \
-                 kept as ranges of their own (nsys repeats ids for ranges of CUDA graphs)",
-                place(at),
-                self.repeated
-            )
-        }))
+        Ok(self.reuse.take_note())
     }
 }
 

@@ -392,9 +392,21 @@ fn record_mutations() -> Vec<(&'static str, RecFix, Expect, Option<u32>)> {
             Rn,
             None,
         ),
+        // Records may hold parallel-compilation workers spliced under a compilation
+        // (njx-ranges --splice-workers): a child on another thread, under an XlaCompile
+        // range as here, is what that writes, and is read as such.
         (
             "a child on another thread",
             |r| r[2]["tid"] = json!(2),
+            Expect::Accepted,
+            None,
+        ),
+        (
+            "a child on another thread outside any compilation",
+            |r| {
+                r[0]["name"] = json!("TSL:Step");
+                r[2]["tid"] = json!(2);
+            },
             Rn,
             None,
         ),

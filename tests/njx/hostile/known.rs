@@ -9,66 +9,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "deliberate: when the finished archive cannot be placed, it is kept in its staging folder (and said), not deleted",
     ),
     (
-        "range records: a repeated id",
-        "njx-ranges",
-        "in records an id reused after its first range ended is kept but not counted on stderr (push/pop tables count them); no reference to it is ambiguous",
-    ),
-    (
-        "range records: a repeated id",
-        "njx-compile-summary",
-        "in records an id reused after its first range ended is kept but not counted on stderr (push/pop tables count them); no reference to it is ambiguous",
-    ),
-    (
-        "range records: a repeated id",
-        "njx-flamefold",
-        "in records an id reused after its first range ended is kept but not counted on stderr (push/pop tables count them); no reference to it is ambiguous",
-    ),
-    (
-        "range records: a wrong children count",
-        "njx-flamefold",
-        "njx-flamefold --by stack does not check the declared children and child_ns of records (njx-ranges and njx-compile-summary do; it checks depth and nesting in time)",
-    ),
-    (
-        "range records: a wrong child_ns",
-        "njx-flamefold",
-        "njx-flamefold --by stack does not check the declared children and child_ns of records (njx-ranges and njx-compile-summary do; it checks depth and nesting in time)",
-    ),
-    (
-        "range records: a child on another thread",
-        "njx-ranges",
-        "records may hold worker ranges spliced under another thread (njx-ranges --splice-workers), so a child on another thread is not refused in records",
-    ),
-    (
-        "range records: a child on another thread",
-        "njx-compile-summary",
-        "records may hold worker ranges spliced under another thread (njx-ranges --splice-workers), so a child on another thread is not refused in records",
-    ),
-    (
-        "range records: a child on another thread",
-        "njx-flamefold",
-        "records may hold worker ranges spliced under another thread (njx-ranges --splice-workers), so a child on another thread is not refused in records",
-    ),
-    (
-        "range records: a child in another process",
-        "njx-ranges",
-        "as for another thread: not told apart from spliced workers in records",
-    ),
-    (
-        "range records: a child in another process",
-        "njx-compile-summary",
-        "as for another thread: not told apart from spliced workers in records",
-    ),
-    (
-        "range records: a child in another process",
-        "njx-flamefold",
-        "as for another thread: not told apart from spliced workers in records",
-    ),
-    (
-        "range records csv: a repeated id",
-        "njx-ranges",
-        "in records an id reused after its first range ended is kept but not counted on stderr (push/pop tables count them); no reference to it is ambiguous",
-    ),
-    (
         "SQLite: a range without text or textId, --table ranges",
         "njx-export",
         "an NVTX range with neither text nor textId is exported with an empty name, not counted on stderr",
