@@ -127,6 +127,23 @@ pub fn bandwidth(t: &Thunk) -> Option<(f64, f64)> {
     Some((algbw, algbw * bus))
 }
 
+/// A communication thunk execution that took no time at all: it has no bandwidth.
+fn of_no_time(t: &Thunk) -> bool {
+    t.comm && t.dur_ns == 0 && t.hidden_ns == 0
+}
+
+/// Says how many communication thunk executions of `place` took no time (left out of
+/// the bandwidths, counted everywhere else).
+fn say_no_time(place: &str, n: u64, notes: &Notes) {
+    if n > 0 {
+        notes.note(format!(
+            "{place}: {n} communication thunk execution{} no time at all (dur_ns + hidden_ns \
+             = 0): left out of the bandwidths",
+            if n == 1 { " takes" } else { "s take" }
+        ));
+    }
+}
+
 /// Mean, sample standard deviation (None for one value).
 fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
     let n = v.len() as f64;
@@ -477,18 +494,27 @@ impl partial::Aggregate for Partial {
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "thunks";
 
-    fn add_records(&mut self, s: RecordStream) -> Result<()> {
+    fn add_records(&mut self, s: RecordStream, notes: &Notes) -> Result<()> {
+        let place = s.place.clone();
+        let mut no_time = 0;
         s.read(&mut |t: Thunk| {
+            no_time += u64::from(of_no_time(&t));
             self.add_record(&t);
             Ok(())
-        })
-        .map(drop)
+        })?;
+        say_no_time(&place, no_time, notes);
+        Ok(())
     }
 
-    fn add_profile(&mut self, part: &Executions, _: &Notes) -> Result<()> {
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
         self.warmup.add(part);
+        let mut no_time = 0;
         for t in &part.thunks {
+            no_time += u64::from(of_no_time(t));
             self.add(t, Phase::of_profile(t.execution));
+        }
+        if let Some(t) = part.thunks.first() {
+            say_no_time(&format!("profile {}", t.profile), no_time, notes);
         }
         Ok(())
     }

@@ -209,7 +209,7 @@ impl partial::Aggregate for Partial {
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules";
 
-    fn add_records(&mut self, s: RecordStream) -> Result<()> {
+    fn add_records(&mut self, s: RecordStream, _: &Notes) -> Result<()> {
         s.read(&mut |m: Module| {
             self.add_record(&m);
             Ok(())

@@ -66,7 +66,7 @@ pub trait Aggregate: Sized + DeserializeOwned {
     /// The records it reads (`njx-export --table …`), for messages.
     const TABLE: &'static str;
     /// Adds the records of one stream (records, not partial results).
-    fn add_records(&mut self, s: RecordStream) -> Result<()>;
+    fn add_records(&mut self, s: RecordStream, notes: &Notes) -> Result<()>;
     /// Adds the executions of one input path.
     fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()>;
     /// Merges another aggregate in.
@@ -103,7 +103,7 @@ pub fn aggregate<A: Aggregate + Send>(
                 Ok(())
             })
         } else {
-            records.add_records(s)
+            records.add_records(s, notes)
         }
     })?;
     executions::each_mapped(

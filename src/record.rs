@@ -3,6 +3,7 @@
 //! are fixed by SPEC.md; fields may be added, never renamed.
 
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The values of [`Thunk::collective`]: the collective opcodes without `-start`, and the
@@ -23,6 +24,87 @@ pub const COLLECTIVE_KINDS: &[&str] = &[
 pub trait Check {
     /// What is wrong with the record, if anything.
     fn problem(&self) -> Option<String> {
+        None
+    }
+
+    /// Where the record stands among the executions of its device, for records of
+    /// executions: see [`Sequence`].
+    fn execution(&self) -> Option<Execution<'_>> {
+        None
+    }
+}
+
+/// A module execution, or a thunk execution within one, as [`Sequence`] checks it.
+pub struct Execution<'a> {
+    pub profile: &'a Arc<str>,
+    pub device: u32,
+    pub program: &'a str,
+    pub module: &'a str,
+    pub execution: u32,
+    /// For a thunk: its instruction and its execution number within the module execution.
+    pub thunk: Option<(&'a str, u32)>,
+}
+
+/// Executions listed twice, caught as records stream by without holding them: njx-export
+/// writes each device's module executions in time order, so per (profile, device,
+/// program, module) the execution numbers rise, and the thunks of one module execution
+/// together, each (instruction, thunk execution) once. A record that breaks this is an
+/// execution listed again (or records reordered, which no njx tool does). Memory: the
+/// programs of each device, and the thunks of the execution each device is in.
+#[derive(Default)]
+pub struct Sequence {
+    devices: HashMap<(Arc<str>, u32), Device>,
+}
+
+#[derive(Default)]
+struct Device {
+    /// Per (program, module): the last execution number.
+    last: HashMap<(String, String), u32>,
+    /// The module execution whose thunks are coming, and those that came.
+    current: Option<(String, String, u32)>,
+    thunks: HashSet<(String, u32)>,
+}
+
+impl Sequence {
+    /// Checks the next record of executions; says what is wrong.
+    pub fn check(&mut self, e: &Execution) -> Option<String> {
+        let device = self
+            .devices
+            .entry((e.profile.clone(), e.device))
+            .or_default();
+        let same =
+            |c: &(String, String, u32)| c.0 == e.program && c.1 == e.module && c.2 == e.execution;
+        let listed_again = |last: u32| {
+            format!(
+                "execution {} of program {} (module {}) on device {} comes after execution \
+                 {last} of it: an execution listed again, or records reordered (each device's \
+                 executions come in time order, as njx-export writes them)",
+                e.execution, e.program, e.module, e.device
+            )
+        };
+        if let Some((name, n)) = e.thunk
+            && device.current.as_ref().is_some_and(same)
+        {
+            return (!device.thunks.insert((name.to_string(), n))).then(|| {
+                format!(
+                    "thunk {name} (thunk execution {n}) of execution {} of program {} on \
+                     device {} is listed twice",
+                    e.execution, e.program, e.device
+                )
+            });
+        }
+        let key = (e.program.to_string(), e.module.to_string());
+        if let Some(&last) = device.last.get(&key)
+            && last >= e.execution
+        {
+            return Some(listed_again(last));
+        }
+        device.last.insert(key, e.execution);
+        if let Some((name, n)) = e.thunk {
+            device.current = Some((e.program.to_string(), e.module.to_string(), e.execution));
+            device.thunks.clear();
+            device.thunks.insert((name.to_string(), n));
+        }
         None
     }
 }
@@ -79,6 +161,17 @@ impl Check for Module {
     fn problem(&self) -> Option<String> {
         negative("dur_ns", self.dur_ns).or_else(|| start(self.start_ns))
     }
+
+    fn execution(&self) -> Option<Execution<'_>> {
+        Some(Execution {
+            profile: &self.profile,
+            device: self.device,
+            program: &self.program,
+            module: &self.name,
+            execution: self.execution,
+            thunk: None,
+        })
+    }
 }
 
 impl Check for Thunk {
@@ -94,10 +187,28 @@ impl Check for Thunk {
                 (self.group_size == Some(0)).then(|| "group_size 0: no devices".to_string())
             })
             .or_else(|| {
+                // Bandwidths are computed in f64, exact for integers up to 2^53.
+                let bytes = self.message_bytes?;
+                (bytes > 1 << 53).then(|| {
+                    format!("message_bytes {bytes} is beyond 2^53 (8 PiB): no real message")
+                })
+            })
+            .or_else(|| {
                 let kind = self.collective.as_deref()?;
                 (!COLLECTIVE_KINDS.contains(&kind))
                     .then(|| format!("unknown collective kind `{kind}`"))
             })
+    }
+
+    fn execution(&self) -> Option<Execution<'_>> {
+        Some(Execution {
+            profile: &self.profile,
+            device: self.device,
+            program: &self.program,
+            module: &self.module,
+            execution: self.execution,
+            thunk: Some((&self.name, self.thunk_execution)),
+        })
     }
 }
 
@@ -243,4 +354,54 @@ pub struct Thunk {
     pub group_size: Option<u32>,
     /// Message size, NCCL's conventions.
     pub message_bytes: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at<'a>(
+        profile: &'a Arc<str>,
+        device: u32,
+        execution: u32,
+        thunk: Option<(&'a str, u32)>,
+    ) -> Execution<'a> {
+        Execution {
+            profile,
+            device,
+            program: "p",
+            module: "m",
+            execution,
+            thunk,
+        }
+    }
+
+    #[test]
+    fn executions_listed_again_are_caught_as_they_stream() {
+        let a: Arc<str> = "a".into();
+        let b: Arc<str> = "b".into();
+        let mut seq = Sequence::default();
+        // Devices and profiles interleave; each one's executions rise.
+        for e in [
+            at(&a, 0, 0, Some(("f", 0))),
+            at(&a, 1, 0, Some(("f", 0))),
+            at(&a, 0, 0, Some(("f", 1))),
+            at(&a, 0, 0, Some(("g", 0))),
+            at(&b, 0, 0, Some(("f", 0))),
+            at(&a, 0, 1, Some(("f", 0))),
+        ] {
+            assert_eq!(seq.check(&e), None);
+        }
+        let twice = seq.check(&at(&a, 0, 1, Some(("f", 0)))).unwrap();
+        assert!(twice.contains("listed twice"), "{twice}");
+        let again = seq.check(&at(&a, 1, 0, Some(("h", 0)))).is_none();
+        assert!(again, "a new thunk of the execution device 1 is in");
+        let back = seq.check(&at(&a, 0, 0, Some(("f", 0)))).unwrap();
+        assert!(back.contains("comes after execution 1"), "{back}");
+        // Module records: one per execution.
+        let mut seq = Sequence::default();
+        assert_eq!(seq.check(&at(&a, 0, 0, None)), None);
+        assert_eq!(seq.check(&at(&a, 0, 1, None)), None);
+        assert!(seq.check(&at(&a, 0, 1, None)).is_some());
+    }
 }

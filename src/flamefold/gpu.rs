@@ -344,6 +344,27 @@ impl GpuTime {
         Ok(())
     }
 
+    /// Thunks that take more GPU time than the module executions they belong to, on a
+    /// device where module executions were read: a thunk's exposed time lies inside its
+    /// module execution (the idle time during module executions is their difference).
+    pub fn thunks_beyond_modules(&self) -> Option<String> {
+        let (&(device, ref program, _), s) = self
+            .spans
+            .iter()
+            .find(|(_, s)| s.module_ns > 0 && s.thunk_ns > s.module_ns)?;
+        let name = self
+            .programs
+            .iter()
+            .find(|((p, _), _)| p == program)
+            .map_or("", |(_, p)| p.name.as_str());
+        Some(format!(
+            "the thunks of program {program} ({name}) on device {device} take {} ns of GPU \
+             time, more than its module executions ({} ns): thunks outside their module \
+             executions, or module and thunk records of different runs",
+            s.thunk_ns, s.module_ns
+        ))
+    }
+
     /// The time that counts: steady state (unless `include_warmup`), autotuning left out.
     fn settle(&self, include_warmup: bool) -> Settled<'_> {
         let rule = self.warmup.rule();
@@ -460,7 +481,7 @@ impl partial::Aggregate for GpuTime {
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 
-    fn add_records(&mut self, mut s: RecordStream) -> Result<()> {
+    fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
         if s.first_line_has("thunk_execution")? {
             s.read(&mut |t: Thunk| {
                 self.add_thunk(&t);

@@ -85,6 +85,17 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
         include_warmup: options.include_warmup,
     };
     let time = read_gpu_time(options, mode, inputs, notes)?;
+    if let Some(problem) = time.thunks_beyond_modules() {
+        let mut place: Vec<String> = inputs
+            .iter()
+            .take(3)
+            .map(|p| p.display().to_string())
+            .collect();
+        if inputs.len() > 3 {
+            place.push(format!("and {} more", inputs.len() - 3));
+        }
+        return Err(Error::data(place.join(", "), problem));
+    }
     gpu::fold(&time, &gpu_options, &hlo_sources(options, inputs), notes)
 }
 

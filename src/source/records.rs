@@ -3,7 +3,7 @@
 //! either format.
 
 use crate::error::{Error, Result};
-use crate::record::Check;
+use crate::record::{Check, Sequence};
 use serde::de::DeserializeOwned;
 use std::io::BufRead;
 
@@ -55,6 +55,7 @@ pub fn read_json_lines<T: DeserializeOwned + Check, R: BufRead>(
     let mut line = Vec::with_capacity(512);
     let mut lineno = 0u64;
     let mut count = 0u64;
+    let mut sequence = Sequence::default();
     loop {
         line.clear();
         let n = reader
@@ -69,7 +70,10 @@ pub fn read_json_lines<T: DeserializeOwned + Check, R: BufRead>(
         }
         let record: T = serde_json::from_slice(&line)
             .map_err(|e| Error::data(format!("{place}:{lineno}"), format!("bad record: {e}")))?;
-        if let Some(problem) = record.problem() {
+        if let Some(problem) = record.problem().or_else(|| {
+            let e = record.execution()?;
+            sequence.check(&e)
+        }) {
             return Err(Error::data(format!("{place}:{lineno}"), problem));
         }
         emit(record).map_err(|e| e.within(&format!("{place}:{lineno}")))?;
@@ -90,6 +94,7 @@ pub fn read_record_csv<T: DeserializeOwned + Check, R: BufRead>(
         .clone();
     let mut record = csv::ByteRecord::new();
     let mut count = 0u64;
+    let mut sequence = Sequence::default();
     loop {
         let more = csv.read_byte_record(&mut record).map_err(|e| {
             let at = e
@@ -107,7 +112,10 @@ pub fn read_record_csv<T: DeserializeOwned + Check, R: BufRead>(
         let value: T = record
             .deserialize(Some(&headers))
             .map_err(|e| Error::data(format!("{place}:{line}"), format!("bad record: {e}")))?;
-        if let Some(problem) = value.problem() {
+        if let Some(problem) = value.problem().or_else(|| {
+            let e = value.execution()?;
+            sequence.check(&e)
+        }) {
             return Err(Error::data(format!("{place}:{line}"), problem));
         }
         emit(value).map_err(|e| e.within(&format!("{place}:{line}")))?;

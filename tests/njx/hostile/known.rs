@@ -24,31 +24,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "API calls sharing a correlation id are not detected",
     ),
     (
-        "thunk records: an all-gather of 2^64 - 1 bytes over 8",
-        "njx-collectives",
-        "message sizes near 2^64 are not refused (bandwidths are computed in f64)",
-    ),
-    (
-        "thunk records: a collective of no time at all",
-        "njx-collectives",
-        "a collective of zero time is not said (its bandwidth is left out)",
-    ),
-    (
-        "thunk records: a thunk execution listed twice",
-        "njx-collectives",
-        "an execution listed twice in records is not detected (would need every key held)",
-    ),
-    (
-        "module records: an execution listed twice",
-        "njx-modules",
-        "an execution listed twice in records is not detected (would need every key held)",
-    ),
-    (
-        "--by source: a module shorter than its thunks",
-        "njx-flamefold",
-        "thunks outside their module execution are not refused",
-    ),
-    (
         "HLO dump: an entry computation that does not exist",
         "njx-flamefold",
         "a dump whose entry computation id is dangling is not refused",
