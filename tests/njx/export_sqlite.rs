@@ -267,6 +267,36 @@ fn ranges_never_ended_end_at_the_last_timestamp() {
     );
 }
 
+#[test]
+fn ranges_without_text_or_text_id_are_named_empty_and_counted() {
+    let dir = tempdir();
+    let file = dir.path().join("nameless.sqlite");
+    let db = NsysDb::create(&file);
+    db.domain(0, gtid(1, 1), 1, "TSL");
+    let outer = db.range(0, 1000, gtid(1, 1), "outer");
+    let bare = db.nvtx(PUSH_POP, 10, Some(20), gtid(1, 1), None, None, 0);
+    let in_domain = db.nvtx(PUSH_POP, 30, Some(40), gtid(1, 1), None, None, 1);
+    // An empty text is a name, if an empty one: not counted.
+    db.nvtx(PUSH_POP, 50, Some(60), gtid(1, 1), Some(""), None, 0);
+    db.call(12, 14, gtid(1, 1), 1);
+    db.kernel(100, 200, gpid(1), 1);
+    drop(db);
+    let out = run("njx-export", &[path_str(&file)], b"");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    let name = |id: i64| got.iter().find(|r| r["id"] == id).unwrap()["name"].clone();
+    assert_eq!(
+        (name(outer), name(bare), name(in_domain)),
+        (json!("outer"), json!(""), json!("TSL:"))
+    );
+    let note = format!(
+        "njx-export: {}: 2 NVTX ranges have no name (neither text nor textId); named with \
+         the empty string\n",
+        file.display()
+    );
+    assert_eq!(stderr_of(&out), note);
+}
+
 /// njx-export with `NJX_SORT_RECORDS` set: the readers' sorts and spills then hold that
 /// many records in memory.
 fn run_with_sort_records(args: &[&str], records: &str) -> Output {
