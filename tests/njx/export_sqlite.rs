@@ -295,6 +295,17 @@ fn ranges_without_text_or_text_id_are_named_empty_and_counted() {
         file.display()
     );
     assert_eq!(stderr_of(&out), note);
+    // The GPU projection reads the same ranges and says the same.
+    let out = run(
+        "njx-export",
+        &["--table", "gpu-ranges", path_str(&file)],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!((&got[1]["id"], &got[1]["name"]), (&json!(bare), &json!("")));
+    assert!(stderr_of(&out).contains(&note), "{}", stderr_of(&out));
 }
 
 /// njx-export with `NJX_SORT_RECORDS` set: the readers' sorts and spills then hold that
@@ -582,6 +593,44 @@ fn gpu_projection_follows_launches_through_their_calls() {
         &["--table", "gpu-ranges", path_str(&file)],
     ));
     assert_eq!(without, expected);
+}
+
+#[test]
+fn gpu_projection_says_ranges_never_ended() {
+    let dir = tempdir();
+    let file = dir.path().join("gpu.sqlite");
+    let db = NsysDb::create(&file);
+    let open = db.nvtx(PUSH_POP, 50, None, gtid(1, 1), Some("open"), None, 0);
+    db.range(0, 300, gtid(1, 2), "other");
+    db.call(100, 110, gtid(1, 1), 1);
+    db.kernel(120, 140, gpid(1), 1);
+    drop(db);
+    let out = run(
+        "njx-export",
+        &["--table", "gpu-ranges", path_str(&file)],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    // Ended at the last NVTX timestamp (300), as in the range table.
+    assert_eq!(
+        got,
+        vec![gpu(
+            (1, 1),
+            (open, None, 0, 0),
+            "open",
+            (120, 140, 1),
+            (50, 300)
+        )]
+    );
+    assert_eq!(
+        stderr_of(&out),
+        format!(
+            "njx-export: {}: 1 NVTX ranges never ended; they end at the last NVTX timestamp, \
+             as in nsys' reports\n",
+            file.display()
+        )
+    );
 }
 
 #[test]

@@ -23,7 +23,8 @@
 //!
 //! Records come in order of projected start, the longer first (the report's order), a
 //! parent before its children. GPU work launched outside every range, or with no API call
-//! in the export, is in no record; how much is said on stderr.
+//! in the export, is in no record; how much is said on stderr, as are the ranges never
+//! ended or without a name (repaired as in the range table, [`nvtx`]).
 //!
 //! Method: streams and external sorts (`source/sorter.rs`: sorted runs
 //! of 16 MiB in temporary files under `TMPDIR`, merged), so that memory is bounded
@@ -508,6 +509,7 @@ pub fn project(
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<Counts> {
     let place = db.place();
+    ranges.note_repairs(db, notes);
     let mut counts = Counts::default();
     let Some(mut ops) = load_ops(db, &mut counts)? else {
         notes.note(format!(

@@ -69,11 +69,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "in records an id reused after its first range ended is kept but not counted on stderr (push/pop tables count them); no reference to it is ambiguous",
     ),
     (
-        "SQLite: a push/pop range without an end, --table gpu-ranges",
-        "njx-export",
-        "the GPU projection does not count ranges that never ended (the range table does)",
-    ),
-    (
         "SQLite: two calls with one correlationId, --table gpu-ranges",
         "njx-export",
         "API calls sharing a correlation id are not detected",
