@@ -634,6 +634,82 @@ fn gpu_projection_says_ranges_never_ended() {
 }
 
 #[test]
+fn calls_sharing_a_correlation_id_in_one_process_are_refused() {
+    let dir = tempdir();
+    // Two processes may use one correlation id (the fixture has id 1 in processes 7 and 8);
+    // two calls of one process may not, with GPU work of that id or without.
+    let fails = |name: &str, fix: &dyn Fn(&NsysDb), needles: &[&str]| {
+        let file = dir.path().join(name);
+        gpu_fixture(&file);
+        let db = NsysDb {
+            conn: rusqlite::Connection::open(&file).unwrap(),
+        };
+        fix(&db);
+        drop(db);
+        let out = run(
+            "njx-export",
+            &["--table", "gpu-ranges", path_str(&file)],
+            b"",
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(out.stdout.is_empty());
+        assert!(err.contains(path_str(&file)), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "expected `{n}` in: {err}");
+        }
+    };
+    // The fixture's calls are rows 1 to 8; 9 repeats the id of row 1 (which launched a
+    // kernel) on the other thread.
+    fails(
+        "with-work.sqlite",
+        &|db| db.call(800, 810, gtid(7, 2), 1),
+        &[
+            "table CUPTI_ACTIVITY_KIND_RUNTIME, rows 1 and 9: two CUDA API calls of process \
+             7 with correlationId 1 (thread 1 at 25 ns; thread 2 at 800 ns)",
+            "ambiguous",
+        ],
+    );
+    // Id 8 launched nothing.
+    fails(
+        "without-work.sqlite",
+        &|db| db.call(850, 860, gtid(7, 1), 8),
+        &["rows 8 and 9", "process 7 with correlationId 8"],
+    );
+    // Calls after the last launch, (process 8, id 1), are read too.
+    fails(
+        "after-the-last-launch.sqlite",
+        &|db| {
+            db.call(850, 860, gtid(8, 1), 9);
+            db.call(870, 880, gtid(8, 2), 9);
+        },
+        &["rows 9 and 10", "process 8 with correlationId 9"],
+    );
+    // One call in each table of API calls.
+    fails(
+        "two-tables.sqlite",
+        &|db| {
+            db.sql(
+                "CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER AS \
+                 SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE 0",
+                [],
+            );
+            db.sql(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER \
+                 (start, end, eventClass, globalTid, correlationId, nameId, returnValue) \
+                 VALUES (430, 435, 0, ?1, 3, 1, 0)",
+                params![gtid(7, 1)],
+            );
+        },
+        &[
+            "table CUPTI_ACTIVITY_KIND_RUNTIME, row 3 and table CUPTI_ACTIVITY_KIND_DRIVER, \
+             row 1",
+            "correlationId 3",
+        ],
+    );
+}
+
+#[test]
 fn missing_tables_mean_nothing_was_recorded() {
     let dir = tempdir();
     let some = |name: &str, tables: &[&str]| -> PathBuf {

@@ -69,11 +69,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "in records an id reused after its first range ended is kept but not counted on stderr (push/pop tables count them); no reference to it is ambiguous",
     ),
     (
-        "SQLite: two calls with one correlationId, --table gpu-ranges",
-        "njx-export",
-        "API calls sharing a correlation id are not detected",
-    ),
-    (
         "thunk records: an all-gather of 2^64 - 1 bytes over 8",
         "njx-collectives",
         "message sizes near 2^64 are not refused (bandwidths are computed in f64)",
