@@ -267,6 +267,47 @@ fn ranges_never_ended_end_at_the_last_timestamp() {
     );
 }
 
+#[test]
+fn ranges_without_text_or_text_id_are_named_empty_and_counted() {
+    let dir = tempdir();
+    let file = dir.path().join("nameless.sqlite");
+    let db = NsysDb::create(&file);
+    db.domain(0, gtid(1, 1), 1, "TSL");
+    let outer = db.range(0, 1000, gtid(1, 1), "outer");
+    let bare = db.nvtx(PUSH_POP, 10, Some(20), gtid(1, 1), None, None, 0);
+    let in_domain = db.nvtx(PUSH_POP, 30, Some(40), gtid(1, 1), None, None, 1);
+    // An empty text is a name, if an empty one: not counted.
+    db.nvtx(PUSH_POP, 50, Some(60), gtid(1, 1), Some(""), None, 0);
+    db.call(12, 14, gtid(1, 1), 1);
+    db.kernel(100, 200, gpid(1), 1);
+    drop(db);
+    let out = run("njx-export", &[path_str(&file)], b"");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    let name = |id: i64| got.iter().find(|r| r["id"] == id).unwrap()["name"].clone();
+    assert_eq!(
+        (name(outer), name(bare), name(in_domain)),
+        (json!("outer"), json!(""), json!("TSL:"))
+    );
+    let note = format!(
+        "njx-export: {}: 2 NVTX ranges have no name (neither text nor textId); named with \
+         the empty string\n",
+        file.display()
+    );
+    assert_eq!(stderr_of(&out), note);
+    // The GPU projection reads the same ranges and says the same.
+    let out = run(
+        "njx-export",
+        &["--table", "gpu-ranges", path_str(&file)],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!((&got[1]["id"], &got[1]["name"]), (&json!(bare), &json!("")));
+    assert!(stderr_of(&out).contains(&note), "{}", stderr_of(&out));
+}
+
 /// njx-export with `NJX_SORT_RECORDS` set: the readers' sorts and spills then hold that
 /// many records in memory.
 fn run_with_sort_records(args: &[&str], records: &str) -> Output {
@@ -552,6 +593,120 @@ fn gpu_projection_follows_launches_through_their_calls() {
         &["--table", "gpu-ranges", path_str(&file)],
     ));
     assert_eq!(without, expected);
+}
+
+#[test]
+fn gpu_projection_says_ranges_never_ended() {
+    let dir = tempdir();
+    let file = dir.path().join("gpu.sqlite");
+    let db = NsysDb::create(&file);
+    let open = db.nvtx(PUSH_POP, 50, None, gtid(1, 1), Some("open"), None, 0);
+    db.range(0, 300, gtid(1, 2), "other");
+    db.call(100, 110, gtid(1, 1), 1);
+    db.kernel(120, 140, gpid(1), 1);
+    drop(db);
+    let out = run(
+        "njx-export",
+        &["--table", "gpu-ranges", path_str(&file)],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    // Ended at the last NVTX timestamp (300), as in the range table.
+    assert_eq!(
+        got,
+        vec![gpu(
+            (1, 1),
+            (open, None, 0, 0),
+            "open",
+            (120, 140, 1),
+            (50, 300)
+        )]
+    );
+    assert_eq!(
+        stderr_of(&out),
+        format!(
+            "njx-export: {}: 1 NVTX ranges never ended; they end at the last NVTX timestamp, \
+             as in nsys' reports\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn calls_sharing_a_correlation_id_in_one_process_are_refused() {
+    let dir = tempdir();
+    // Two processes may use one correlation id (the fixture has id 1 in processes 7 and 8);
+    // two calls of one process may not, with GPU work of that id or without.
+    let fails = |name: &str, fix: &dyn Fn(&NsysDb), needles: &[&str]| {
+        let file = dir.path().join(name);
+        gpu_fixture(&file);
+        let db = NsysDb {
+            conn: rusqlite::Connection::open(&file).unwrap(),
+        };
+        fix(&db);
+        drop(db);
+        let out = run(
+            "njx-export",
+            &["--table", "gpu-ranges", path_str(&file)],
+            b"",
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(out.stdout.is_empty());
+        assert!(err.contains(path_str(&file)), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "expected `{n}` in: {err}");
+        }
+    };
+    // The fixture's calls are rows 1 to 8; 9 repeats the id of row 1 (which launched a
+    // kernel) on the other thread.
+    fails(
+        "with-work.sqlite",
+        &|db| db.call(800, 810, gtid(7, 2), 1),
+        &[
+            "table CUPTI_ACTIVITY_KIND_RUNTIME, rows 1 and 9: two CUDA API calls of process \
+             7 with correlationId 1 (thread 1 at 25 ns; thread 2 at 800 ns)",
+            "ambiguous",
+        ],
+    );
+    // Id 8 launched nothing.
+    fails(
+        "without-work.sqlite",
+        &|db| db.call(850, 860, gtid(7, 1), 8),
+        &["rows 8 and 9", "process 7 with correlationId 8"],
+    );
+    // Calls after the last launch, (process 8, id 1), are read too.
+    fails(
+        "after-the-last-launch.sqlite",
+        &|db| {
+            db.call(850, 860, gtid(8, 1), 9);
+            db.call(870, 880, gtid(8, 2), 9);
+        },
+        &["rows 9 and 10", "process 8 with correlationId 9"],
+    );
+    // One call in each table of API calls.
+    fails(
+        "two-tables.sqlite",
+        &|db| {
+            db.sql(
+                "CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER AS \
+                 SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE 0",
+                [],
+            );
+            db.sql(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER \
+                 (start, end, eventClass, globalTid, correlationId, nameId, returnValue) \
+                 VALUES (430, 435, 0, ?1, 3, 1, 0)",
+                params![gtid(7, 1)],
+            );
+        },
+        &[
+            "table CUPTI_ACTIVITY_KIND_RUNTIME, row 3 and table CUPTI_ACTIVITY_KIND_DRIVER, \
+             row 1",
+            "correlationId 3",
+        ],
+    );
 }
 
 #[test]

@@ -6,7 +6,10 @@
 //!   (`CUPTI_ACTIVITY_KIND_KERNEL`, `…_MEMCPY`, `…_MEMSET`, whichever the export has);
 //! - each is launched by the CUDA API call with the same `correlationId` in the same
 //!   process (`CUPTI_ACTIVITY_KIND_RUNTIME`, which holds runtime and driver calls, and
-//!   `…_DRIVER` where an export has it), made on one thread (`globalTid`);
+//!   `…_DRIVER` where an export has it), made on one thread (`globalTid`). CUPTI gives
+//!   each call of a process its own correlation id (processes do repeat each other's), so
+//!   two calls of one process with one id are refused, naming both: the work of that id
+//!   would have no one call;
 //! - a call belongs to every NVTX push/pop range *of its thread* that contains it
 //!   (`start ≤ call start` and `call end ≤ end`);
 //! - a range's projected start is the earliest start of its GPU work, its end the latest
@@ -23,22 +26,23 @@
 //!
 //! Records come in order of projected start, the longer first (the report's order), a
 //! parent before its children. GPU work launched outside every range, or with no API call
-//! in the export, is in no record; how much is said on stderr.
+//! in the export, is in no record; how much is said on stderr, as are the ranges never
+//! ended or without a name (repaired as in the range table, [`nvtx`]).
 //!
 //! Method: streams and external sorts (`source/sorter.rs`: sorted runs
 //! of 16 MiB in temporary files under `TMPDIR`, merged), so that memory is bounded
 //! whatever the size of the export. The GPU operations are sorted by (process,
-//! correlation id) and the API calls by (process, correlation id, order read); one merge
-//! of the two groups the work per launch and gives it to the first call of its
-//! correlation id. Those calls, sorted by start, are swept together with the ranges in
-//! their order ([`nvtx::Nvtx::next`]) keeping a stack of open ranges per thread, so the
-//! innermost range containing a call is found by a binary search of its thread's stack;
-//! the work is added there, and a range's work goes to its parent (the range below it on
-//! the stack) when it is popped, which is also when its record is complete: the records
-//! go through one more sort into the report's order. Start/end ranges need not nest: each
-//! open one of a call's thread is looked at. Time O((ranges + GPU operations + API
-//! calls) · log); memory: the sort buffers, a read buffer per run, the open ranges;
-//! never ranges × kernels.
+//! correlation id) and the API calls by (process, correlation id, table, row); one merge
+//! of the two groups the work per launch and gives it to the call of its correlation id
+//! (two calls of one id come side by side: found on the way). Those calls, sorted by
+//! start, are swept together with the ranges in their order ([`nvtx::Nvtx::next`])
+//! keeping a stack of open ranges per thread, so the innermost range containing a call is
+//! found by a binary search of its thread's stack; the work is added there, and a range's
+//! work goes to its parent (the range below it on the stack) when it is popped, which is
+//! also when its record is complete: the records go through one more sort into the
+//! report's order. Start/end ranges need not nest: each open one of a call's thread is
+//! looked at. Time O((ranges + GPU operations + API calls) · log); memory: the sort
+//! buffers, a read buffer per run, the open ranges; never ranges × kernels.
 
 use crate::error::Result;
 use crate::notes::Notes;
@@ -46,7 +50,7 @@ use crate::record::GpuRange;
 use crate::source::Options;
 use crate::source::ranges::nvtx::{self, NONE, Nvtx, Raw, StartEnd};
 use crate::source::sorter::{Fixed, Sorted, Sorter, i64_at, u32_at};
-use crate::source::sqlite::Db;
+use crate::source::sqlite::{Db, global_pid_of, pid_of, tid_of};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -86,35 +90,45 @@ impl Fixed for Op {
     }
 }
 
-/// A CUDA API call as read: its launch key, its place in the tables' order, its times
-/// and thread.
+/// A CUDA API call as read: its thread, correlation id, place (table and row) and times.
 #[derive(Debug, Clone, Copy)]
 struct ApiCall {
-    gpid: i64,
+    gtid: i64,
     corr: i64,
-    seq: i64,
+    row: i64,
     start: i64,
     end: i64,
     /// Index of the thread in [`Nvtx::threads`], [`NONE`] for a thread without ranges.
     thread: u32,
+    /// Index of the table in [`CALL_TABLES`].
+    table: u32,
+}
+
+impl ApiCall {
+    /// The launch key: (global process id, correlation id).
+    fn key(&self) -> (i64, i64) {
+        (global_pid_of(self.gtid), self.corr)
+    }
 }
 
 impl Fixed for ApiCall {
-    const SIZE: usize = 44;
+    const SIZE: usize = 48;
     fn put(&self, out: &mut Vec<u8>) {
-        for v in [self.gpid, self.corr, self.seq, self.start, self.end] {
+        for v in [self.gtid, self.corr, self.row, self.start, self.end] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&self.thread.to_le_bytes());
+        out.extend_from_slice(&self.table.to_le_bytes());
     }
     fn get(b: &[u8]) -> Self {
         ApiCall {
-            gpid: i64_at(b, 0),
+            gtid: i64_at(b, 0),
             corr: i64_at(b, 8),
-            seq: i64_at(b, 16),
+            row: i64_at(b, 16),
             start: i64_at(b, 24),
             end: i64_at(b, 32),
             thread: u32_at(b, 40),
+            table: u32_at(b, 44),
         }
     }
 }
@@ -332,35 +346,36 @@ fn load_ops(db: &Db, counts: &mut Counts) -> Result<Option<Sorted<Op>>> {
 }
 
 /// The API calls of the export (with a thread and a correlation id) sorted by (process,
-/// correlation id, order read); `None` when the export has no table of API calls.
+/// correlation id, table, row); `None` when the export has no table of API calls.
 fn load_api_calls(db: &Db, threads: &HashMap<i64, u32>) -> Result<Option<Sorted<ApiCall>>> {
-    let tables: Vec<&str> = CALL_TABLES.iter().copied().filter(|t| db.has(t)).collect();
-    if tables.is_empty() {
+    if !CALL_TABLES.iter().any(|t| db.has(t)) {
         return Ok(None);
     }
     let mut calls = Sorter::new(|a: &ApiCall, b: &ApiCall| {
-        (a.gpid, a.corr, a.seq).cmp(&(b.gpid, b.corr, b.seq))
+        (a.key(), a.table, a.row).cmp(&(b.key(), b.table, b.row))
     });
     let mut failed = None;
-    let mut seq = 0;
-    for table in tables {
+    for (index, &table) in CALL_TABLES.iter().enumerate() {
+        if !db.has(table) {
+            continue;
+        }
         scan(
             db,
             table,
             "globalTid",
             "correlationId",
-            &mut |_, start, end, gtid, corr| {
+            &mut |row, start, end, gtid, corr| {
                 let (Some(gtid), Some(corr)) = (gtid, corr) else {
                     return;
                 };
-                seq += 1;
                 let call = ApiCall {
-                    gpid: crate::source::sqlite::global_pid_of(gtid),
+                    gtid,
                     corr,
-                    seq,
+                    row,
                     start,
                     end,
                     thread: threads.get(&gtid).copied().unwrap_or(NONE),
+                    table: index as u32,
                 };
                 if let Err(e) = calls.push(call) {
                     failed.get_or_insert(e);
@@ -374,10 +389,61 @@ fn load_api_calls(db: &Db, threads: &HashMap<i64, u32>) -> Result<Option<Sorted<
     Ok(Some(calls.finish()?))
 }
 
+/// The API calls in (process, correlation id) order, refusing two of one process with one
+/// correlation id: they come side by side.
+struct Calls<'a> {
+    db: &'a Db,
+    sorted: &'a mut Sorted<ApiCall>,
+    last: Option<ApiCall>,
+}
+
+impl Calls<'_> {
+    fn next(&mut self) -> Result<Option<ApiCall>> {
+        let next = self.sorted.next()?;
+        if let (Some(a), Some(b)) = (&self.last, &next)
+            && a.key() == b.key()
+        {
+            return Err(self.shared(a, b));
+        }
+        self.last = next;
+        Ok(next)
+    }
+
+    /// The error for calls `a` and `b`, which share a correlation id in one process.
+    fn shared(&self, a: &ApiCall, b: &ApiCall) -> crate::error::Error {
+        let call = |c: &ApiCall| format!("thread {} at {} ns", tid_of(c.gtid), c.start);
+        let rows = if a.table == b.table {
+            format!(
+                "table {}, rows {} and {}",
+                CALL_TABLES[a.table as usize], a.row, b.row
+            )
+        } else {
+            format!(
+                "table {}, row {} and table {}, row {}",
+                CALL_TABLES[a.table as usize], a.row, CALL_TABLES[b.table as usize], b.row
+            )
+        };
+        crate::error::Error::data(
+            self.db.place(),
+            format!(
+                "{rows}: two CUDA API calls of process {} with correlationId {} ({}; {}); \
+                 CUPTI gives each call of a process its own, so which one launched the GPU \
+                 work of that id is ambiguous",
+                pid_of(a.gtid),
+                a.corr,
+                call(a),
+                call(b)
+            ),
+        )
+    }
+}
+
 /// The GPU work grouped by launch (process, correlation id), joined with the API calls:
-/// each launch goes with the first call of its correlation id read (later ones are
-/// ignored). Returns the calls that launched work, in (start, end descending) order.
+/// each launch goes with the call of its correlation id; two calls of one process with one
+/// correlation id are refused, naming both. Returns the calls that launched work, in
+/// (start, end descending) order.
 fn join(
+    db: &Db,
     ops: &mut Sorted<Op>,
     calls: &mut Sorted<ApiCall>,
     counts: &mut Counts,
@@ -385,6 +451,11 @@ fn join(
     let mut out = Sorter::new(|a: &Call, b: &Call| {
         (a.start, std::cmp::Reverse(a.end)).cmp(&(b.start, std::cmp::Reverse(b.end)))
     });
+    let mut calls = Calls {
+        db,
+        sorted: calls,
+        last: None,
+    };
     let mut next_op = ops.next()?;
     let mut next_call = calls.next()?;
     while let Some(first) = next_op {
@@ -398,12 +469,12 @@ fn join(
             next_op = ops.next()?;
         }
         counts.launches += 1;
-        // Calls of keys without work are passed over; the first call of this key claims it.
-        while next_call.is_some_and(|c| (c.gpid, c.corr) < key) {
+        // Calls of keys without work are passed over; the call of this key claims it.
+        while next_call.is_some_and(|c| c.key() < key) {
             next_call = calls.next()?;
         }
         match next_call {
-            Some(c) if (c.gpid, c.corr) == key => out.push(Call {
+            Some(c) if c.key() == key => out.push(Call {
                 start: c.start,
                 end: c.end,
                 work_start: start,
@@ -412,6 +483,10 @@ fn join(
             })?,
             _ => counts.without_call += 1,
         }
+    }
+    // The calls after the last launch are read too, for their correlation ids.
+    while next_call.is_some() {
+        next_call = calls.next()?;
     }
     out.finish()
 }
@@ -508,6 +583,7 @@ pub fn project(
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<Counts> {
     let place = db.place();
+    ranges.note_repairs(db, notes);
     let mut counts = Counts::default();
     let Some(mut ops) = load_ops(db, &mut counts)? else {
         notes.note(format!(
@@ -524,7 +600,7 @@ pub fn project(
         ));
         return Ok(counts);
     };
-    let mut calls = join(&mut ops, &mut api_calls, &mut counts)?;
+    let mut calls = join(db, &mut ops, &mut api_calls, &mut counts)?;
     drop((ops, api_calls));
 
     // One sweep of the ranges and the calls in start order, a range before a call starting
@@ -622,8 +698,8 @@ pub fn project(
         let gtid = ranges.gtid(p.thread);
         emit(GpuRange {
             profile: profile.clone(),
-            pid: Some(crate::source::sqlite::pid_of(gtid)),
-            tid: crate::source::sqlite::tid_of(gtid),
+            pid: Some(pid_of(gtid)),
+            tid: tid_of(gtid),
             id: u64::from(p.row),
             parent: (p.depth > 0).then_some(u64::from(p.parent)),
             depth: p.depth,

@@ -13,6 +13,9 @@
 //!   `NvtxDomainCreate` 75, its name likewise) in the same process;
 //! - a range never ended (null `end`) ends at the last timestamp of the NVTX ranges, as
 //!   in nsys' report; how many is said on stderr;
+//! - a range with neither `text` nor `textId` (a push given no message: the report names
+//!   it null) is named with the empty string (after its domain's prefix); how many is
+//!   said on stderr;
 //! - pid and tid come from the global thread id: `(globalTid >> 24) & 0xFFFFFF` and
 //!   `globalTid & 0xFFFFFF`.
 //!
@@ -165,6 +168,8 @@ pub enum StartEnd {
 pub struct Nvtx {
     /// Ranges without an end, given the last timestamp.
     pub unended: u64,
+    /// Ranges with neither text nor textId, named with the empty string.
+    pub unnamed: u64,
     /// Global thread ids of the threads with ranges.
     pub threads: Vec<i64>,
     /// Index in `threads` of each global thread id.
@@ -181,6 +186,27 @@ pub struct Nvtx {
 }
 
 impl Nvtx {
+    /// Says on `notes` how the ranges of `db` were repaired: those never ended, those
+    /// without a name. Every table made of the ranges says it.
+    pub fn note_repairs(&self, db: &Db, notes: &Notes) {
+        if self.unended > 0 {
+            notes.note(format!(
+                "{}: {} NVTX ranges never ended; they end at the last NVTX timestamp, as in \
+                 nsys' reports",
+                db.place(),
+                self.unended
+            ));
+        }
+        if self.unnamed > 0 {
+            notes.note(format!(
+                "{}: {} NVTX ranges have no name (neither text nor textId); named with the \
+                 empty string",
+                db.place(),
+                self.unnamed
+            ));
+        }
+    }
+
     /// The full name (`Domain:Text`) of name index `name`.
     pub fn name(&self, name: u32) -> &str {
         &self.names[name as usize]
@@ -457,6 +483,7 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
     let mut ended = Sorter::new(|a: &Raw, b: &Raw| a.key().cmp(&b.key()));
     let mut open = Sorter::new(|a: &Raw, b: &Raw| (a.start, a.row).cmp(&(b.start, b.row)));
     let mut unended = 0;
+    let mut unnamed = 0;
     let mut threads: Vec<i64> = Vec::new();
     let mut thread_index: HashMap<i64, u32> = HashMap::new();
     let mut last = i64::MIN;
@@ -493,7 +520,11 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         }
         let domain = names.domain(gtid, int(db, row, 8, "domainId", rowid)?);
         let text_id = int(db, row, 6, "textId", rowid)?;
-        let name = names.name_of(db, domain, text_id, text(row, 7).as_deref(), rowid)?;
+        let literal = text(row, 7);
+        if text_id.is_none() && literal.is_none() {
+            unnamed += 1;
+        }
+        let name = names.name_of(db, domain, text_id, literal.as_deref(), rowid)?;
         let thread = *thread_index.entry(gtid).or_insert_with(|| {
             threads.push(gtid);
             threads.len() as u32 - 1
@@ -523,6 +554,7 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
     }
     Ok(Some(Nvtx {
         unended,
+        unnamed,
         threads,
         thread_index,
         names: names.names,
@@ -618,8 +650,8 @@ pub fn no_nvtx(db: &Db) -> String {
 }
 
 /// Reads the ranges of an export as records, in start order (a parent before its
-/// children), handing each to `emit`; notes (no NVTX table, ranges never ended) go to
-/// `note`. Returns how many were read.
+/// children), handing each to `emit`; notes (no NVTX table, ranges never ended or
+/// without a name) go to `notes`. Returns how many were read.
 pub fn read_ranges(
     db: &Db,
     profile: &Arc<str>,
@@ -636,14 +668,7 @@ pub fn read_ranges(
         notes.note(no_nvtx(db));
         return Ok(0);
     };
-    if nvtx.unended > 0 {
-        notes.note(format!(
-            "{}: {} NVTX ranges never ended; they end at the last NVTX timestamp, as in nsys' \
-             reports",
-            db.place(),
-            nvtx.unended
-        ));
-    }
+    nvtx.note_repairs(db, notes);
     let mut nodes = build_tree(&mut nvtx)?;
     let mut count = 0;
     while let Some(node) = nodes.next()? {

@@ -9,21 +9,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "deliberate: when the finished archive cannot be placed, it is kept in its staging folder (and said), not deleted",
     ),
     (
-        "SQLite: a range without text or textId, --table ranges",
-        "njx-export",
-        "an NVTX range with neither text nor textId is exported with an empty name, not counted on stderr",
-    ),
-    (
-        "SQLite: a push/pop range without an end, --table gpu-ranges",
-        "njx-export",
-        "the GPU projection does not count ranges that never ended (the range table does)",
-    ),
-    (
-        "SQLite: two calls with one correlationId, --table gpu-ranges",
-        "njx-export",
-        "API calls sharing a correlation id are not detected",
-    ),
-    (
         "HLO dump: an entry computation that does not exist",
         "njx-flamefold",
         "a dump whose entry computation id is dangling is not refused",
