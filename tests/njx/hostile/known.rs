@@ -109,11 +109,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "thunks outside their module execution are not refused",
     ),
     (
-        "HLO dump: an entry computation that does not exist",
-        "njx-flamefold",
-        "a dump whose entry computation id is dangling is not refused",
-    ),
-    (
         "archive HLO dump: an all-reduce of f32[2^40, 2^40]",
         "njx-export",
         "shapes whose byte size overflows or is negative are not refused",
