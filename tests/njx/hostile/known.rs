@@ -109,26 +109,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "thunks outside their module execution are not refused",
     ),
     (
-        "archive HLO dump: an all-reduce of f32[2^40, 2^40]",
-        "njx-export",
-        "shapes whose byte size overflows or is negative are not refused",
-    ),
-    (
-        "archive HLO dump: an all-reduce of f32[2^40, 2^40]",
-        "njx-collectives",
-        "shapes whose byte size overflows or is negative are not refused",
-    ),
-    (
-        "archive HLO dump: an all-reduce of f32[-1]",
-        "njx-export",
-        "shapes whose byte size overflows or is negative are not refused",
-    ),
-    (
-        "archive HLO dump: an all-reduce of f32[-1]",
-        "njx-collectives",
-        "shapes whose byte size overflows or is negative are not refused",
-    ),
-    (
         "gpu trace.parquet: column num_values i64::MAX",
         "njx-export",
         "a column chunk claiming more values than it holds reads as what it holds; only negative counts are refused",
