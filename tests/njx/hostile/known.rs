@@ -108,19 +108,4 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "njx-flamefold",
         "thunks outside their module execution are not refused",
     ),
-    (
-        "gpu trace.parquet: column num_values i64::MAX",
-        "njx-export",
-        "a column chunk claiming more values than it holds reads as what it holds; only negative counts are refused",
-    ),
-    (
-        "push/pop t.parquet: column num_values i64::MAX",
-        "njx-export",
-        "a column chunk claiming more values than it holds reads as what it holds; only negative counts are refused",
-    ),
-    (
-        "archive thread-metadata.parquet: column num_values i64::MAX",
-        "njx-export",
-        "a column chunk claiming more values than it holds reads as what it holds; only negative counts are refused",
-    ),
 ];
