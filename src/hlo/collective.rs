@@ -165,6 +165,31 @@ pub fn byte_size(shape: &proto::ShapeProto) -> Result<u64, String> {
     Ok(total / 8)
 }
 
+/// Checks that a shape (tuples included, however nested) could be held in memory: no
+/// negative dimension, and its size, tuple elements summed, fits 64 bits. Element types
+/// without a size (tokens, opaque) count nothing: a collective's result may hold them.
+/// Returns the size in bytes, each array rounded up to whole bytes.
+fn check_size(shape: &proto::ShapeProto) -> Result<u64, String> {
+    let mut total: u64 = 0;
+    let mut todo = vec![shape];
+    while let Some(shape) = todo.pop() {
+        todo.extend(&shape.tuple_shapes);
+        let Some(mut bits) = element_bits(shape.element_type) else {
+            continue;
+        };
+        for &d in &shape.dimensions {
+            let d = u64::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
+            bits = bits
+                .checked_mul(d)
+                .ok_or_else(|| "size overflows 64 bits".to_string())?;
+        }
+        total = total
+            .checked_add(bits.div_ceil(8))
+            .ok_or_else(|| "size overflows 64 bits".to_string())?;
+    }
+    Ok(total)
+}
+
 /// Byte size of an instruction's result, as an instruction error.
 fn result_bytes(inst: &Instruction<'_>) -> Result<u64> {
     let Some(shape) = inst.shape()? else {
@@ -177,6 +202,11 @@ fn result_bytes(inst: &Instruction<'_>) -> Result<u64> {
 /// [`Instruction::communication`]).
 pub(super) fn describe(comm: Instruction<'_>) -> Result<Collective> {
     let opcode = comm.opcode();
+    // The sizes below come from the operands; a result that could not exist says the
+    // instruction is corrupt all the same.
+    if let Some(shape) = comm.shape()? {
+        check_size(&shape).map_err(|e| comm.error(format!("result shape: {e}")))?;
+    }
     if opcode == "dynamic-slice" || opcode == "dynamic-update-slice" {
         // Host transfers count as single-device collectives.
         let (src, message_bytes) = if opcode == "dynamic-update-slice" {
@@ -307,7 +337,60 @@ fn mesh_group_size(
 
 #[cfg(test)]
 mod tests {
-    use super::{ALL, CollectiveKind};
+    use super::{ALL, CollectiveKind, check_size, proto};
+    use proto::PrimitiveType as T;
+
+    fn shape(ty: T, dims: &[i64], parts: Vec<proto::ShapeProto>) -> proto::ShapeProto {
+        proto::ShapeProto {
+            element_type: ty as i32,
+            dimensions: dims.to_vec(),
+            tuple_shapes: parts,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sizes_of_results_are_checked() {
+        let f32s = |dims: &[i64]| shape(T::F32, dims, vec![]);
+        assert_eq!(check_size(&f32s(&[3, 5])), Ok(60));
+        // An async collective's tuple: operand, result and contexts (a token counts 0);
+        // a packed 4-bit array rounds up to whole bytes.
+        let start = shape(
+            T::Tuple,
+            &[],
+            vec![
+                f32s(&[8]),
+                shape(T::Tuple, &[], vec![f32s(&[16]), shape(T::S4, &[3], vec![])]),
+                shape(T::U32, &[], vec![]),
+                shape(T::Token, &[], vec![]),
+            ],
+        );
+        assert_eq!(check_size(&start), Ok(32 + 64 + 2 + 4));
+        assert_eq!(
+            check_size(&f32s(&[-1])),
+            Err("negative dimension -1".into())
+        );
+        assert_eq!(
+            check_size(&f32s(&[1 << 40, 1 << 40])),
+            Err("size overflows 64 bits".into())
+        );
+        // Each part fits (2^60 bytes), their sum does not.
+        let part = shape(T::S8, &[1 << 60], vec![]);
+        assert_eq!(check_size(&part), Ok(1 << 60));
+        assert_eq!(
+            check_size(&shape(T::Tuple, &[], vec![part; 16])),
+            Err("size overflows 64 bits".into())
+        );
+        let nested_negative = shape(
+            T::Tuple,
+            &[],
+            vec![shape(T::Tuple, &[], vec![f32s(&[2, -3])])],
+        );
+        assert_eq!(
+            check_size(&nested_negative),
+            Err("negative dimension -3".into())
+        );
+    }
 
     #[test]
     fn kinds_are_named_as_records_name_them() {

@@ -201,13 +201,15 @@ impl HloModule {
         HloModule::from_bytes(place, bytes.into())
     }
 
-    /// Wraps a decoded `HloProto`. Fails when it has no module, or when computation ids
-    /// or instruction names repeat (nsys-jax asserts the same).
+    /// Wraps a decoded `HloProto`. Fails when it has no module, when computation ids or
+    /// instruction names repeat (nsys-jax asserts the same), or when the entry or a called
+    /// computation id names no computation.
     pub fn new(place: impl Into<String>, proto: proto::HloProto) -> Result<HloModule> {
         HloModule::from_bytes(place, prost::Message::encode_to_vec(&proto).into())
     }
 
-    /// Builds the lookup tables, checking that ids and names are unique.
+    /// Builds the lookup tables, checking that ids and names are unique and that the
+    /// entry and every called computation exist.
     fn index(mut m: HloModule) -> Result<HloModule> {
         let total: usize = m.computations.iter().map(|c| c.instructions.len()).sum();
         let mut names = Vec::with_capacity(total);
@@ -233,6 +235,30 @@ impl HloModule {
                     comp: c as u32,
                     inst: i as u32,
                 });
+            }
+        }
+        // Ids that name nothing would fail only when something looks them up (or, for the
+        // entry, be read as "no entry"): refused here, as XLA does when it loads a module. A
+        // module without computations has no entry to name (its id is the proto default).
+        if !m.computations.is_empty() && !m.computation_ids.contains_key(&m.entry_computation_id) {
+            return Err(Error::data(
+                &m.place,
+                format!(
+                    "the entry computation id {} names no computation",
+                    m.entry_computation_id
+                ),
+            ));
+        }
+        for inst in m.computations.iter().flat_map(|c| &c.instructions) {
+            let calls = &inst.lean.called_computation_ids;
+            if let Some(id) = calls.iter().find(|id| !m.computation_ids.contains_key(id)) {
+                return Err(Error::data(
+                    &m.place,
+                    format!(
+                        "instruction `{}`: calls computation {id}, which does not exist",
+                        inst.lean.name
+                    ),
+                ));
             }
         }
         let name_of = |l: &Loc| -> &str {

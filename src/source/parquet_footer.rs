@@ -12,7 +12,10 @@
 //!   flat tables and lists);
 //! - a column chunk's sizes or offsets (`num_values`, `total_uncompressed_size`,
 //!   `total_compressed_size`, `data_page_offset`, `index_page_offset`,
-//!   `dictionary_page_offset`) are negative, or its pages reach past the file's end.
+//!   `dictionary_page_offset`) are negative, or its pages reach past the file's end;
+//! - a row group's `num_rows` is negative, or, in a flat schema (no repeated field: the
+//!   tables of nsys and nsys-jax), a column chunk's `num_values` is not its row group's
+//!   `num_rows` (the reader would read what the pages hold, whatever the count claims).
 //!
 //! Field numbers are those of `parquet.thrift` (apache/parquet-format).
 //!
@@ -65,11 +68,35 @@ const MAX_NESTING: usize = 64;
 /// Schema groups nest this deep at most.
 const MAX_SCHEMA_DEPTH: usize = 32;
 
-/// `FileMetaData.schema` (2) → `SchemaElement.num_children` (5).
+/// `FileMetaData.schema` (2) → `SchemaElement.repetition_type` (3), `.num_children` (5).
 const SCHEMA: &[i16] = &[2];
+const REPETITION: &[i16] = &[2, 3];
 const NUM_CHILDREN: &[i16] = &[2, 5];
-/// `FileMetaData.row_groups` (4) → `RowGroup.columns` (1) → `ColumnChunk.meta_data` (3).
+/// `FieldRepetitionType.REPEATED`.
+const REPEATED: i64 = 2;
+/// `FileMetaData.row_groups` (4) → `RowGroup.num_rows` (3), `RowGroup.columns` (1) →
+/// `ColumnChunk.meta_data` (3) → `ColumnMetaData.path_in_schema` (3), `.num_values` (5).
+const ROW_GROUP: &[i16] = &[4];
+const ROW_GROUP_ROWS: &[i16] = &[4, 3];
+const COLUMN: &[i16] = &[4, 1];
 const COLUMN_META: &[i16] = &[4, 1, 3];
+const COLUMN_PATH: &[i16] = &[4, 1, 3, 3];
+const COLUMN_VALUES: &[i16] = &[4, 1, 3, 5];
+
+/// What the footer says of one row group.
+#[derive(Default)]
+struct RowGroup {
+    num_rows: Option<i64>,
+    columns: Vec<Column>,
+}
+
+/// What the footer says of one column chunk.
+#[derive(Default)]
+struct Column {
+    /// `path_in_schema`, joined with dots.
+    path: String,
+    num_values: Option<i64>,
+}
 
 /// Checks the footer of the Parquet file `file` (named `place` in messages).
 pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
@@ -96,6 +123,8 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
         .get_bytes(len - 8 - footer_len, footer_len as usize)
         .map_err(|e| Error::data(place, format!("cannot read the Parquet footer: {e}")))?;
     let mut schema: Vec<i64> = Vec::new();
+    let mut repeated = false;
+    let mut row_groups: Vec<RowGroup> = Vec::new();
     let mut problem: Option<String> = None;
     walk(&footer, &mut |event| {
         if problem.is_some() {
@@ -106,6 +135,28 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
             Event::Int(path, v) if path == NUM_CHILDREN => {
                 if let Some(n) = schema.last_mut() {
                     *n = v;
+                }
+            }
+            Event::Int(path, v) if path == REPETITION => repeated |= v == REPEATED,
+            Event::Struct(path) if path == ROW_GROUP => row_groups.push(RowGroup::default()),
+            Event::Int(path, v) if path == ROW_GROUP_ROWS => {
+                if v < 0 {
+                    problem = Some(format!("a row group's num_rows is {v}"));
+                } else if let Some(g) = row_groups.last_mut() {
+                    g.num_rows = Some(v);
+                }
+            }
+            Event::Struct(path) if path == COLUMN => {
+                if let Some(g) = row_groups.last_mut() {
+                    g.columns.push(Column::default());
+                }
+            }
+            Event::Binary(path, name) if path == COLUMN_PATH => {
+                if let Some(c) = row_groups.last_mut().and_then(|g| g.columns.last_mut()) {
+                    if !c.path.is_empty() {
+                        c.path.push('.');
+                    }
+                    c.path.push_str(&String::from_utf8_lossy(name));
                 }
             }
             Event::Int(path, v) if path.len() == 4 && path[..3] == *COLUMN_META => {
@@ -125,6 +176,10 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
                     problem = Some(format!(
                         "a column chunk's {field} {v} reaches past the {len}-byte file"
                     ));
+                } else if path == COLUMN_VALUES
+                    && let Some(c) = row_groups.last_mut().and_then(|g| g.columns.last_mut())
+                {
+                    c.num_values = Some(v);
                 }
             }
             _ => {}
@@ -134,7 +189,35 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
     if let Some(p) = problem {
         return Err(bad(p));
     }
-    check_schema(&schema).map_err(bad)
+    check_schema(&schema).map_err(bad)?;
+    if !repeated {
+        check_values(&row_groups).map_err(bad)?;
+    }
+    Ok(())
+}
+
+/// In a flat schema (no repeated field) every column chunk holds one value per row, nulls
+/// included: a chunk claiming another count lies about its pages, which the reader would
+/// read as whatever they hold. (With repeated fields a row holds any number of values.)
+fn check_values(row_groups: &[RowGroup]) -> std::result::Result<(), String> {
+    for (g, group) in row_groups.iter().enumerate() {
+        let Some(rows) = group.num_rows else {
+            continue;
+        };
+        for c in &group.columns {
+            match c.num_values {
+                Some(values) if values != rows => {
+                    return Err(format!(
+                        "row group {g} has {rows} rows but its column `{}` claims {values} \
+                         values",
+                        c.path
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The schema's elements, depth first, each with its number of children, must form one
@@ -179,10 +262,11 @@ fn check_schema(children: &[i64]) -> std::result::Result<(), String> {
 }
 
 /// What the walk meets: a struct starting at a path of field ids (list levels left out),
-/// an integer at one.
+/// an integer or a binary (string) at one.
 enum Event<'a> {
     Struct(&'a [i16]),
     Int(&'a [i16], i64),
+    Binary(&'a [i16], &'a [u8]),
 }
 
 /// One open container of the walk.
@@ -280,7 +364,7 @@ fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<(), S
             T_UUID => r.skip(16)?,
             T_BINARY => {
                 let n = r.varint()?;
-                r.skip(n)?;
+                visit(Event::Binary(here, r.take(n)?));
             }
             T_LIST | T_SET => {
                 let header = r.byte()?;
@@ -327,7 +411,7 @@ struct Cursor<'a> {
     at: usize,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn left(&self) -> u64 {
         (self.bytes.len() - self.at) as u64
     }
@@ -339,11 +423,16 @@ impl Cursor<'_> {
     }
 
     fn skip(&mut self, n: u64) -> std::result::Result<(), String> {
+        self.take(n).map(|_| ())
+    }
+
+    fn take(&mut self, n: u64) -> std::result::Result<&'a [u8], String> {
         if n > self.left() {
             return Err(format!("a value of {n} bytes in {} bytes", self.left()));
         }
+        let bytes = &self.bytes[self.at..self.at + n as usize];
         self.at += n as usize;
-        Ok(())
+        Ok(bytes)
     }
 
     fn varint(&mut self) -> std::result::Result<u64, String> {
@@ -366,7 +455,77 @@ impl Cursor<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::check_schema;
+    use super::{Column, RowGroup, check, check_schema, check_values};
+    use parquet::basic::{Repetition, Type as Physical};
+    use parquet::data_type::Int64Type;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::types::Type;
+    use std::sync::Arc;
+
+    /// A Parquet file of one INT64 column `x` with `repetition`, its values written with
+    /// these definition and repetition levels.
+    fn one_column(repetition: Repetition, values: &[i64], def: &[i16], rep: &[i16]) -> Vec<u8> {
+        let x = Type::primitive_type_builder("x", Physical::INT64)
+            .with_repetition(repetition)
+            .build()
+            .unwrap();
+        let schema = Type::group_type_builder("schema")
+            .with_fields(vec![Arc::new(x)])
+            .build()
+            .unwrap();
+        let mut buf = Vec::new();
+        let mut writer =
+            SerializedFileWriter::new(&mut buf, Arc::new(schema), Default::default()).unwrap();
+        let mut rg = writer.next_row_group().unwrap();
+        let mut c = rg.next_column().unwrap().unwrap();
+        let levels = |l: &[i16]| if l.is_empty() { None } else { Some(l.to_vec()) };
+        c.typed::<Int64Type>()
+            .write_batch(values, levels(def).as_deref(), levels(rep).as_deref())
+            .unwrap();
+        c.close().unwrap();
+        rg.close().unwrap();
+        writer.close().unwrap();
+        buf
+    }
+
+    #[test]
+    fn written_files_pass() {
+        // Nulls count as values of their row in a flat schema.
+        let nullable = one_column(Repetition::OPTIONAL, &[1, 3], &[1, 0, 1], &[]);
+        check("n.parquet", &bytes::Bytes::from(nullable)).unwrap();
+        // Two rows of three and one values: a repeated column holds more values than rows.
+        let repeated = one_column(
+            Repetition::REPEATED,
+            &[1, 2, 3, 4],
+            &[1, 1, 1, 1],
+            &[0, 1, 1, 0],
+        );
+        check("r.parquet", &bytes::Bytes::from(repeated)).unwrap();
+    }
+
+    #[test]
+    fn flat_columns_hold_one_value_per_row() {
+        let group = |rows, values: &[i64]| RowGroup {
+            num_rows: Some(rows),
+            columns: values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| Column {
+                    path: format!("c{i}"),
+                    num_values: Some(v),
+                })
+                .collect(),
+        };
+        assert!(check_values(&[group(3, &[3, 3]), group(0, &[0])]).is_ok());
+        assert_eq!(
+            check_values(&[group(3, &[3, 3]), group(3, &[3, i64::MAX])]).unwrap_err(),
+            format!(
+                "row group 1 has 3 rows but its column `c1` claims {} values",
+                i64::MAX
+            )
+        );
+        assert!(check_values(&[group(3, &[2])]).is_err());
+    }
 
     #[test]
     fn schemas_must_form_one_shallow_tree() {

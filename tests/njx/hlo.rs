@@ -844,6 +844,69 @@ fn corrupt_or_inconsistent_modules_are_errors() {
     );
 }
 
+#[test]
+fn dangling_computation_ids_are_refused_on_loading() {
+    let one = || {
+        hlo(
+            1,
+            "m",
+            None,
+            vec![comp(
+                1,
+                "a",
+                vec![inst(1, "x", "parameter", shape(T::F32, &[]), &[])],
+            )],
+        )
+    };
+    let mut no_entry = one();
+    no_entry.hlo_module.as_mut().unwrap().entry_computation_id = 9;
+    assert_eq!(
+        error_of(HloModule::new("e", no_entry)),
+        "e: the entry computation id 9 names no computation"
+    );
+    let mut bad_call = one();
+    bad_call.hlo_module.as_mut().unwrap().computations[0].instructions[0].called_computation_ids =
+        vec![1, 9];
+    assert_eq!(
+        error_of(HloModule::new("c", bad_call)),
+        "c: instruction `x`: calls computation 9, which does not exist"
+    );
+    // A module without computations has no entry to name.
+    assert!(HloModule::new("n", hlo(1, "m", None, vec![])).is_ok());
+}
+
+#[test]
+fn collectives_with_impossible_results_are_refused() {
+    let module = |result: ShapeProto| {
+        let entry = comp(
+            1,
+            "main",
+            vec![
+                inst(1, "p", "parameter", shape(T::F32, &[4]), &[]),
+                with_groups(inst(2, "ar", "all-reduce", result, &[1]), &[&[0, 1]]),
+            ],
+        );
+        HloModule::new("d", hlo(1, "m", None, vec![entry])).unwrap()
+    };
+    let err = |result| error_of(module(result).instruction("ar").unwrap().collective());
+    assert_eq!(
+        err(shape(T::F32, &[1 << 40, 1 << 40])),
+        "d: instruction `ar`: result shape: size overflows 64 bits"
+    );
+    assert_eq!(
+        err(shape(T::F32, &[-1])),
+        "d: instruction `ar`: result shape: negative dimension -1"
+    );
+    let fine = module(tuple(vec![shape(T::F32, &[4]), shape(T::Token, &[])]));
+    let c = fine
+        .instruction("ar")
+        .unwrap()
+        .collective()
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.group_size, c.message_bytes), (2, 16));
+}
+
 // ---------------------------------------------------------------- archives and program keys
 
 const AFTER: &str = "sm_9.0_gpu_after_optimizations.hlo.pb.xz";
