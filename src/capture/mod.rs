@@ -158,6 +158,15 @@ impl Target {
         if !args.force_overwrite && path.symlink_metadata().is_ok() {
             return Err(archive::exists(&path));
         }
+        // Checked before the program runs: -f replaces a file, never a folder, so a
+        // finished capture would have nowhere to go.
+        if path.is_dir() {
+            return Err(Error::data(
+                path.display().to_string(),
+                "is a folder: the archive cannot take its place (-f overwrites files only); \
+                 choose another -o",
+            ));
+        }
         let folder = folder_of(&path);
         std::fs::create_dir_all(folder).map_err(|e| Error::io(folder.display().to_string(), e))?;
         Ok(Target {
