@@ -51,7 +51,7 @@ pub struct Options {
 
 /// A communication thunk execution with its bandwidths: the thunk's fields then
 /// `algbw_gbps` and `busbw_gbps`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CollectiveRecord {
     /// The communication thunk.
     pub thunk: Thunk,
@@ -382,7 +382,8 @@ impl Partial {
         // Wait per module execution.
         let mut wait: BTreeMap<(&str, u32), f64> = BTreeMap::new();
         for (k, i) in &instances {
-            *wait.entry((k.0.as_str(), k.1)).or_default() += (i.hi - i.lo) as f64;
+            // In f64: partial results read back carry whatever times they were given.
+            *wait.entry((k.0.as_str(), k.1)).or_default() += i.hi as f64 - i.lo as f64;
         }
         // Module GPU time per (program, execution, device), from its thunks.
         let mut module_times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -391,7 +392,7 @@ impl Partial {
                 module_times
                     .entry(program)
                     .or_default()
-                    .push((e - s) as f64);
+                    .push(*e as f64 - *s as f64); // a span of up to 2^63 ns: in f64
             }
         }
         let mut per_program: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -582,7 +583,7 @@ pub fn write_records(format: Format, thunks: Vec<Thunk>, out: &mut dyn Write) ->
             busbw_gbps,
         })?;
     }
-    w.finish()
+    w.finish::<CollectiveRecord>()
 }
 
 /// Writes the report of `acc` (from [`aggregate`]) and the plot.
@@ -613,7 +614,8 @@ pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()
         }
         let mut w = RecordWriter::new(out, format)?;
         rows.iter().try_for_each(|r| w.write(r))?;
-        return w.finish();
+        // JSON Lines only (CSV is written above).
+        return w.finish::<()>();
     }
     write_report(out, &rows)?;
     out.flush().map_err(Error::Output)

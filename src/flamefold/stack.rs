@@ -89,6 +89,12 @@ impl StackFolder {
                 ),
             ));
         }
+        if r.parent.is_none() && r.depth != 0 {
+            return Err(Error::data(
+                format!("{}: range {}", r.profile, r.id),
+                format!("a root of depth {}", r.depth),
+            ));
+        }
         let (node, root_thread, launcher, in_compile) = match r.parent {
             None => (
                 folded.child(Folded::ROOT, &r.name),
@@ -128,7 +134,7 @@ impl StackFolder {
                         ),
                     ));
                 }
-                if r.depth != parent.depth + 1
+                if Some(r.depth) != parent.depth.checked_add(1)
                     || r.start_ns < parent.start_ns
                     || r.end_ns > parent.end_ns
                 {
