@@ -4,7 +4,8 @@
 # with parallel compilation threads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bins
+echo "building njx (release; the first build compiles the dependencies: a few minutes)" >&2
+cargo build --release --bins
 bin=target/release
 trace=examples/data/compile_trace.csv.xz
 

@@ -349,7 +349,7 @@ fn shown<'a>(parts: &'a [(String, f64)], total: f64, options: &Options) -> &'a [
     &parts[..n]
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct BlockRow<'a> {
     profile: &'a str,
     compilation: &'a str,
@@ -361,7 +361,7 @@ struct BlockRow<'a> {
     percent: f64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct TotalRow<'a> {
     name: &'a str,
     self_ns: i64,
@@ -473,7 +473,7 @@ fn write_blocks(
             })?;
         }
     }
-    w.finish()
+    w.finish::<BlockRow>()
 }
 
 fn write_table_rows(out: &mut dyn Write, rows: &[Vec<String>]) -> Result<()> {
@@ -546,7 +546,7 @@ fn write_total(
             wall_ns: wall,
         })?;
     }
-    w.finish()
+    w.finish::<TotalRow>()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::executions;
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter};
+use crate::record::{GpuRange, Module, Range, Thunk};
 use crate::source;
 use clap::ValueEnum;
 use std::io::Write;
@@ -84,5 +85,10 @@ pub fn run(
             )?;
         }
     }
-    writer.finish()
+    match options.table {
+        Table::Ranges => writer.finish::<Range>(),
+        Table::GpuRanges => writer.finish::<GpuRange>(),
+        Table::Modules => writer.finish::<Module>(),
+        Table::Thunks => writer.finish::<Thunk>(),
+    }
 }

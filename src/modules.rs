@@ -26,7 +26,7 @@ pub struct Options {
 }
 
 /// Summary of one program.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProgramSummary {
     /// Program key.
     pub program: String,
@@ -264,7 +264,7 @@ pub fn write(format: Format, summary: &[ProgramSummary], out: &mut dyn Write) ->
     if format != Format::Table {
         let mut w = RecordWriter::new(out, format)?;
         summary.iter().try_for_each(|s| w.write(s))?;
-        return w.finish();
+        return w.finish::<ProgramSummary>();
     }
     if summary.is_empty() {
         writeln!(out, "No module executions in the input.").map_err(Error::Output)?;

@@ -20,6 +20,8 @@ enum Sink {
     Stderr(String),
     /// Kept in order, for the caller to read, each with whether it is said once only.
     Kept(Mutex<Vec<(String, bool)>>),
+    /// Not said (`-q`).
+    Quiet,
 }
 
 impl Notes {
@@ -28,6 +30,18 @@ impl Notes {
         Notes {
             sink: Sink::Stderr(tool.to_string()),
             said: Mutex::default(),
+        }
+    }
+
+    /// Notes on stderr as [`Notes::stderr`], or none at all when `quiet` (`-q`).
+    pub fn for_tool(tool: &str, quiet: bool) -> Notes {
+        if quiet {
+            Notes {
+                sink: Sink::Quiet,
+                said: Mutex::default(),
+            }
+        } else {
+            Notes::stderr(tool)
         }
     }
 
@@ -63,6 +77,7 @@ impl Notes {
         }
         match &self.sink {
             Sink::Stderr(tool) => eprintln!("{tool}: {msg}"),
+            Sink::Quiet => {}
             Sink::Kept(kept) => kept
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -74,7 +89,7 @@ impl Notes {
     /// to be said once is not kept: pass notes on with [`Notes::forward`] to keep it.
     pub fn take(&self) -> Vec<String> {
         match &self.sink {
-            Sink::Stderr(_) => Vec::new(),
+            Sink::Stderr(_) | Sink::Quiet => Vec::new(),
             Sink::Kept(kept) => {
                 std::mem::take(&mut *kept.lock().unwrap_or_else(|e| e.into_inner()))
                     .into_iter()
@@ -88,7 +103,7 @@ impl Notes {
     pub fn forward(&self, other: Notes) {
         let kept = match other.sink {
             Sink::Kept(kept) => kept.into_inner().unwrap_or_else(|e| e.into_inner()),
-            Sink::Stderr(_) => Vec::new(),
+            Sink::Stderr(_) | Sink::Quiet => Vec::new(),
         };
         for (msg, once) in kept {
             self.say(msg, once);

@@ -249,7 +249,8 @@ pub struct RecordWriter<W: Write> {
 enum Inner<W: Write> {
     /// The sink and a reused line buffer: one write per record, not one per token.
     Json(W, Vec<u8>),
-    Csv(Box<csv::Writer<W>>),
+    /// The CSV writer, and whether a record (and so the header) was written.
+    Csv(Box<csv::Writer<W>>, bool),
 }
 
 impl<W: Write> RecordWriter<W> {
@@ -257,7 +258,7 @@ impl<W: Write> RecordWriter<W> {
     pub fn new(out: W, format: Format) -> Result<Self> {
         let inner = match format {
             Format::Json => Inner::Json(out, Vec::with_capacity(1024)),
-            Format::Csv => Inner::Csv(Box::new(csv::WriterBuilder::new().from_writer(out))),
+            Format::Csv => Inner::Csv(Box::new(csv::WriterBuilder::new().from_writer(out)), false),
             Format::Table => {
                 return Err(Error::Usage(
                     "--format table is for reports; records are written as json or csv".into(),
@@ -276,15 +277,31 @@ impl<W: Write> RecordWriter<W> {
                 line.push(b'\n');
                 w.write_all(line).map_err(Error::Output)
             }
-            Inner::Csv(w) => Ok(w.serialize(record)?),
+            Inner::Csv(w, written) => {
+                *written = true;
+                Ok(w.serialize(record)?)
+            }
         }
     }
 
-    /// Flushes everything written so far.
-    pub fn finish(self) -> Result<()> {
+    /// Flushes everything written so far. A CSV of no records still gets its header: the
+    /// fields of `T`, the type of the records (a file a spreadsheet or script can open).
+    pub fn finish<T: Serialize + Default>(self) -> Result<()> {
         match self.inner {
             Inner::Json(mut w, _) => w.flush().map_err(Error::Output),
-            Inner::Csv(mut w) => w.flush().map_err(Error::Output),
+            Inner::Csv(mut w, written) => {
+                if !written {
+                    // The header serde writes before a record: that of a default record.
+                    let mut probe = csv::Writer::from_writer(Vec::new());
+                    probe.serialize(T::default())?;
+                    let bytes = probe
+                        .into_inner()
+                        .map_err(|e| Error::Output(e.into_error()))?;
+                    let mut header = csv::Reader::from_reader(bytes.as_slice());
+                    w.write_record(header.byte_headers()?)?;
+                }
+                w.flush().map_err(Error::Output)
+            }
         }
     }
 }

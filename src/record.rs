@@ -32,6 +32,31 @@ pub trait Check {
     fn execution(&self) -> Option<Execution<'_>> {
         None
     }
+
+    /// The table of records it is (`njx-export --table KIND`), for messages.
+    fn kind() -> Option<&'static str> {
+        None
+    }
+}
+
+/// What records a JSON line or CSV header holds, from the fields only one table has:
+/// `ranges`, `gpu-ranges`, `modules`, `thunks` (as `njx-export --table` names them) or
+/// `collective records` (`njx-collectives --records`).
+pub fn kind_of(head: &[u8]) -> Option<&'static str> {
+    let has = |field: &str| head.windows(field.len()).any(|w| w == field.as_bytes());
+    if has("algbw_gbps") {
+        Some("collective")
+    } else if has("thunk_execution") {
+        Some("thunks")
+    } else if has("gpu_ops") {
+        Some("gpu-ranges")
+    } else if has("child_ns") {
+        Some("ranges")
+    } else if has("warmup") && has("thunks") {
+        Some("modules")
+    } else {
+        None
+    }
 }
 
 /// A module execution, or a thunk execution within one, as [`Sequence`] checks it.
@@ -129,6 +154,10 @@ fn start(v: i64) -> Option<String> {
 }
 
 impl Check for Range {
+    fn kind() -> Option<&'static str> {
+        Some("ranges")
+    }
+
     fn problem(&self) -> Option<String> {
         if self.end_ns.checked_sub(self.start_ns) != Some(self.dur_ns) {
             return Some(format!(
@@ -149,6 +178,10 @@ impl Check for Range {
 }
 
 impl Check for GpuRange {
+    fn kind() -> Option<&'static str> {
+        Some("gpu-ranges")
+    }
+
     fn problem(&self) -> Option<String> {
         negative("dur_ns", self.dur_ns)
             .or_else(|| start(self.start_ns))
@@ -158,6 +191,10 @@ impl Check for GpuRange {
 }
 
 impl Check for Module {
+    fn kind() -> Option<&'static str> {
+        Some("modules")
+    }
+
     fn problem(&self) -> Option<String> {
         negative("dur_ns", self.dur_ns).or_else(|| start(self.start_ns))
     }
@@ -175,6 +212,10 @@ impl Check for Module {
 }
 
 impl Check for Thunk {
+    fn kind() -> Option<&'static str> {
+        Some("thunks")
+    }
+
     fn problem(&self) -> Option<String> {
         negative("dur_ns", self.dur_ns)
             .or_else(|| negative("hidden_ns", self.hidden_ns))
@@ -220,7 +261,7 @@ impl Check for Thunk {
 /// threads (`njx-ranges --splice-workers`) run in parallel, so they count as the span
 /// from the first one's start to the last one's end (nsys-jax's parallel-region rule);
 /// a parent's `self_ns` therefore never goes negative.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Range {
     /// Which input the range came from (archive stem, or profile name in a combined archive).
     pub profile: Arc<str>,
@@ -258,7 +299,7 @@ pub struct Range {
 /// CPU-side times and the number of GPU operations are only in the first form of the
 /// table and in projections computed from nsys SQLite exports (null otherwise); `device`
 /// and `stream` only in tables made per GPU or per stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuRange {
     /// Which input the range came from (archive stem, or profile name in a combined archive).
     pub profile: Arc<str>,
@@ -293,7 +334,7 @@ pub struct GpuRange {
 }
 
 /// One execution of one XLA module on one device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Module {
     /// Which input the execution came from.
     pub profile: Arc<str>,
@@ -319,7 +360,7 @@ pub struct Module {
 }
 
 /// One execution of one thunk (HLO instruction) within a module execution.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Thunk {
     /// Which input the execution came from.
     pub profile: Arc<str>,

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 #[command(
     name = "njx-capture",
     version,
+    long_version = super::LONG_VERSION,
     override_usage = "njx-capture [OPTIONS] [NSYS_OPTIONS]... -- PROGRAM [ARGS]...\n       \
                       njx-capture [OPTIONS] PROGRAM [ARGS]...",
     after_help = "Options that are not njx-capture's own go to `nsys profile` unchanged; then \
@@ -59,6 +60,11 @@ pub struct Args {
     /// found before the program runs).
     #[arg(short, long)]
     pub force_overwrite: bool,
+
+    /// Say nothing on stderr but errors (njx-capture's own notes; nsys and the program
+    /// still write theirs).
+    #[arg(short, long)]
+    pub quiet: bool,
 
     /// Profile only when bash's `[[ EXPR ]]` is true; otherwise run the program as it is,
     /// without nsys, write nothing and exit with its status. `'$SLURM_LOCALID == 0'`
@@ -124,7 +130,7 @@ impl Args {
 /// Runs `njx-capture`: the exit status is the program's (see [`crate::capture::run`]).
 pub fn main() -> ExitCode {
     let args = Args::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
-    let notes = Notes::stderr("njx-capture");
+    let notes = Notes::for_tool("njx-capture", args.quiet);
     match crate::capture::run(&args.into_options(), &notes) {
         Ok(status) => ExitCode::from(status),
         Err(e) => super::finish("njx-capture", Err(e)),

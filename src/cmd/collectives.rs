@@ -13,6 +13,7 @@ use std::path::PathBuf;
 #[command(
     name = "njx-collectives",
     version,
+    long_version = super::LONG_VERSION,
     after_help = "Input is thunk records (njx-export --table thunks) as JSON Lines or CSV, or \
 nsys-jax archives directly (read with clocks aligned). Compute thunks pass by unused.
 
@@ -83,7 +84,7 @@ impl Args {
 /// Runs `njx-collectives`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
-    let notes = Notes::stderr("njx-collectives");
+    let notes = Notes::for_tool("njx-collectives", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
     if let Some(plot) = &options.plot {

@@ -12,6 +12,7 @@ use clap::Parser;
 #[command(
     name = "njx-compile-summary",
     version,
+    long_version = super::LONG_VERSION,
     after_help = "Default: one block per XlaCompile range, as XLA's NVTX compilation-profiling \
 guide prints it:
   Compilation: <XlaCompile range name>: <seconds>
@@ -71,7 +72,7 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     options.check()?;
-    let notes = Notes::stderr("njx-compile-summary");
+    let notes = Notes::for_tool("njx-compile-summary", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
     let report = crate::compile::collect(&options, &inputs, &notes)?;

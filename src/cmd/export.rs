@@ -14,6 +14,7 @@ use std::path::PathBuf;
 #[command(
     name = "njx-export",
     version,
+    long_version = super::LONG_VERSION,
     after_help = "Inputs: `nsys stats --report nvtx_pushpop_trace` CSV (plain, .gz, .xz or on \
 stdin); nsys-jax archives (.zip) and their extracted directories; nsys-jax-combine archives \
 (one profile per `path/<profile>` member); nsys SQLite exports (`nsys export --type sqlite`: \
@@ -87,7 +88,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut all = inputs.clone();
     all.extend(args.hlo.iter().cloned());
     let mut out = open_output(args.io.output(), &all)?;
-    let notes = Notes::stderr("njx-export");
+    let notes = Notes::for_tool("njx-export", args.io.files.quiet);
     crate::export::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 #[command(
     name = "njx-flamefold",
     version,
+    long_version = super::LONG_VERSION,
     after_help = "Writes folded stacks, `frame;frame;frame count` sorted by stack, the input of \
 flamegraph.pl, inferno-flamegraph and speedscope; counts are integers in --unit (nanoseconds by \
 default). `;` and line breaks inside names become `:` and spaces.
@@ -125,7 +126,7 @@ impl Args {
 
 /// Runs `njx-flamefold`.
 pub fn run(args: &Args) -> Result<()> {
-    let notes = Notes::stderr("njx-flamefold");
+    let notes = Notes::for_tool("njx-flamefold", args.files.quiet);
     let inputs = args.files.inputs_or_stdin();
     // Every file read, so that no output replaces one of them.
     let mut read: Vec<PathBuf> = inputs.clone();

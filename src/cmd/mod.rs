@@ -14,8 +14,13 @@ pub mod ranges;
 use crate::error::Result;
 use crate::output::Format;
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// What `--version` prints: the version, then what the tools were built from (git
+/// revision where known, compiler); `-V` (and the man pages) give the version alone.
+pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NJX_BUILD"), ")");
 
 /// Input files and output file: what every tool takes, also those whose output has one
 /// fixed format (`njx-flamefold`).
@@ -29,16 +34,32 @@ pub struct Files {
     /// Write to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Say nothing on stderr but errors: no notes of what was left out, repaired or
+    /// assumed (clock alignment, warm-up, skipped rows…).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 impl Files {
-    /// The inputs to read, with stdin standing in when none were named.
+    /// The inputs to read, with stdin standing in when none were named (said on stderr
+    /// when stdin is a terminal: a tool waiting silently looks hung).
     pub fn inputs_or_stdin(&self) -> Vec<PathBuf> {
-        if self.inputs.is_empty() {
-            vec![PathBuf::from("-")]
-        } else {
-            self.inputs.clone()
+        if !self.inputs.is_empty() {
+            return self.inputs.clone();
         }
+        if std::io::stdin().is_terminal() {
+            let tool = std::env::args_os()
+                .next()
+                .map(PathBuf::from)
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "njx".into());
+            eprintln!(
+                "{tool}: no input files: reading stdin (pipe records in or name files; \
+                 Ctrl-D ends input, --help shows usage)"
+            );
+        }
+        vec![PathBuf::from("-")]
     }
 }
 
@@ -66,10 +87,11 @@ impl IoArgs {
     }
 }
 
-/// The command-line definitions of every tool, for generated documentation (man pages).
+/// The command-line definitions of every tool, for generated documentation (man pages):
+/// with the version alone, not the build it came from (pages stay the same per commit).
 pub fn commands() -> Vec<clap::Command> {
     use clap::CommandFactory;
-    vec![
+    [
         capture::Args::command(),
         export::Args::command(),
         ranges::Args::command(),
@@ -78,6 +100,9 @@ pub fn commands() -> Vec<clap::Command> {
         collectives::Args::command(),
         flamefold::Args::command(),
     ]
+    .into_iter()
+    .map(|c| c.long_version(None::<&str>))
+    .collect()
 }
 
 /// Turn a tool's result into the process exit code, printing the error on stderr

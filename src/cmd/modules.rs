@@ -12,6 +12,7 @@ use clap::Parser;
 #[command(
     name = "njx-modules",
     version,
+    long_version = super::LONG_VERSION,
     after_help = "Input is module records (njx-export --table modules) as JSON Lines or CSV, or \
 nsys-jax archives directly. One line per program (the HLO fingerprint, the same on every rank), \
 largest total GPU time first: executions, thunks per execution and GPU time per execution as \
@@ -70,7 +71,7 @@ impl Args {
 /// Runs `njx-modules`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
-    let notes = Notes::stderr("njx-modules");
+    let notes = Notes::for_tool("njx-modules", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
     let acc = crate::modules::read(&inputs, args.program_key, &notes)?;

@@ -13,6 +13,7 @@ use regex::Regex;
 #[command(
     name = "njx-ranges",
     version,
+    long_version = super::LONG_VERSION,
     after_help = "Filters apply in this order: --splice-workers, --subtree, --select, --fold, \
 --collapse. Patterns are regular expressions matched anywhere in the range name, domain \
 prefix included (`TSL:XlaPass:#name=…#`); anchor them with ^ and $. After any change, parent, \
@@ -97,7 +98,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
-    let notes = Notes::stderr("njx-ranges");
+    let notes = Notes::for_tool("njx-ranges", args.io.files.quiet);
     crate::ranges::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -188,6 +188,25 @@ impl Unit {
         }
     }
 
+    /// A folded count: `ns` nanoseconds (rounded to whole nanoseconds) in this unit,
+    /// exactly, with the decimals it needs (`1.5` ms for 1,500,000 ns; `0.000042` ms for
+    /// 42 ns): no time is lost to rounding to whole units (flamegraph.pl and inferno read
+    /// decimal counts).
+    pub fn count(self, ns: f64) -> String {
+        let ns = ns.round() as u64;
+        let (per, digits) = match self {
+            Unit::Ns => return ns.to_string(),
+            Unit::Us => (1_000, 3),
+            Unit::Ms => (1_000_000, 6),
+        };
+        let (whole, part) = (ns / per, ns % per);
+        if part == 0 {
+            return whole.to_string();
+        }
+        let decimals = format!("{part:0digits$}");
+        format!("{whole}.{}", decimals.trim_end_matches('0'))
+    }
+
     /// The unit's short name (`ns`).
     pub fn name(self) -> &'static str {
         match self {
@@ -309,8 +328,8 @@ impl Folded {
     }
 
     /// The folded lines, `stack count`: every stack holding time with its time in `unit`
-    /// rounded to an integer (a stack whose time rounds to 0 keeps a line with count 0),
-    /// sorted by stack.
+    /// ([`Unit::count`]: whole nanoseconds, with decimals in `us` and `ms`), sorted by
+    /// stack.
     pub fn lines(&self, unit: Unit) -> Vec<String> {
         let mut out = Vec::new();
         self.write_lines(unit, &mut |line| {
@@ -379,7 +398,7 @@ impl Folded {
                 line.clear();
                 line.push_str(&path);
                 line.push(' ');
-                line.push_str(&((weight / unit.ns()).round() as u64).to_string());
+                line.push_str(&unit.count(weight));
                 emit(&line)?;
             }
         }
@@ -526,8 +545,18 @@ mod tests {
         f.add_path(&["a"], 1e6);
         f.add_path(&["b", "c"], 1.4e6);
         f.add_path(&["b"], 0.0);
-        assert_eq!(f.lines(Unit::Ms), vec!["a 1", "b;c 3"]);
+        assert_eq!(f.lines(Unit::Ms), vec!["a 1", "b;c 3.4"]);
         assert_eq!(f.len(), 2);
         assert_eq!(f.total_ns(), 4.4e6);
+    }
+
+    #[test]
+    fn counts_keep_every_nanosecond() {
+        assert_eq!(Unit::Ms.count(42.0), "0.000042");
+        assert_eq!(Unit::Ms.count(1_500_000.4), "1.5");
+        assert_eq!(Unit::Ms.count(3e6), "3");
+        assert_eq!(Unit::Us.count(1_234_567.0), "1234.567");
+        assert_eq!(Unit::Us.count(10.0), "0.01");
+        assert_eq!(Unit::Ns.count(7.6), "8");
     }
 }

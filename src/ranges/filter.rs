@@ -43,7 +43,34 @@ pub struct Filters {
     pub collapse: Vec<Matcher>,
 }
 
+impl Matcher {
+    /// The matcher as the command line gives it.
+    fn describe(&self) -> String {
+        match self {
+            Matcher::Regex(re) => format!("'{}'", re.as_str()),
+            Matcher::Prefix(p) => format!("'^{p}'"),
+            Matcher::NotPrefix(p) => format!("not '^{p}'"),
+        }
+    }
+}
+
 impl Filters {
+    /// The filters that drop ranges, as the command line gives them (for messages).
+    pub fn describe(&self) -> String {
+        let list = |flag: &str, ms: &[Matcher]| {
+            ms.iter()
+                .map(|m| format!("{flag} {}", m.describe()))
+                .collect::<Vec<_>>()
+        };
+        let mut parts = list("--subtree", &self.subtree);
+        parts.extend(list("--select", &self.select));
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(" ")
+        }
+    }
+
     /// The preparation nsys-jax applies to compilation ranges before analysing them
     /// (`_load_nvtx_pushpop_trace` and `remove_autotuning_detail`): XlaCompile subtrees
     /// with their worker threads spliced in, ranges of other domains (cuBLAS, NCCL, …)

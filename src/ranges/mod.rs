@@ -44,15 +44,25 @@ pub fn run(
 ) -> Result<()> {
     let mut writer = RecordWriter::new(out, options.format)?;
     let mut builder = TreeBuilder::new(options.filters.clone());
-    let mut sink =
-        |forest: Vec<Range>| -> Result<()> { forest.iter().try_for_each(|r| writer.write(r)) };
+    let mut written = 0u64;
+    let mut sink = |forest: Vec<Range>| -> Result<()> {
+        written += forest.len() as u64;
+        forest.iter().try_for_each(|r| writer.write(r))
+    };
+    let mut read = 0u64;
     for path in inputs {
-        source::read_ranges(path, source::Options::default(), notes, &mut |r| {
+        read += source::read_ranges(path, source::Options::default(), notes, &mut |r| {
             builder.push(r, &mut sink)
         })?;
     }
     builder.finish(&mut sink)?;
-    writer.finish()
+    if written == 0 && read > 0 {
+        notes.note(format!(
+            "none of the {read} ranges read is left after the filters ({}): nothing written",
+            options.filters.describe()
+        ));
+    }
+    writer.finish::<Range>()
 }
 
 /// Prefix of XLA's compilation ranges; their worker threads are spliced under them.
@@ -149,7 +159,7 @@ impl TreeBuilder {
         // A record names its parent: it must be nested in it.
         if let (Some(_), Some((seq, parent_idx))) = (range.parent, target) {
             let parent = &state.trees[&seq].nodes[parent_idx as usize].range;
-            if range.depth != parent.depth + 1 {
+            if Some(range.depth) != parent.depth.checked_add(1) {
                 return Err(place(&format!(
                     "depth {} under parent {} of depth {}",
                     range.depth, parent.id, parent.depth

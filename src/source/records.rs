@@ -68,8 +68,11 @@ pub fn read_json_lines<T: DeserializeOwned + Check, R: BufRead>(
         if line.trim_ascii().is_empty() {
             continue;
         }
-        let record: T = serde_json::from_slice(&line)
-            .map_err(|e| Error::data(format!("{place}:{lineno}"), format!("bad record: {e}")))?;
+        let record: T = serde_json::from_slice(&line).map_err(|e| {
+            let at = format!("{place}:{lineno}");
+            other_kind::<T>(&at, &line, count)
+                .unwrap_or_else(|| Error::data(at, format!("bad record: {e}")))
+        })?;
         if let Some(problem) = record.problem().or_else(|| {
             let e = record.execution()?;
             sequence.check(&e)
@@ -109,9 +112,11 @@ pub fn read_record_csv<T: DeserializeOwned + Check, R: BufRead>(
             return Ok(count);
         }
         let line = record.position().map_or(0, |p| p.line());
-        let value: T = record
-            .deserialize(Some(&headers))
-            .map_err(|e| Error::data(format!("{place}:{line}"), format!("bad record: {e}")))?;
+        let value: T = record.deserialize(Some(&headers)).map_err(|e| {
+            let at = format!("{place}:{line}");
+            other_kind::<T>(&at, headers.as_slice(), count)
+                .unwrap_or_else(|| Error::data(at, format!("bad record: {e}")))
+        })?;
         if let Some(problem) = value.problem().or_else(|| {
             let e = value.execution()?;
             sequence.check(&e)
@@ -121,6 +126,25 @@ pub fn read_record_csv<T: DeserializeOwned + Check, R: BufRead>(
         emit(value).map_err(|e| e.within(&format!("{place}:{line}")))?;
         count += 1;
     }
+}
+
+/// The error for a first record that does not read because it is of another table than
+/// `T` (`head`: its JSON line, or the CSV header): what came, and what to run instead.
+fn other_kind<T: Check>(at: &str, head: &[u8], count: u64) -> Option<Error> {
+    let want = T::kind()?;
+    let got = crate::record::kind_of(head).filter(|&got| got != want && count == 0)?;
+    let made_by = if got == "collective" {
+        "njx-collectives --records".to_string()
+    } else {
+        format!("njx-export --table {got}")
+    };
+    Some(Error::data(
+        at,
+        format!(
+            "these are {got} records ({made_by} output), not {want} records: give it \
+             `njx-export --table {want}` output (or the profiles themselves)"
+        ),
+    ))
 }
 
 /// A stream of records written by the tools, its format already sniffed.

@@ -192,10 +192,6 @@ fn hlo_dump(files: &[&str]) -> Vec<u8> {
     .encode_to_vec()
 }
 
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 fn assert_ok(out: &Output) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(out));
 }

@@ -181,6 +181,7 @@ fn no_communication_is_one_line_and_success() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn the_pax_profiles_match_the_peers_communication_summary() {
     let Some(dir) = shared_data("pax_fsdp4_4proc") else {
         return;

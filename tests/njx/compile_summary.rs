@@ -162,6 +162,7 @@ fn assert_matches_peer(got: &HashMap<String, f64>, peer: &Value, total_ms: f64) 
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn proc0_matches_the_peers_compile_time_per_category() {
     let Some((dir, reference)) = reference() else {
         return;
@@ -178,6 +179,7 @@ fn proc0_matches_the_peers_compile_time_per_category() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn four_processes_match_the_peers_total() {
     let Some((dir, reference)) = reference() else {
         return;
@@ -192,6 +194,7 @@ fn four_processes_match_the_peers_total() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn proc0_prints_17_blocks_each_within_100_percent() {
     let Some((dir, _)) = reference() else {
         return;

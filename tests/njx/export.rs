@@ -300,6 +300,7 @@ fn a_closed_stdout_ends_quietly_with_success() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_archive_matches_its_csv_field_by_field() {
     let Some(dir) = shared_data("pax_fsdp4_4proc") else {
         return;

@@ -691,6 +691,7 @@ fn int_of(row: &parquet::record::Row, name: &str) -> Option<i64> {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_archive_gives_one_record_per_range_row_field_by_field() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use std::io::Read;
@@ -776,6 +777,7 @@ fn real_archive_gives_one_record_per_range_row_field_by_field() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn all_four_real_archives_export_with_their_profiles() {
     let Some(dir) = shared_data("pax_fsdp4_4proc") else {
         return;

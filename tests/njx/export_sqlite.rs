@@ -16,10 +16,6 @@ fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A range record as njx-export writes it for an SQLite input.
 #[allow(clippy::too_many_arguments)]
 fn range(
@@ -296,13 +292,7 @@ fn ranges_without_text_or_text_id_are_named_empty_and_counted() {
     );
     assert_eq!(stderr_of(&out), note);
     // The GPU projection reads the same ranges and says the same.
-    let out = run(
-        "njx-export",
-        &["--table", "gpu-ranges", path_str(&file)],
-        b"",
-    );
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    let (got, out) = gpu_ranges(&file);
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!((&got[1]["id"], &got[1]["name"]), (&json!(bare), &json!("")));
     assert!(stderr_of(&out).contains(&note), "{}", stderr_of(&out));
@@ -526,13 +516,7 @@ fn gpu_projection_follows_launches_through_their_calls() {
     let dir = tempdir();
     let file = dir.path().join("gpu.sqlite");
     let [step, fwd, k1, graph, r2, r8, ..] = gpu_fixture(&file);
-    let out = run(
-        "njx-export",
-        &["--table", "gpu-ranges", path_str(&file)],
-        b"",
-    );
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    let (got, out) = gpu_ranges(&file);
     let expected = vec![
         gpu((7, 2), (r2, None, 0, 0), "t2", (300, 320, 1), (0, 1000)),
         gpu((7, 1), (step, None, 0, 2), "step", (500, 800, 3), (0, 1000)),
@@ -605,13 +589,7 @@ fn gpu_projection_says_ranges_never_ended() {
     db.call(100, 110, gtid(1, 1), 1);
     db.kernel(120, 140, gpid(1), 1);
     drop(db);
-    let out = run(
-        "njx-export",
-        &["--table", "gpu-ranges", path_str(&file)],
-        b"",
-    );
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    let (got, out) = gpu_ranges(&file);
     // Ended at the last NVTX timestamp (300), as in the range table.
     assert_eq!(
         got,
@@ -1157,6 +1135,7 @@ fn check_against_brute_force(file: &Path, expected_count: usize) {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_exports_give_the_tree_a_brute_force_containment_check_gives() {
     let Some(dir) = shared_data("nvfuser_nsys_sqlite") else {
         return;
@@ -1166,6 +1145,7 @@ fn real_exports_give_the_tree_a_brute_force_containment_check_gives() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_export_without_nvtx_reads_without_error() {
     let Some(dir) = shared_data("testcuda_nsys2026_sqlite") else {
         return;
@@ -1242,6 +1222,7 @@ fn brute_force_projection(file: &Path) -> (HashMap<i64, (i64, i64, u64)>, usize)
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_export_gpu_projection_matches_a_brute_force_projection() {
     let Some(dir) = shared_data("nvfuser_nsys_sqlite") else {
         return;
@@ -1252,13 +1233,7 @@ fn real_export_gpu_projection_matches_a_brute_force_projection() {
     ] {
         let file = dir.join(name);
         let (expected, kernels) = brute_force_projection(&file);
-        let out = run(
-            "njx-export",
-            &["--table", "gpu-ranges", path_str(&file)],
-            b"",
-        );
-        assert!(out.status.success(), "{}", stderr_of(&out));
-        let got = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+        let (got, _) = gpu_ranges(&file);
         assert_eq!(got.len(), expected.len(), "{name}");
         let ranges: HashMap<i64, Value> = json_lines(&ok("njx-export", &[path_str(&file)]))
             .into_iter()
@@ -1293,4 +1268,18 @@ fn real_export_gpu_projection_matches_a_brute_force_projection() {
         assert_eq!(roots_ops, attributed_launches, "{name}");
         assert!(kernels >= attributed_launches as usize);
     }
+}
+
+/// `njx-export --table gpu-ranges FILE`, which must succeed: its records, and the run.
+fn gpu_ranges(file: &Path) -> (Vec<Value>, Output) {
+    let out = run(
+        "njx-export",
+        &["--table", "gpu-ranges", path_str(file)],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    (
+        json_lines(&String::from_utf8(out.stdout.clone()).unwrap()),
+        out,
+    )
 }

@@ -1205,6 +1205,7 @@ fn open_real(dir: &std::path::Path, proc: usize) -> (Archive, String) {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_program_keys_match_nsys_jax() {
     let Some(dir) = common::shared_data("pax_fsdp4_4proc") else {
         return;
@@ -1275,6 +1276,7 @@ fn real_program_keys_match_nsys_jax() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_communication_thunks_and_message_sizes_match_nsys_jax() {
     let Some(dir) = common::shared_data("pax_fsdp4_4proc") else {
         return;
@@ -1343,6 +1345,7 @@ fn real_communication_thunks_and_message_sizes_match_nsys_jax() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn real_stack_frames_name_the_archived_sources() {
     let Some(dir) = common::shared_data("pax_fsdp4_4proc") else {
         return;

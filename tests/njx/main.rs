@@ -29,3 +29,4 @@ mod modules_sqlite;
 mod outputs;
 mod ranges;
 mod trees;
+mod ux;

@@ -321,6 +321,7 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn four_processes_match_the_peers_raw_counts_and_times() {
     let Some((paths, reference)) = pax() else {
         return;
@@ -383,6 +384,7 @@ fn four_processes_match_the_peers_raw_counts_and_times() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn steady_state_summary_matches_the_peer() {
     let Some((paths, reference)) = pax() else {
         return;
@@ -425,6 +427,7 @@ fn steady_state_summary_matches_the_peer() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn the_step_function_rank_3_compiled_differently_is_reported() {
     let Some((paths, _)) = pax() else {
         return;
@@ -455,6 +458,7 @@ fn the_step_function_rank_3_compiled_differently_is_reported() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn keyed_by_name_all_four_devices_enter_the_wait_and_straggler_tables() {
     let Some((paths, _)) = pax() else {
         return;
@@ -499,6 +503,7 @@ fn keyed_by_name_all_four_devices_enter_the_wait_and_straggler_tables() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn proc0_alone_matches_the_peers_raw_modules() {
     let Some((paths, reference)) = pax() else {
         return;

@@ -328,6 +328,7 @@ fn bad_patterns_and_unordered_input_are_refused() {
 }
 
 #[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
 fn xla_compile_on_the_real_profile_is_idempotent_and_consistent() {
     let Some(dir) = shared_data("pax_fsdp4_4proc") else {
         return;

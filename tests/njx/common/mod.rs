@@ -48,6 +48,11 @@ pub fn run(tool: &str, args: &[&str], stdin: &[u8]) -> Output {
     out
 }
 
+/// The stderr of a run, as text.
+pub fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// Runs a tool on files and returns stdout, failing the test with stderr on error.
 pub fn ok(tool: &str, args: &[&str]) -> String {
     let out = run(tool, args, b"");

@@ -1,0 +1,145 @@
+//! What a user sees first (issue 16): records of the wrong kind named for what they are,
+//! CSV headers on empty outputs, `-q`, `--version`, the stdin hint at a terminal, decimal
+//! folded counts.
+
+use crate::common::*;
+use std::process::Command;
+
+/// Range records of the example compilation.
+fn range_records() -> String {
+    let dir = tempdir();
+    let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
+    ok("njx-export", &[&csv])
+}
+
+#[test]
+fn records_of_another_table_say_what_they_are_and_what_to_run() {
+    let ranges = range_records();
+    for tool in ["njx-modules", "njx-collectives"] {
+        let out = run(tool, &[], ranges.as_bytes());
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("-:1: these are ranges records (njx-export --table ranges output)"),
+            "{err}"
+        );
+        let want = if tool == "njx-modules" {
+            "modules"
+        } else {
+            "thunks"
+        };
+        assert!(
+            err.contains(&format!("`njx-export --table {want}`")),
+            "{err}"
+        );
+    }
+    // The same from CSV records: the header tells.
+    let dir = tempdir();
+    let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
+    let ranges_csv = ok("njx-export", &["--format", "csv", &csv]);
+    let out = run("njx-modules", &[], ranges_csv.as_bytes());
+    assert!(
+        stderr_of(&out).contains("these are ranges records"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn an_empty_csv_still_has_its_header_and_an_empty_filter_says_so() {
+    let ranges = range_records();
+    let out = run(
+        "njx-ranges",
+        &["--subtree", "^nothing-matches", "--format", "csv"],
+        ranges.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        String::from_utf8(out.stdout.clone()).unwrap(),
+        "profile,pid,tid,id,parent,depth,start_ns,end_ns,dur_ns,child_ns,self_ns,children,name\n"
+    );
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(
+            "none of the 12 ranges read is left after the filters (--subtree '^nothing-matches')"
+        ),
+        "{err}"
+    );
+    // The header is the one records get.
+    let some = run("njx-ranges", &["--format", "csv"], ranges.as_bytes());
+    let text = String::from_utf8(some.stdout).unwrap();
+    assert!(text.starts_with("profile,pid,tid,id,parent,depth,start_ns,end_ns,dur_ns,child_ns,self_ns,children,name\n"), "{text}");
+}
+
+#[test]
+fn quiet_silences_notes_but_not_errors() {
+    let ranges = range_records();
+    let args = ["--subtree", "^nothing-matches"];
+    let loud = run("njx-ranges", &args, ranges.as_bytes());
+    assert!(!stderr_of(&loud).is_empty());
+    let quiet = run("njx-ranges", &["-q", args[0], args[1]], ranges.as_bytes());
+    assert!(quiet.status.success());
+    assert_eq!(stderr_of(&quiet), "");
+    let failed = run("njx-modules", &["-q"], ranges.as_bytes());
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(stderr_of(&failed).contains("these are ranges records"));
+}
+
+#[test]
+fn version_says_the_build() {
+    for tool in ["njx-export", "njx-flamefold", "njx-capture"] {
+        let long = ok(tool, &["--version"]);
+        let short = ok(tool, &["-V"]);
+        let version = env!("CARGO_PKG_VERSION");
+        assert_eq!(short, format!("{tool} {version}\n"));
+        assert!(
+            long.starts_with(&format!("{tool} {version} (")) && long.contains("rustc "),
+            "{long}"
+        );
+    }
+}
+
+#[test]
+fn a_tool_waiting_on_a_terminal_says_so() {
+    // `script` gives the tool a terminal for stdin; nothing is typed, so the tool waits
+    // until `timeout` ends it, having said why it waits.
+    let Ok(probe) = Command::new("script").arg("--version").output() else {
+        eprintln!("SKIPPED: no `script` (util-linux) to run a tool on a terminal");
+        return;
+    };
+    if !probe.status.success() {
+        eprintln!("SKIPPED: `script` does not run");
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_njx-modules");
+    let out = Command::new("script")
+        .args(["-q", "-c", &format!("timeout 2 {exe}"), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("njx-modules: no input files: reading stdin"),
+        "{text}"
+    );
+    // In a pipe nothing is said.
+    let piped = run("njx-modules", &[], b"");
+    assert!(!stderr_of(&piped).contains("reading stdin"));
+}
+
+#[test]
+fn folded_counts_in_ms_lose_no_time() {
+    let ranges = range_records();
+    let prepared = run("njx-ranges", &["--xla-compile"], ranges.as_bytes());
+    let ns = run("njx-flamefold", &[], &prepared.stdout);
+    let ms = run("njx-flamefold", &["--unit", "ms"], &prepared.stdout);
+    let total = |text: &[u8]| -> f64 {
+        String::from_utf8_lossy(text)
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<f64>().unwrap())
+            .sum()
+    };
+    let (a, b) = (total(&ns.stdout), total(&ms.stdout) * 1e6);
+    assert!((a - b).abs() < 1.0, "{a} ns against {b} ns");
+    assert!(String::from_utf8_lossy(&ms.stdout).contains('.'));
+}
