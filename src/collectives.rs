@@ -47,6 +47,8 @@ pub struct Options {
     pub format: Format,
     /// How programs are keyed across profiles.
     pub program_key: crate::executions::KeyBy,
+    /// One table of the report only.
+    pub table: Option<Part>,
 }
 
 /// A communication thunk execution with its bandwidths: the thunk's fields then
@@ -185,6 +187,106 @@ enum Row {
         last_percent: f64,
         lateness_mean_ns: Option<f64>,
     },
+}
+
+/// The four tables of the report (`--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// Bus bandwidth per collective and message size.
+    Bandwidth,
+    /// Communication hidden behind compute, per collective.
+    Hidden,
+    /// Wait time per module execution, per program.
+    Wait,
+    /// The devices that arrive last.
+    Stragglers,
+}
+
+impl Part {
+    /// Its name in the records' `table` field.
+    fn name(self) -> &'static str {
+        match self {
+            Part::Bandwidth => "bandwidth",
+            Part::Hidden => "hidden",
+            Part::Wait => "wait",
+            Part::Stragglers => "stragglers",
+        }
+    }
+}
+
+impl Row {
+    fn part(&self) -> Part {
+        match self {
+            Row::Bandwidth { .. } => Part::Bandwidth,
+            Row::Hidden { .. } => Part::Hidden,
+            Row::Wait { .. } => Part::Wait,
+            Row::Stragglers { .. } => Part::Stragglers,
+        }
+    }
+
+    /// The row's fields as CSV cells, in the order of the JSON records (and the README):
+    /// numbers as JSON writes them, nulls empty.
+    fn cells(&self) -> Vec<(&'static str, String)> {
+        // As serde_json writes them (`5.0`; NaN as null, so empty), as the JSON records.
+        let num = |v: f64| serde_json::Number::from_f64(v).map_or(String::new(), |n| n.to_string());
+        let opt = |v: &Option<f64>| v.map_or(String::new(), num);
+        match self {
+            Row::Bandwidth {
+                collective,
+                message_bytes,
+                busbw_mean_gbps,
+                busbw_stderr_gbps,
+                count,
+            } => vec![
+                ("collective", collective.clone()),
+                ("message_bytes", message_bytes.to_string()),
+                ("busbw_mean_gbps", num(*busbw_mean_gbps)),
+                ("busbw_stderr_gbps", opt(busbw_stderr_gbps)),
+                ("count", count.to_string()),
+            ],
+            Row::Hidden {
+                collective,
+                hidden_ratio,
+                hidden_ns,
+                total_ns,
+            } => vec![
+                ("collective", collective.clone()),
+                ("hidden_ratio", num(*hidden_ratio)),
+                ("hidden_ns", hidden_ns.to_string()),
+                ("total_ns", total_ns.to_string()),
+            ],
+            Row::Wait {
+                program,
+                name,
+                executions,
+                wait_mean_ns,
+                wait_std_ns,
+                module_mean_ns,
+                wait_percent,
+            } => vec![
+                ("program", program.clone()),
+                ("name", name.clone()),
+                ("executions", executions.to_string()),
+                ("wait_mean_ns", num(*wait_mean_ns)),
+                ("wait_std_ns", opt(wait_std_ns)),
+                ("module_mean_ns", num(*module_mean_ns)),
+                ("wait_percent", num(*wait_percent)),
+            ],
+            Row::Stragglers {
+                device,
+                instances,
+                last,
+                last_percent,
+                lateness_mean_ns,
+            } => vec![
+                ("device", device.to_string()),
+                ("instances", instances.to_string()),
+                ("last", last.to_string()),
+                ("last_percent", num(*last_percent)),
+                ("lateness_mean_ns", opt(lateness_mean_ns)),
+            ],
+        }
+    }
 }
 
 /// One instance of a collective (program, execution, thunk, thunk execution, and the
@@ -465,6 +567,16 @@ impl Partial {
     }
 }
 
+/// `v` to 4 significant digits (`145.9`, `0.0003534`): small bandwidths keep their size.
+fn significant(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (3 - magnitude).clamp(0, 15) as usize;
+    format!("{v:.decimals$}")
+}
+
 fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
 }
@@ -604,50 +716,49 @@ pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()
         }
         return out.flush().map_err(Error::Output);
     }
-    let rows = acc.report(options.include_warmup);
+    let mut rows = acc.report(options.include_warmup);
     if let Some(path) = &options.plot {
         crate::plot::bandwidth_svg(path, &bandwidth_series(&rows))?;
     }
+    if let Some(part) = options.table {
+        rows.retain(|r| r.part() == part);
+    }
     if format != Format::Table {
         if format == Format::Csv {
-            return write_csv(out, &rows);
+            return write_csv(out, &rows, options.table.is_some());
         }
         let mut w = RecordWriter::new(out, format)?;
         rows.iter().try_for_each(|r| w.write(r))?;
         // JSON Lines only (CSV is written above).
         return w.finish::<()>();
     }
-    write_report(out, &rows)?;
+    write_report(out, &rows, options.table)?;
     out.flush().map_err(Error::Output)
 }
 
-/// The four tables as one CSV: a `table` column, then every table's columns in order of
-/// first appearance, empty where a table has no such column.
-fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
-    let objects: Vec<serde_json::Map<String, serde_json::Value>> = rows
-        .iter()
-        .map(|r| match serde_json::to_value(r) {
-            Ok(serde_json::Value::Object(m)) => Ok(m),
-            _ => Err(Error::Output(std::io::Error::other(
-                "report row is not an object",
-            ))),
-        })
-        .collect::<Result<_>>()?;
-    let mut columns: Vec<String> = vec!["table".to_string()];
-    for o in &objects {
-        for k in o.keys() {
+/// The tables as CSV: one table's columns as its JSON records have them (`--table`); or
+/// all four in one, a `table` column first, then every table's columns in order of first
+/// appearance, empty where a table has no such column.
+fn write_csv(out: &mut dyn Write, rows: &[Row], one: bool) -> Result<()> {
+    let cells: Vec<Vec<(&str, String)>> = rows.iter().map(Row::cells).collect();
+    let mut columns: Vec<&str> = if one { Vec::new() } else { vec!["table"] };
+    for row in &cells {
+        for (k, _) in row {
             if !columns.contains(k) {
-                columns.push(k.clone());
+                columns.push(k);
             }
         }
     }
     let mut w = csv::Writer::from_writer(out);
     w.write_record(&columns)?;
-    for o in &objects {
-        w.write_record(columns.iter().map(|c| match o.get(c) {
-            None | Some(serde_json::Value::Null) => String::new(),
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
+    for (row, r) in cells.iter().zip(rows) {
+        w.write_record(columns.iter().map(|&c| {
+            if c == "table" && !one {
+                return r.part().name().to_string();
+            }
+            row.iter()
+                .find(|(k, _)| *k == c)
+                .map_or(String::new(), |(_, v)| v.clone())
         }))?;
     }
     w.flush().map_err(Error::Output)
@@ -673,131 +784,155 @@ fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<(u64, f64)>> {
     series
 }
 
-fn write_report(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
+fn write_report(out: &mut dyn Write, rows: &[Row], only: Option<Part>) -> Result<()> {
     let w = |out: &mut dyn Write, s: &str| writeln!(out, "{s}").map_err(Error::Output);
-    w(
-        out,
-        "Bus bandwidth [GB/s], fastest device per collective instance (mean ± standard error)",
-    )?;
-    let mut t = vec![vec![
-        "collective".to_string(),
-        "size [B]".into(),
-        "busbw".into(),
-        "± stderr".into(),
-        "instances".into(),
-    ]];
-    for r in rows {
-        if let Row::Bandwidth {
-            collective,
-            message_bytes,
-            busbw_mean_gbps,
-            busbw_stderr_gbps,
-            count,
-        } = r
-        {
-            t.push(vec![
-                collective.clone(),
-                message_bytes.to_string(),
-                format!("{busbw_mean_gbps:.4}"),
-                fmt_opt(*busbw_stderr_gbps, 1.0, 4),
-                count.to_string(),
-            ]);
+    let show = |part: Part| only.is_none_or(|o| o == part);
+    let mut first = true;
+    let mut start = |out: &mut dyn Write| -> Result<()> {
+        if !std::mem::take(&mut first) {
+            w(out, "")?;
         }
-    }
-    write_table(out, &t, &[1, 2, 3, 4])?;
-    w(out, "")?;
-    w(out, "Communication hidden behind compute")?;
-    let mut t = vec![vec![
-        "collective".to_string(),
-        "hidden".into(),
-        "hidden ms".into(),
-        "total ms".into(),
-    ]];
-    for r in rows {
-        if let Row::Hidden {
-            collective,
-            hidden_ratio,
-            hidden_ns,
-            total_ns,
-        } = r
-        {
-            t.push(vec![
-                collective.clone(),
-                format!("{hidden_ratio:.4}"),
-                format!("{:.3}", *hidden_ns as f64 / 1e6),
-                format!("{:.3}", *total_ns as f64 / 1e6),
-            ]);
+        Ok(())
+    };
+    if show(Part::Bandwidth) {
+        start(out)?;
+        w(
+            out,
+            "Bus bandwidth [GB/s], fastest device per collective instance (mean ± standard error, \
+             4 significant digits)",
+        )?;
+        let mut t = vec![vec![
+            "collective".to_string(),
+            "size [B]".into(),
+            "busbw".into(),
+            "± stderr".into(),
+            "instances".into(),
+        ]];
+        for r in rows {
+            if let Row::Bandwidth {
+                collective,
+                message_bytes,
+                busbw_mean_gbps,
+                busbw_stderr_gbps,
+                count,
+            } = r
+            {
+                t.push(vec![
+                    collective.clone(),
+                    message_bytes.to_string(),
+                    significant(*busbw_mean_gbps),
+                    busbw_stderr_gbps.map_or("-".to_string(), significant),
+                    count.to_string(),
+                ]);
+            }
         }
+        write_table(out, &t, &[1, 2, 3, 4])?;
     }
-    write_table(out, &t, &[1, 2, 3])?;
-    w(out, "")?;
-    w(
-        out,
-        "Wait time per module execution (longest − shortest exposed time over devices, summed)",
-    )?;
-    let mut t = vec![vec![
-        "program".to_string(),
-        "name".into(),
-        "executions".into(),
-        "wait ms".into(),
-        "± std".into(),
-        "module ms".into(),
-        "wait %".into(),
-    ]];
-    for r in rows {
-        if let Row::Wait {
-            program,
-            name,
-            executions,
-            wait_mean_ns,
-            wait_std_ns,
-            module_mean_ns,
-            wait_percent,
-        } = r
-        {
-            t.push(vec![
-                program.clone(),
-                name.clone(),
-                executions.to_string(),
-                format!("{:.3}", wait_mean_ns / 1e6),
-                fmt_opt(*wait_std_ns, 1e6, 3),
-                format!("{:.3}", module_mean_ns / 1e6),
-                format!("{wait_percent:.2}"),
-            ]);
+    if show(Part::Hidden) {
+        start(out)?;
+        w(out, "Communication hidden behind compute")?;
+        let mut t = vec![vec![
+            "collective".to_string(),
+            "hidden %".into(),
+            "hidden ms".into(),
+            "total ms".into(),
+        ]];
+        for r in rows {
+            if let Row::Hidden {
+                collective,
+                hidden_ratio,
+                hidden_ns,
+                total_ns,
+            } = r
+            {
+                t.push(vec![
+                    collective.clone(),
+                    format!("{:.2}", hidden_ratio * 100.0),
+                    format!("{:.3}", *hidden_ns as f64 / 1e6),
+                    format!("{:.3}", *total_ns as f64 / 1e6),
+                ]);
+            }
         }
+        write_table(out, &t, &[1, 2, 3])?;
     }
-    write_table(out, &t, &[2, 3, 4, 5, 6])?;
-    w(out, "")?;
-    w(
-        out,
-        "Stragglers: the device that arrives last at a collective (the others wait for it)",
-    )?;
-    let mut t = vec![vec![
-        "device".to_string(),
-        "instances".into(),
-        "last".into(),
-        "last %".into(),
-        "mean lateness ms".into(),
-    ]];
-    for r in rows {
-        if let Row::Stragglers {
-            device,
-            instances,
-            last,
-            last_percent,
-            lateness_mean_ns,
-        } = r
-        {
-            t.push(vec![
-                device.to_string(),
-                instances.to_string(),
-                last.to_string(),
-                format!("{last_percent:.1}"),
-                fmt_opt(*lateness_mean_ns, 1e6, 3),
-            ]);
+    if show(Part::Wait) {
+        start(out)?;
+        w(
+            out,
+            "Wait time per module execution (longest − shortest exposed time over devices, summed)",
+        )?;
+        let mut t = vec![vec![
+            "program".to_string(),
+            "name".into(),
+            "executions".into(),
+            "wait ms".into(),
+            "± std".into(),
+            "module ms".into(),
+            "wait %".into(),
+        ]];
+        for r in rows {
+            if let Row::Wait {
+                program,
+                name,
+                executions,
+                wait_mean_ns,
+                wait_std_ns,
+                module_mean_ns,
+                wait_percent,
+            } = r
+            {
+                t.push(vec![
+                    program.clone(),
+                    name.clone(),
+                    executions.to_string(),
+                    format!("{:.3}", wait_mean_ns / 1e6),
+                    fmt_opt(*wait_std_ns, 1e6, 3),
+                    format!("{:.3}", module_mean_ns / 1e6),
+                    format!("{wait_percent:.2}"),
+                ]);
+            }
         }
+        write_table(out, &t, &[2, 3, 4, 5, 6])?;
+        w(
+            out,
+            "wait % = wait ms / module ms, as nsys-jax defines it: the wait is summed over a \
+             module's collectives, so it can pass 100 %",
+        )?;
     }
-    write_table(out, &t, &[0, 1, 2, 3, 4])
+    if show(Part::Stragglers) {
+        start(out)?;
+        w(
+            out,
+            "Stragglers: the device that arrives last at a collective (the others wait for it)",
+        )?;
+        let mut t = vec![vec![
+            "device".to_string(),
+            "instances".into(),
+            "last".into(),
+            "last %".into(),
+            "mean lateness ms".into(),
+        ]];
+        for r in rows {
+            if let Row::Stragglers {
+                device,
+                instances,
+                last,
+                last_percent,
+                lateness_mean_ns,
+            } = r
+            {
+                t.push(vec![
+                    device.to_string(),
+                    instances.to_string(),
+                    last.to_string(),
+                    format!("{last_percent:.1}"),
+                    fmt_opt(*lateness_mean_ns, 1e6, 3),
+                ]);
+            }
+        }
+        write_table(out, &t, &[0, 1, 2, 3, 4])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

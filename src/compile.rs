@@ -333,7 +333,7 @@ pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<R
     Ok(Report::Compilations(compilations))
 }
 
-/// The rows to show of a sorted breakdown: `--top` and `--threshold` applied.
+/// The rows to show of a sorted breakdown: `--top` and `--cover` applied.
 fn shown<'a>(parts: &'a [(String, f64)], total: f64, options: &Options) -> &'a [(String, f64)] {
     let mut n = parts.len().min(options.top.unwrap_or(usize::MAX));
     if let Some(limit) = options.threshold {
@@ -387,7 +387,7 @@ impl Options {
     pub fn check(&self) -> Result<()> {
         if self.threshold.is_some_and(|t| !(0.0..=100.0).contains(&t)) {
             return Err(Error::Usage(
-                "--threshold is a percentage between 0 and 100".into(),
+                "--cover (--threshold) is a percentage between 0 and 100".into(),
             ));
         }
         Ok(())

@@ -62,6 +62,12 @@ pub struct Args {
     /// said on stderr).
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
     pub program_key: crate::executions::KeyBy,
+
+    /// Write one table of the report only: `bandwidth`, `hidden`, `wait` or `stragglers`
+    /// (with --format csv, a CSV of that table's columns, in the order of its JSON
+    /// records; without --table the four share one CSV with a `table` column).
+    #[arg(long, value_enum, value_name = "TABLE", conflicts_with_all = ["records", "partial"])]
+    pub table: Option<crate::collectives::Part>,
 }
 
 impl Args {
@@ -77,6 +83,7 @@ impl Args {
                 Format::Table
             }),
             program_key: self.program_key,
+            table: self.table,
         }
     }
 }

@@ -49,9 +49,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 
-    /// Stop once the lines shown cover PERCENT of the time.
-    #[arg(long, value_name = "PERCENT")]
-    pub threshold: Option<f64>,
+    /// Show the largest lines until together they cover PERCENT of the time, then stop
+    /// (a cumulative cut, as XLA's guide prints: `--cover 90` leaves out the small tail;
+    /// `--cover 5` shows one line when the largest alone is 5 % or more). `--threshold`
+    /// is its older name.
+    #[arg(long, visible_alias = "threshold", value_name = "PERCENT")]
+    pub cover: Option<f64>,
 }
 
 impl Args {
@@ -62,7 +65,7 @@ impl Args {
             passes: self.passes,
             by: self.by,
             top: self.top,
-            threshold: self.threshold,
+            threshold: self.cover,
             format: self.io.format.unwrap_or(Format::Table),
         }
     }

@@ -236,6 +236,7 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
         plot: input.bit(2).then(|| input.dir.join("plot.svg")),
         format: format(input, 3, !records),
         program_key: key(input, 5),
+        table: None,
     };
     collectives::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);

@@ -137,6 +137,50 @@ fn the_report_as_csv_has_one_table_column() {
 }
 
 #[test]
+fn one_table_keeps_its_json_column_order() {
+    let input = records();
+    let json = tables(&["--table", "wait"], &input);
+    assert!(json.iter().all(|r| r["table"] == "wait"), "{json:?}");
+    let out = run(
+        "njx-collectives",
+        &["--table", "stragglers", "--format", "csv"],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "device,instances,last,last_percent,lateness_mean_ns"
+    );
+    assert_eq!(text.lines().count(), 3, "{text}");
+    // The table for people: that section alone, the wait one with its footnote.
+    let out = run("njx-collectives", &["--table", "wait"], input.as_bytes());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("Wait time per module execution"), "{text}");
+    assert!(text.contains("so it can pass 100 %"), "{text}");
+    assert!(
+        !text.contains("Bus bandwidth") && !text.contains("Stragglers"),
+        "{text}"
+    );
+    // Bandwidths with 4 significant digits, however small.
+    let out = run(
+        "njx-collectives",
+        &["--table", "bandwidth"],
+        input.as_bytes(),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let busbw = text
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap();
+    let digits = busbw.replace('.', "").trim_start_matches('0').len();
+    assert_eq!(digits, 4, "{text}");
+}
+
+#[test]
 fn collective_records_carry_bandwidths() {
     let out = run(
         "njx-collectives",

@@ -143,3 +143,40 @@ fn folded_counts_in_ms_lose_no_time() {
     assert!((a - b).abs() < 1.0, "{a} ns against {b} ns");
     assert!(String::from_utf8_lossy(&ms.stdout).contains('.'));
 }
+
+#[test]
+fn cover_is_named_for_what_it_does_and_threshold_still_works() {
+    let ranges = range_records();
+    let cover = run(
+        "njx-compile-summary",
+        &["--total", "--cover", "55", "--format", "json"],
+        ranges.as_bytes(),
+    );
+    let threshold = run(
+        "njx-compile-summary",
+        &["--total", "--threshold", "55", "--format", "json"],
+        ranges.as_bytes(),
+    );
+    assert!(cover.status.success(), "{}", stderr_of(&cover));
+    assert_eq!(cover.stdout, threshold.stdout);
+    assert!(!cover.stdout.is_empty());
+}
+
+#[test]
+fn a_number_past_64_bits_is_out_of_range_not_a_non_integer() {
+    let dir = tempdir();
+    let mut lines: Vec<String> = COMPILE_CSV.lines().map(str::to_string).collect();
+    // A number of row 2 (split naively: a column after the quoted name) past i64.
+    let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    cells[10] = "99999999999999999999".into();
+    lines[1] = cells.join(",");
+    let csv = write(dir.path(), "big.csv", (lines.join("\n") + "\n").as_bytes());
+    let out = run("njx-export", &[&csv], b"");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("big.csv:2: column `")
+            && err.contains("`99999999999999999999` is out of range (past 64-bit integers)"),
+        "{err}"
+    );
+}

@@ -141,10 +141,17 @@ fn build_range<'a>(
             )),
             // CSV cells are text; an empty one is a null.
             Cell::Text(t) => parse_int(t).map_err(|()| {
+                let text = t.trim_ascii();
+                let digits = text.strip_prefix(b"-").unwrap_or(text);
+                let what = if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+                    "is out of range (past 64-bit integers)"
+                } else {
+                    "is not an integer"
+                };
                 Error::data(
                     place(),
                     format!(
-                        "column `{}`: `{}` is not an integer",
+                        "column `{}`: `{}` {what}",
                         header_of(col),
                         String::from_utf8_lossy(t)
                     ),
