@@ -402,8 +402,9 @@ impl Partial {
                 phase,
             ))
             .or_default();
-        h.0 += t.hidden_ns;
-        h.1 += t.dur_ns + t.hidden_ns;
+        // Saturating: records read back may carry any times.
+        h.0 = h.0.saturating_add(t.hidden_ns);
+        h.1 = h.1.saturating_add(t.dur_ns + t.hidden_ns);
         *self
             .taking_part
             .entry((t.device, t.program.clone(), phase))
@@ -461,8 +462,8 @@ impl Partial {
         for ((collective, program, phase), (h, f)) in &self.hidden {
             if counts(program, *phase) {
                 let e = hidden.entry(collective).or_default();
-                e.0 += h;
-                e.1 += f;
+                e.0 = e.0.saturating_add(*h);
+                e.1 = e.1.saturating_add(*f);
             }
         }
         let overall = hidden.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -545,7 +546,7 @@ impl Partial {
             if i.count > 1 {
                 let e = seen.entry(i.last.1).or_default();
                 e.1 += 1;
-                e.2 += (i.hi - i.last.0) as f64;
+                e.2 += i.hi as f64 - i.last.0 as f64;
             } else if let Some(e) = seen.get_mut(&i.last.1) {
                 // Alone in its instance: not a straggler's instance.
                 e.0 -= 1;
@@ -644,8 +645,8 @@ impl partial::Aggregate for Partial {
         }
         for (k, (h, f)) in other.hidden {
             let e = self.hidden.entry(k).or_default();
-            e.0 += h;
-            e.1 += f;
+            e.0 = e.0.saturating_add(h);
+            e.1 = e.1.saturating_add(f);
         }
         for (k, (s, e)) in other.spans {
             let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));

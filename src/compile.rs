@@ -146,7 +146,7 @@ fn attribute_tree(tree: &[Range], key_of: &dyn Fn(&str) -> String) -> Compilatio
             main_kids[p].push((r.start_ns, r.end_ns));
         }
         if !is_main(r) {
-            worker_self[launcher[i]] += r.self_ns;
+            worker_self[launcher[i]] = worker_self[launcher[i]].saturating_add(r.self_ns);
             worker_count[launcher[i]] += 1;
         }
     }
@@ -277,7 +277,7 @@ impl Total {
                 }
             }
         }
-        self.wall_ns += c.wall_ns;
+        self.wall_ns = self.wall_ns.saturating_add(c.wall_ns);
         self.compilations += 1;
         if !self.profiles.contains(&c.profile) {
             self.profiles.insert(Arc::clone(&c.profile));

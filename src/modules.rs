@@ -154,7 +154,11 @@ impl Partial {
             }
             acc.entry(program).or_default().merge(a);
         }
-        let total: i64 = acc.values().map(|a| a.dur.sum as i64).sum();
+        // In i128, as the sums are: records read back may carry any times.
+        let total: i128 = acc
+            .values()
+            .map(|a| a.dur.sum)
+            .fold(0, i128::saturating_add);
         let mut out: Vec<ProgramSummary> = acc
             .into_iter()
             .map(|(program, a)| ProgramSummary {
@@ -165,7 +169,8 @@ impl Partial {
                 thunks_std: a.thunks.std(a.n),
                 dur_mean_ns: a.dur.mean(a.n),
                 dur_std_ns: a.dur.std(a.n),
-                dur_sum_ns: a.dur.sum as i64,
+                // Past 292 years of GPU time only in made-up records: held at the end.
+                dur_sum_ns: a.dur.sum.clamp(i64::MIN.into(), i64::MAX.into()) as i64,
                 percent: if total > 0 {
                     100.0 * a.dur.sum as f64 / total as f64
                 } else {

@@ -94,8 +94,8 @@ impl ProgramAcc {
         if self.name.is_empty() || (!o.name.is_empty() && o.name < self.name) {
             self.name.clone_from(&o.name);
         }
-        self.module_ns += o.module_ns;
-        self.thunk_ns += o.thunk_ns;
+        self.module_ns = self.module_ns.saturating_add(o.module_ns);
+        self.thunk_ns = self.thunk_ns.saturating_add(o.thunk_ns);
     }
 }
 
@@ -123,8 +123,8 @@ impl Span {
     fn merge(&mut self, o: &Span) {
         self.start = self.start.min(o.start);
         self.end = self.end.max(o.end);
-        self.module_ns += o.module_ns;
-        self.thunk_ns += o.thunk_ns;
+        self.module_ns = self.module_ns.saturating_add(o.module_ns);
+        self.thunk_ns = self.thunk_ns.saturating_add(o.thunk_ns);
     }
 }
 
@@ -191,14 +191,14 @@ impl GpuTime {
         if p.name.is_empty() || m.name < p.name {
             p.name.clone_from(&m.name);
         }
-        p.module_ns += m.dur_ns;
+        p.module_ns = p.module_ns.saturating_add(m.dur_ns);
         let s = self
             .spans
             .entry((m.device, m.program.clone(), phase))
             .or_default();
         s.start = s.start.min(m.start_ns);
         s.end = s.end.max(m.start_ns + m.dur_ns);
-        s.module_ns += m.dur_ns;
+        s.module_ns = s.module_ns.saturating_add(m.dur_ns);
     }
 
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
@@ -208,16 +208,19 @@ impl GpuTime {
         if p.name.is_empty() || t.module < p.name {
             p.name.clone_from(&t.module);
         }
-        p.thunk_ns += t.dur_ns;
-        self.spans
+        p.thunk_ns = p.thunk_ns.saturating_add(t.dur_ns);
+        // Saturating throughout: records read back may carry any times.
+        let s = self
+            .spans
             .entry((t.device, t.program.clone(), phase))
-            .or_default()
-            .thunk_ns += t.dur_ns;
+            .or_default();
+        s.thunk_ns = s.thunk_ns.saturating_add(t.dur_ns);
         let device = self.by_device.then_some(t.device);
-        *self
+        let k = self
             .thunks
             .entry((t.program.clone(), t.name.clone(), device, phase))
-            .or_default() += t.dur_ns;
+            .or_default();
+        *k = k.saturating_add(t.dur_ns);
         if let Some(id) = t.program_id {
             // Consecutive thunks mostly share all four.
             let same = self.last_dump.as_ref().is_some_and(|(prog, prof, i, m)| {
@@ -288,7 +291,8 @@ impl GpuTime {
             self.spans.entry(k).or_default().merge(&s);
         }
         for (k, ns) in other.thunks {
-            *self.thunks.entry(k).or_default() += ns;
+            let t = self.thunks.entry(k).or_default();
+            *t = t.saturating_add(ns);
         }
         for (k, from) in other.dumps_of {
             self.dumps_of.entry(k).or_default().extend(from);
@@ -420,7 +424,8 @@ impl GpuTime {
         }
         for ((program, name, device, phase), ns) in &self.thunks {
             if counts(program, rule.thunk_is_warmup(program, *phase)) {
-                *out.thunks.entry((program, name, *device)).or_default() += ns;
+                let t = out.thunks.entry((program, name, *device)).or_default();
+                *t = t.saturating_add(*ns); // partial results may carry any times
             }
         }
         out
@@ -440,7 +445,7 @@ impl Settled<'_> {
         let mut programs: Vec<(&str, i64)> =
             self.programs.iter().map(|(k, p)| (*k, time(p))).collect();
         programs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        let total: i64 = programs.iter().map(|p| p.1).sum();
+        let total: i64 = programs.iter().map(|p| p.1).fold(0, i64::saturating_add);
         let mut seen = 0.0;
         let mut out = Vec::new();
         for (key, ns) in programs {
@@ -836,7 +841,10 @@ pub fn fold(
                 ];
                 folded.add_path(&frames, ns as f64);
             }
-            _ => *per_thunk.entry((program, name)).or_default() += ns,
+            _ => {
+                let t = per_thunk.entry((program, name)).or_default();
+                *t = t.saturating_add(ns);
+            }
         }
     }
     if options.mode.needs_hlo() {

@@ -19,6 +19,10 @@
 //!
 //! Field numbers are those of `parquet.thrift` (apache/parquet-format).
 //!
+//! The page headers, also Thrift, are walked the same way before the reader parses them
+//! ([`check_pages`]): a header it cannot end, or a page reaching past its column chunk,
+//! is refused.
+//!
 //! Past the footer, the reader still panics on some malformed pages (a dictionary-encoded
 //! page without its dictionary, truncated bit-packed levels): [`guarded`] runs its calls
 //! so that such a panic becomes an error naming the file.
@@ -81,7 +85,6 @@ const ROW_GROUP_ROWS: &[i16] = &[4, 3];
 const COLUMN: &[i16] = &[4, 1];
 const COLUMN_META: &[i16] = &[4, 1, 3];
 const COLUMN_PATH: &[i16] = &[4, 1, 3, 3];
-const COLUMN_VALUES: &[i16] = &[4, 1, 3, 5];
 
 /// What the footer says of one row group.
 #[derive(Default)]
@@ -96,6 +99,10 @@ struct Column {
     /// `path_in_schema`, joined with dots.
     path: String,
     num_values: Option<i64>,
+    /// Where its pages are: the first page (dictionary or data) and their total size.
+    data_page_offset: Option<i64>,
+    dictionary_page_offset: Option<i64>,
+    total_compressed_size: Option<i64>,
 }
 
 /// Checks the footer of the Parquet file `file` (named `place` in messages).
@@ -176,15 +183,20 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
                     problem = Some(format!(
                         "a column chunk's {field} {v} reaches past the {len}-byte file"
                     ));
-                } else if path == COLUMN_VALUES
-                    && let Some(c) = row_groups.last_mut().and_then(|g| g.columns.last_mut())
-                {
-                    c.num_values = Some(v);
+                } else if let Some(c) = row_groups.last_mut().and_then(|g| g.columns.last_mut()) {
+                    match path[3] {
+                        5 => c.num_values = Some(v),
+                        7 => c.total_compressed_size = Some(v),
+                        9 => c.data_page_offset = Some(v),
+                        11 => c.dictionary_page_offset = Some(v),
+                        _ => {}
+                    }
                 }
             }
             _ => {}
         }
     })
+    .map(drop)
     .map_err(bad)?;
     if let Some(p) = problem {
         return Err(bad(p));
@@ -192,6 +204,79 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
     check_schema(&schema).map_err(bad)?;
     if !repeated {
         check_values(&row_groups).map_err(bad)?;
+    }
+    check_pages(file, len, &row_groups)
+        .map_err(|msg| Error::data(place, format!("bad Parquet page: {msg}")))
+}
+
+/// The longest page header read (headers hold a page's statistics: bytes, not megabytes).
+const MAX_PAGE_HEADER: u64 = 1 << 20;
+
+/// Walks the page headers of every column chunk as the footer places them, each with the
+/// same walker: the reader parses page headers recursively and skips unknown fields
+/// element by element, so a header of lists nested 64 deep, each claiming billions of
+/// elements, kept it busy for good. A header must be well-formed Thrift, state its
+/// compressed size, and its page must end within its column chunk. One small read per
+/// page; the pages themselves are not read.
+fn check_pages<R: ChunkReader>(
+    file: &R,
+    len: u64,
+    row_groups: &[RowGroup],
+) -> std::result::Result<(), String> {
+    for (g, group) in row_groups.iter().enumerate() {
+        for c in &group.columns {
+            let (Some(data), Some(size)) = (c.data_page_offset, c.total_compressed_size) else {
+                continue;
+            };
+            let start = match c.dictionary_page_offset {
+                Some(d) if d > 0 && d < data => d,
+                _ => data,
+            } as u64;
+            let end = start
+                .checked_add(size as u64)
+                .filter(|&e| e <= len)
+                .ok_or_else(|| {
+                    format!(
+                        "row group {g}, column `{}`: its pages ({size} bytes from byte {start}) \
+                         reach past the {len}-byte file",
+                        c.path
+                    )
+                })?;
+            let mut at = start;
+            while at < end {
+                let here = |msg: String| {
+                    format!(
+                        "row group {g}, column `{}`, page header at byte {at}: {msg}",
+                        c.path
+                    )
+                };
+                let window = (end - at).min(MAX_PAGE_HEADER);
+                let bytes = file
+                    .get_bytes(at, window as usize)
+                    .map_err(|e| here(format!("cannot read it: {e}")))?;
+                let mut page_size = None;
+                let used = walk(&bytes, &mut |event| {
+                    if let Event::Int(path, v) = event
+                        && path == [3]
+                    {
+                        page_size = Some(v);
+                    }
+                })
+                .map_err(here)?;
+                let page_size = page_size
+                    .filter(|&v| v >= 0)
+                    .ok_or_else(|| here("no compressed page size (or a negative one)".into()))?;
+                at = at
+                    .checked_add(used as u64)
+                    .and_then(|a| a.checked_add(page_size as u64))
+                    .filter(|&a| a <= end)
+                    .ok_or_else(|| {
+                        here(format!(
+                            "its page of {page_size} bytes reaches past its column chunk"
+                        ))
+                    })?;
+            }
+        }
     }
     Ok(())
 }
@@ -296,7 +381,7 @@ const T_UUID: u8 = 13;
 
 /// Walks the compact-protocol struct in `bytes`, iteratively, calling `visit` for each
 /// struct and integer.
-fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<(), String> {
+fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<usize, String> {
     let mut r = Cursor { bytes, at: 0 };
     let mut frames: Vec<Frame> = vec![Frame::Struct { last: 0 }];
     // Open structs, and the field id each is reading (one per struct).
@@ -402,7 +487,7 @@ fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<(), S
             other => return Err(format!("unknown Thrift type {other}")),
         }
     }
-    Ok(())
+    Ok(r.at)
 }
 
 /// A position in the footer's bytes.
@@ -504,6 +589,41 @@ mod tests {
     }
 
     #[test]
+    fn page_headers_are_walked_before_the_reader() {
+        let file = one_column(Repetition::OPTIONAL, &[1, 3], &[1, 0, 1], &[]);
+        // The first page header follows the 4-byte magic; its first field is the page
+        // type (i32, field 1: 0x15 then a zigzag varint), then the sizes (fields 2 and 3).
+        assert_eq!(file[4], 0x15, "a page header at byte 4");
+        // A header of nested lists claiming far more elements than bytes: refused.
+        let mut lists = file.clone();
+        lists[4] = 0x19; // field 1 as a list…
+        lists[5] = 0xf9; // …of lists, with its count in a varint
+        lists[6] = 0xff;
+        lists[7] = 0x7f;
+        let err = check("l.parquet", &bytes::Bytes::from(lists))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bad Parquet page: row group 0, column `x`, page header at byte 4"),
+            "{err}"
+        );
+        // A page claiming more bytes than its column chunk holds: refused. The header's
+        // fields 1-3 are i32s (0x15, a zigzag varint): type, uncompressed, compressed size.
+        let mut long = file.clone();
+        let varint_end = |at: usize| at + long[at..].iter().position(|&b| b & 0x80 == 0).unwrap();
+        let second = varint_end(5) + 1;
+        assert_eq!(long[second], 0x15, "field 2 of the header");
+        let third = varint_end(second + 1) + 1;
+        assert_eq!(long[third], 0x15, "field 3 of the header");
+        let last = varint_end(third + 1);
+        long[last] = 0x7e; // its top 7 bits: 63 × 2^(7k) bytes more, past the chunk
+        let err = check("s.parquet", &bytes::Bytes::from(long))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("reaches past its column chunk"), "{err}");
+    }
+
+    #[test]
     fn flat_columns_hold_one_value_per_row() {
         let group = |rows, values: &[i64]| RowGroup {
             num_rows: Some(rows),
@@ -513,6 +633,7 @@ mod tests {
                 .map(|(i, &v)| Column {
                     path: format!("c{i}"),
                     num_values: Some(v),
+                    ..Column::default()
                 })
                 .collect(),
         };
