@@ -39,10 +39,12 @@ pub const INTERESTING: &[u64] = &[
 /// same target to splice from.
 pub fn havoc(rng: &mut Rng, data: &mut Vec<u8>, others: &[&[u8]], rounds: usize) {
     let n = rng.small(rounds);
+    // Held to MAX_LEN after every round: stacked duplications would otherwise grow an
+    // input exponentially (a worker died allocating 486 MB between executions).
     for _ in 0..n {
         one(rng, data, others);
+        data.truncate(MAX_LEN);
     }
-    data.truncate(MAX_LEN);
 }
 
 /// One byte mutation.

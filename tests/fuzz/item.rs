@@ -124,10 +124,11 @@ impl Item {
 /// known and blind otherwise. `others` are inputs of the same target to splice from.
 pub fn mutate(rng: &mut Rng, item: &Item, others: &[&[u8]], rounds: usize) -> Item {
     let mut cur = item.clone();
+    // Held to MAX_LEN after every round (see bytes::havoc).
     for _ in 0..rng.small(rounds) {
         cur = once(rng, cur, others);
+        cur.bytes.truncate(crate::bytes::MAX_LEN);
     }
-    cur.bytes.truncate(crate::bytes::MAX_LEN);
     cur
 }
 

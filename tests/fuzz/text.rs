@@ -172,10 +172,11 @@ pub const HEADERS: &[&str] = &[
 
 /// Applies 1 to `rounds` stacked text mutations.
 pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, others: &[&[u8]], rounds: usize) {
+    // Held to MAX_LEN after every round (see bytes::havoc).
     for _ in 0..rng.small(rounds) {
         one(rng, data, others);
+        data.truncate(crate::bytes::MAX_LEN);
     }
-    data.truncate(crate::bytes::MAX_LEN);
 }
 
 fn lines_of(data: &[u8]) -> Vec<Vec<u8>> {
@@ -219,6 +220,8 @@ pub fn one(rng: &mut Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
             } else {
                 1
             };
+            // A long line repeated thousands of times would make gigabytes in one round.
+            let times = times.min((crate::bytes::MAX_LEN / (l.len() + 1)).max(1));
             let at = rng.below(n + 1);
             lines.splice(at..at, std::iter::repeat_n(l, times));
         }
