@@ -13,7 +13,7 @@
 
 use super::Folded;
 use crate::error::{Error, Result};
-use crate::ranges::XLA_COMPILE_PREFIX;
+use crate::ranges::{Parent, XLA_COMPILE_PREFIX, nesting_problem, root_problem};
 use crate::record::Range;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -34,11 +34,7 @@ struct Open {
     child_ns: i64,
     /// What its children are checked against.
     in_compile: bool,
-    pid: Option<u64>,
-    tid: u64,
-    depth: u32,
-    start_ns: i64,
-    end_ns: i64,
+    nest: Parent,
     /// Durations of direct children on the root thread.
     main_child_ns: i64,
     /// Worker self time per stack, shared out when this launcher closes.
@@ -89,10 +85,10 @@ impl StackFolder {
                 ),
             ));
         }
-        if r.parent.is_none() && r.depth != 0 {
+        if let Some(problem) = r.parent.is_none().then(|| root_problem(&r)).flatten() {
             return Err(Error::data(
                 format!("{}: range {}", r.profile, r.id),
-                format!("a root of depth {}", r.depth),
+                problem,
             ));
         }
         let (node, root_thread, launcher, in_compile) = match r.parent {
@@ -113,42 +109,10 @@ impl StackFolder {
                         ),
                     ));
                 };
-                if r.pid != parent.pid {
+                if let Some(problem) = nesting_problem(&r, &parent.nest, || parent.in_compile) {
                     return Err(Error::data(
                         format!("{}: range {}", r.profile, r.id),
-                        format!(
-                            "in another process than its parent {p}: a range's children \
-                             are in its process"
-                        ),
-                    ));
-                }
-                if r.tid != parent.tid && !parent.in_compile {
-                    return Err(Error::data(
-                        format!("{}: range {}", r.profile, r.id),
-                        format!(
-                            "on thread {} under parent {p} of thread {}, outside any \
-                             XlaCompile range: a range's children are on its thread, except \
-                             parallel-compilation workers spliced under a compilation \
-                             (njx-ranges --splice-workers)",
-                            r.tid, parent.tid
-                        ),
-                    ));
-                }
-                if Some(r.depth) != parent.depth.checked_add(1)
-                    || r.start_ns < parent.start_ns
-                    || r.end_ns > parent.end_ns
-                {
-                    return Err(Error::data(
-                        format!("{}: range {}", r.profile, r.id),
-                        format!(
-                            "depth {}, {}..{}: not nested in its parent {p} (depth {}, {}..{})",
-                            r.depth,
-                            r.start_ns,
-                            r.end_ns,
-                            parent.depth,
-                            parent.start_ns,
-                            parent.end_ns
-                        ),
+                        problem,
                     ));
                 }
                 let node = folded.child(parent.node, &r.name);
@@ -167,7 +131,7 @@ impl StackFolder {
         };
         if let Some(parent) = r.parent.and_then(|p| open.get_mut(&p)) {
             parent.kids += 1;
-            if parent.tid == r.tid {
+            if parent.nest.tid == r.tid {
                 parent.own_kids_ns = parent.own_kids_ns.saturating_add(r.dur_ns);
             } else {
                 let (s, e) = parent.other_kids.unwrap_or((r.start_ns, r.end_ns));
@@ -210,11 +174,7 @@ impl StackFolder {
                 dur_ns: r.dur_ns,
                 child_ns: r.child_ns,
                 in_compile,
-                pid: r.pid,
-                tid: r.tid,
-                depth: r.depth,
-                start_ns: r.start_ns,
-                end_ns: r.end_ns,
+                nest: Parent::of(&r),
                 main_child_ns: 0,
                 workers: HashMap::new(),
                 children: r.children,

@@ -152,17 +152,22 @@ pub fn byte_size(shape: &proto::ShapeProto) -> Result<u64, String> {
         );
         return Err(format!("element type {name} has no size"));
     };
-    let mut total = bits;
-    for &d in &shape.dimensions {
-        let d = u64::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
-        total = total
-            .checked_mul(d)
-            .ok_or_else(|| "size overflows 64 bits".to_string())?;
-    }
+    let total = array_bits(bits, &shape.dimensions)?;
     if total % 8 != 0 {
         return Err(format!("{total} bits is not a whole number of bytes"));
     }
     Ok(total / 8)
+}
+
+/// Bits of an array of `bits`-bit elements with these dimensions: a negative dimension or
+/// a size past 64 bits is an error.
+fn array_bits(bits: u64, dimensions: &[i64]) -> Result<u64, String> {
+    dimensions.iter().try_fold(bits, |total, &d| {
+        let d = u64::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
+        total
+            .checked_mul(d)
+            .ok_or_else(|| "size overflows 64 bits".to_string())
+    })
 }
 
 /// Checks that a shape (tuples included, however nested) could be held in memory: no
@@ -174,15 +179,10 @@ fn check_size(shape: &proto::ShapeProto) -> Result<u64, String> {
     let mut todo = vec![shape];
     while let Some(shape) = todo.pop() {
         todo.extend(&shape.tuple_shapes);
-        let Some(mut bits) = element_bits(shape.element_type) else {
+        let Some(bits) = element_bits(shape.element_type) else {
             continue;
         };
-        for &d in &shape.dimensions {
-            let d = u64::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
-            bits = bits
-                .checked_mul(d)
-                .ok_or_else(|| "size overflows 64 bits".to_string())?;
-        }
+        let bits = array_bits(bits, &shape.dimensions)?;
         total = total
             .checked_add(bits.div_ceil(8))
             .ok_or_else(|| "size overflows 64 bits".to_string())?;

@@ -157,40 +157,18 @@ impl TreeBuilder {
             None => None,
         };
         // A record names its parent: it must be nested in it.
-        if let (Some(_), Some((seq, parent_idx))) = (range.parent, target) {
-            let parent = &state.trees[&seq].nodes[parent_idx as usize].range;
-            if Some(range.depth) != parent.depth.checked_add(1) {
-                return Err(place(&format!(
-                    "depth {} under parent {} of depth {}",
-                    range.depth, parent.id, parent.depth
-                )));
+        let problem = match (range.parent, target) {
+            (Some(_), Some((seq, parent_idx))) => {
+                let parent = &state.trees[&seq].nodes[parent_idx as usize].range;
+                nesting_problem(&range, &Parent::of(parent), || {
+                    state.under_compile((seq, parent_idx))
+                })
             }
-            if range.pid != parent.pid {
-                // Spliced workers (`--splice-workers`) are threads of the compiling process.
-                return Err(place(&format!(
-                    "in process {} under parent {} of process {}: a range's children are in \
-                     its process",
-                    opt(range.pid),
-                    parent.id,
-                    opt(parent.pid)
-                )));
-            }
-            if range.tid != parent.tid && !state.under_compile((seq, parent_idx)) {
-                return Err(place(&format!(
-                    "on thread {} under parent {} of thread {}, outside any XlaCompile range: \
-                     a range's children are on its thread, except parallel-compilation \
-                     workers spliced under a compilation (--splice-workers)",
-                    range.tid, parent.id, parent.tid
-                )));
-            }
-            if range.start_ns < parent.start_ns || range.end_ns > parent.end_ns {
-                return Err(place(&format!(
-                    "{}..{} lies outside its parent {} ({}..{})",
-                    range.start_ns, range.end_ns, parent.id, parent.start_ns, parent.end_ns
-                )));
-            }
-        } else if range.parent.is_none() && range.depth != 0 {
-            return Err(place(&format!("a root of depth {}", range.depth)));
+            (None, _) => root_problem(&range),
+            (Some(_), None) => None,
+        };
+        if let Some(problem) = problem {
+            return Err(place(&problem));
         }
         let is_compile = self.filters.splice && range.name.starts_with(XLA_COMPILE_PREFIX);
         let id = range.id;
@@ -377,9 +355,77 @@ fn finish_tree(tree: &Tree, out: &[(usize, Option<usize>)]) -> Vec<Range> {
     records
 }
 
-/// A process id for messages: `?` where the source records none.
-fn opt(pid: Option<u64>) -> String {
-    pid.map_or("?".to_string(), |p| p.to_string())
+/// What a child record is checked against: its parent.
+#[derive(Debug, Clone)]
+pub struct Parent {
+    pub id: u64,
+    pub pid: Option<u64>,
+    pub tid: u64,
+    pub depth: u32,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+impl Parent {
+    /// The parent that range `r` is.
+    pub fn of(r: &Range) -> Parent {
+        Parent {
+            id: r.id,
+            pid: r.pid,
+            tid: r.tid,
+            depth: r.depth,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+        }
+    }
+}
+
+/// How a range record must sit in its parent, one rule for every tool that rebuilds
+/// trees from records (njx-ranges, njx-compile-summary, njx-flamefold --by stack): one
+/// level deeper, in its process, on its thread unless `under_compile` (the parent or an
+/// ancestor is an XlaCompile range, where `--splice-workers` puts the top ranges of
+/// parallel-compilation workers), and within its time. What is wrong, if anything.
+pub fn nesting_problem(
+    r: &Range,
+    parent: &Parent,
+    under_compile: impl FnOnce() -> bool,
+) -> Option<String> {
+    let opt = |pid: Option<u64>| pid.map_or("?".to_string(), |p| p.to_string());
+    if Some(r.depth) != parent.depth.checked_add(1) {
+        return Some(format!(
+            "depth {} under parent {} of depth {}",
+            r.depth, parent.id, parent.depth
+        ));
+    }
+    if r.pid != parent.pid {
+        return Some(format!(
+            "in another process ({}) than its parent {} ({}): a range's children are in its \
+             process",
+            opt(r.pid),
+            parent.id,
+            opt(parent.pid)
+        ));
+    }
+    if r.tid != parent.tid && !under_compile() {
+        return Some(format!(
+            "on thread {} under parent {} of thread {}, outside any XlaCompile range: a \
+             range's children are on its thread, except parallel-compilation workers spliced \
+             under a compilation (njx-ranges --splice-workers)",
+            r.tid, parent.id, parent.tid
+        ));
+    }
+    if r.start_ns < parent.start_ns || r.end_ns > parent.end_ns {
+        return Some(format!(
+            "{}..{} lies outside its parent {} ({}..{})",
+            r.start_ns, r.end_ns, parent.id, parent.start_ns, parent.end_ns
+        ));
+    }
+    None
+}
+
+/// A range record without a parent must be at depth 0.
+pub fn root_problem(r: &Range) -> Option<String> {
+    (r.depth != 0).then(|| format!("a root of depth {}", r.depth))
 }
 
 /// A complete tree as read: every range has the children and child time it declares

@@ -73,10 +73,7 @@ pub fn read_json_lines<T: DeserializeOwned + Check, R: BufRead>(
             other_kind::<T>(&at, &line, count)
                 .unwrap_or_else(|| Error::data(at, format!("bad record: {e}")))
         })?;
-        if let Some(problem) = record.problem().or_else(|| {
-            let e = record.execution()?;
-            sequence.check(&e)
-        }) {
+        if let Some(problem) = problem_of(&record, &mut sequence) {
             return Err(Error::data(format!("{place}:{lineno}"), problem));
         }
         emit(record).map_err(|e| e.within(&format!("{place}:{lineno}")))?;
@@ -117,15 +114,20 @@ pub fn read_record_csv<T: DeserializeOwned + Check, R: BufRead>(
             other_kind::<T>(&at, headers.as_slice(), count)
                 .unwrap_or_else(|| Error::data(at, format!("bad record: {e}")))
         })?;
-        if let Some(problem) = value.problem().or_else(|| {
-            let e = value.execution()?;
-            sequence.check(&e)
-        }) {
+        if let Some(problem) = problem_of(&value, &mut sequence) {
             return Err(Error::data(format!("{place}:{line}"), problem));
         }
         emit(value).map_err(|e| e.within(&format!("{place}:{line}")))?;
         count += 1;
     }
+}
+
+/// What is wrong with a record read back: its own fields, then its place among the
+/// executions of its device.
+fn problem_of<T: Check>(record: &T, sequence: &mut Sequence) -> Option<String> {
+    record
+        .problem()
+        .or_else(|| sequence.check(&record.execution()?))
 }
 
 /// The error for a first record that does not read because it is of another table than

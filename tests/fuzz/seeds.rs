@@ -6,14 +6,15 @@
 
 use crate::common::gpu_spans::*;
 use crate::common::nsys_sqlite::{self, NsysDb, gpid, gtid};
+use crate::common::{computation as comp, f32s, instruction as inst};
 use crate::item::Item;
 use crate::rng::Rng;
 use crate::table::{self, Cells, Col, Table};
 use crate::zipper::Member;
 use njx::hlo::proto::{
-    FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
-    IotaReplicaGroupListProto, LayoutProto, OpMetadata, ReplicaGroup, ShapeProto, SourceTarget,
-    StackFrameIndexProto, hlo_instruction_proto::ReplicaGroupList, stack_frame_index_proto,
+    FrontendAttributes, HloModuleProto, HloProto, IotaReplicaGroupListProto, LayoutProto,
+    OpMetadata, ReplicaGroup, ShapeProto, SourceTarget, StackFrameIndexProto,
+    hlo_instruction_proto::ReplicaGroupList, stack_frame_index_proto,
 };
 use std::path::Path;
 
@@ -457,43 +458,6 @@ pub fn thread_metadata_wide() -> Table {
 }
 
 // ---------------------------------------------------------------- HLO
-
-fn f32s(dims: &[i64]) -> ShapeProto {
-    ShapeProto {
-        element_type: 11,
-        dimensions: dims.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn inst(
-    id: i64,
-    name: &str,
-    opcode: &str,
-    shape: ShapeProto,
-    operands: &[i64],
-    calls: &[i64],
-) -> HloInstructionProto {
-    HloInstructionProto {
-        id,
-        name: name.into(),
-        opcode: opcode.into(),
-        shape: Some(shape),
-        operand_ids: operands.to_vec(),
-        called_computation_ids: calls.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn comp(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
-    HloComputationProto {
-        id,
-        name: name.into(),
-        root_id: instructions.last().map_or(0, |i| i.id),
-        instructions,
-        ..Default::default()
-    }
-}
 
 fn meta(op_name: &str, frame: i32) -> Option<OpMetadata> {
     Some(OpMetadata {

@@ -3,6 +3,7 @@
 //! archives, corrupt dumps), and conformance on the real nsys-jax archives.
 
 use crate::common;
+use crate::common::computation as comp;
 
 use njx::hlo::proto::{
     AxisRefProto, CollectiveDeviceListProto, FrontendAttributes, HloComputationProto,
@@ -88,16 +89,6 @@ fn with_list(
 ) -> HloInstructionProto {
     i.replica_group_list = Some(list);
     i
-}
-
-fn comp(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
-    HloComputationProto {
-        id,
-        name: name.into(),
-        root_id: instructions.last().map_or(0, |i| i.id),
-        instructions,
-        ..Default::default()
-    }
 }
 
 fn hlo(

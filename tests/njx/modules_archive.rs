@@ -12,10 +12,8 @@
 //! njx was found to differ from nsys-jax; their assertions state what nsys-jax does.
 
 use crate::common::gpu_spans::*;
-use crate::common::*;
-use njx::hlo::proto::{
-    FrontendAttributes, HloInstructionProto, HloModuleProto, HloProto, ReplicaGroup, ShapeProto,
-};
+use crate::common::{instruction as inst, *};
+use njx::hlo::proto::{FrontendAttributes, HloModuleProto, HloProto, ReplicaGroup};
 use prost::Message;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -173,25 +171,6 @@ fn pushpop_csv(rank: usize, compiled: bool, autotuner: bool) -> String {
 /// The cells of an owned text column, borrowed for [`pq_text`].
 fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
     v.iter().map(Option::as_deref).collect()
-}
-
-fn inst(
-    id: i64,
-    name: &str,
-    opcode: &str,
-    shape: ShapeProto,
-    operands: &[i64],
-    calls: &[i64],
-) -> HloInstructionProto {
-    HloInstructionProto {
-        id,
-        name: name.into(),
-        opcode: opcode.into(),
-        shape: Some(shape),
-        operand_ids: operands.to_vec(),
-        called_computation_ids: calls.to_vec(),
-        ..Default::default()
-    }
 }
 
 /// The after-optimizations HloProto of program 7 (`jit_step`), fingerprint [`FP`]: the

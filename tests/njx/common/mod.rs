@@ -268,6 +268,26 @@ pub fn pushpop_parquet(csv_text: &str) -> Vec<u8> {
     buf
 }
 
+/// An HLO instruction with a shape, operands and called computations.
+pub fn instruction(
+    id: i64,
+    name: &str,
+    opcode: &str,
+    shape: njx::hlo::proto::ShapeProto,
+    operands: &[i64],
+    calls: &[i64],
+) -> njx::hlo::proto::HloInstructionProto {
+    njx::hlo::proto::HloInstructionProto {
+        id,
+        name: name.into(),
+        opcode: opcode.into(),
+        shape: Some(shape),
+        operand_ids: operands.to_vec(),
+        called_computation_ids: calls.to_vec(),
+        ..Default::default()
+    }
+}
+
 /// An HLO computation of `instructions`, the last one its root.
 pub fn computation(
     id: i64,
