@@ -75,33 +75,13 @@ pub struct Compilation {
 /// Turns a range name into the key it is counted under.
 pub fn key(name: &str, by: Group, passes: bool) -> String {
     let name = name.strip_prefix("TSL:").unwrap_or(name);
-    let (category, attrs) = match name.split_once(":#") {
-        Some((c, a)) => (c, a.strip_suffix('#').unwrap_or(a)),
-        None => (name, ""),
-    };
+    let category = name.split_once(":#").map_or(name, |(c, _)| c);
     if !passes && (category == "XlaPass" || category == "XlaPassPipeline") {
         return "XlaPasses".to_string();
     }
     match by {
         Group::Category => category.to_string(),
-        Group::Name => {
-            // module and program_id repeat what the compilation says; the autotuned op
-            // (hlo_op) would split XlaAutotunerMeasurement into one line per fusion.
-            let kept: Vec<&str> = attrs
-                .split(',')
-                .filter(|a| {
-                    !a.is_empty()
-                        && !a.starts_with("module=")
-                        && !a.starts_with("program_id=")
-                        && !a.starts_with("hlo_op=")
-                })
-                .collect();
-            if kept.is_empty() {
-                category.to_string()
-            } else {
-                format!("{category}:#{}#", kept.join(","))
-            }
-        }
+        Group::Name => crate::ranges::compile_name(name),
     }
 }
 

@@ -17,12 +17,22 @@ use std::path::PathBuf;
     version,
     long_version = super::LONG_VERSION,
     after_help = "Writes folded stacks, `frame;frame;frame count` sorted by stack, the input of \
-flamegraph.pl, inferno-flamegraph and speedscope; counts are integers in --unit (nanoseconds by \
-default). `;` and line breaks inside names become `:` and spaces.
+flamegraph.pl, inferno-flamegraph and speedscope; counts are in --unit (whole nanoseconds by \
+default; us and ms with the decimals that keep every nanosecond). `;` and line breaks inside \
+names become `:` and spaces.
 
 --by stack reads range records (or anything njx-export reads) in the order njx-export and \
 njx-ranges write them and weights each name path by self time; worker threads spliced in by \
-njx-ranges share the span they cover, so each tree adds up to its root's wall time.
+njx-ranges share the span they cover, so each tree adds up to its root's wall time. Within \
+compilations names are njx-compile-summary's (`XlaPass:#name=priority-fusion#`, the root \
+`XlaCompile:#module=…#`); --full-names keeps them whole. --by stack also reads folded stacks \
+(this tool's output, filtered or not): their counts are kept as read, --unit names their unit.
+
+--svg draws with colours by meaning (blue communication, green Python source, red to yellow \
+compute and ranges, grey idle and markers), labels Python frames `run (pkg/main.py:12)` \
+(--full-names: whole paths), and leaves the [GPU idle …] stacks out, saying how much in its \
+subtitle, so that its width is the GPU's work; --idle draws them too. The folded output always \
+has them, with whole names.
 
 The GPU modes read thunk and module records (njx-export --table thunks|modules) or nsys-jax \
 archives, as the nsys-jax Analysis notebook: steady-state executions of the programs covering \
@@ -73,6 +83,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
+    /// Keep names whole: --by stack's names in compilations (`TSL:XlaPass:#name=…,
+    /// module=…,program_id=…#`, not njx-compile-summary's), and Python frames in the SVG
+    /// (`/opt/app/pkg/main.py:12[run]`, not `run (pkg/main.py:12)`).
+    #[arg(long)]
+    pub full_names: bool,
+
+    /// Draw the GPU idle stacks in the SVG too (the folded output always has them).
+    #[arg(long)]
+    pub idle: bool,
+
     /// Title of the SVG.
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
@@ -120,6 +140,7 @@ impl Args {
             hlo: self.hlo.clone(),
             top_modules: self.top_modules,
             include_warmup: self.include_warmup,
+            full_names: self.full_names,
         }
     }
 }
@@ -175,6 +196,8 @@ pub fn run(args: &Args) -> Result<()> {
                 .unwrap_or_else(|| default_title(args.by, args.diff.is_some()).to_string()),
             width: args.width as usize,
             count_name: args.unit.name().to_string(),
+            idle: args.idle,
+            full_names: args.full_names,
         };
         let lines = match &stacks {
             Stacks::Folded(folded) => folded.lines(args.unit),

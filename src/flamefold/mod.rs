@@ -9,6 +9,9 @@
 
 pub mod gpu;
 pub mod stack;
+mod svg;
+
+pub use svg::{SvgOptions, render_svg};
 
 use crate::error::{Error, Result};
 use crate::notes::Notes;
@@ -17,7 +20,6 @@ use clap::ValueEnum;
 use gpu::{GpuMode, GpuOptions, GpuTime};
 use stack::StackFolder;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 /// What the stacks are made of.
@@ -50,6 +52,9 @@ pub struct Options {
     pub top_modules: f64,
     /// Count initialisation executions too.
     pub include_warmup: bool,
+    /// `--by stack`: keep range names whole, also in compilation trees (where they are
+    /// otherwise cleaned as njx-compile-summary cleans them).
+    pub full_names: bool,
 }
 
 /// Folds `inputs` as `options` ask: range trees by name path, or GPU time.
@@ -65,17 +70,50 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
     let mode = match options.by {
         By::Stack => {
             let mut folded = Folded::default();
-            let mut folder = StackFolder::default();
+            let mut folder = StackFolder::new(!options.full_names);
+            // Folded stacks are read as they are, and are drawn (--svg) or written again;
+            // ranges and stacks cannot be told apart once folded, so they are not mixed.
+            let (mut ranges_from, mut stacks_from) = (None, None);
+            let mut read_stacks = Folded {
+                as_read: true,
+                ..Folded::default()
+            };
             for path in paths {
-                source::read_ranges(path, source::Options::default(), notes, &mut |r| {
-                    folder.push(&mut folded, r)
-                })?;
+                let mut stacks = 0u64;
+                let read = source::read_ranges_or_folded(
+                    path,
+                    source::Options::default(),
+                    notes,
+                    &mut |r| folder.push(&mut folded, r),
+                    Some(&mut |stack: &str, count: f64| {
+                        stacks += 1;
+                        read_stacks.add_path(&stack.split(';').collect::<Vec<_>>(), count);
+                        Ok(())
+                    }),
+                )?;
+                if stacks > 0 {
+                    stacks_from.get_or_insert(path);
+                } else if read > 0 {
+                    ranges_from.get_or_insert(path);
+                }
+                if let (Some(r), Some(s)) = (ranges_from, stacks_from) {
+                    return Err(Error::Usage(format!(
+                        "{} holds folded stacks and {} ranges: give njx-flamefold one or the \
+                         other (fold the ranges first, then give it every folded file)",
+                        source::place_of(s),
+                        source::place_of(r)
+                    )));
+                }
             }
             folder.finish(&mut folded).map_err(|e| match paths.last() {
                 Some(last) => e.within(&format!("{} (at its end)", last.display())),
                 None => e,
             })?;
-            return Ok(folded);
+            return Ok(if stacks_from.is_some() {
+                read_stacks
+            } else {
+                folded
+            });
         }
         by => gpu_mode(by).expect("a GPU mode"),
     };
@@ -233,6 +271,9 @@ pub struct Folded {
     frame_ids: HashMap<String, u32>,
     nodes: Vec<Node>,
     children: HashMap<(u32, u32), u32>,
+    /// The weights are counts read from folded stacks, in whatever unit made them, not
+    /// nanoseconds: written as they are, whatever the unit asked for.
+    pub as_read: bool,
 }
 
 impl Default for Folded {
@@ -245,6 +286,7 @@ impl Default for Folded {
                 weight: 0.0,
             }],
             children: HashMap::new(),
+            as_read: false,
         }
     }
 }
@@ -398,7 +440,11 @@ impl Folded {
                 line.clear();
                 line.push_str(&path);
                 line.push(' ');
-                line.push_str(&unit.count(weight));
+                if self.as_read {
+                    line.push_str(&weight.to_string());
+                } else {
+                    line.push_str(&unit.count(weight));
+                }
                 emit(&line)?;
             }
         }
@@ -412,45 +458,17 @@ impl Folded {
 pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
     let mut stream = source::open_text(path, "a folded-stacks text file (`stack count` lines)")?;
     let mut out = BTreeMap::new();
-    let mut line = String::new();
-    let mut n = 0u64;
-    loop {
-        line.clear();
-        let read = stream
-            .reader
-            .read_line(&mut line)
-            .map_err(|e| Error::io(stream.place.clone(), e))?;
-        if read == 0 {
-            break;
-        }
-        n += 1;
-        let text = line.trim_end_matches(['\n', '\r']);
-        if text.trim().is_empty() {
-            continue;
-        }
-        let parsed = text
-            .trim_end()
-            .rsplit_once([' ', '\t'])
-            .and_then(|(stack, count)| {
-                let count: f64 = count.parse().ok()?;
-                (count.is_finite() && count >= 0.0 && !stack.trim().is_empty())
-                    .then(|| (stack.trim_end().to_string(), count))
-            });
-        let Some((stack, count)) = parsed else {
-            return Err(Error::data(
-                format!("{}:{n}", stream.place),
-                format!("not a folded stack line (`frame;frame count`): {text}"),
-            ));
-        };
-        let sum = out.entry(stack).or_insert(0.0);
+    source::records::read_folded(&stream.place, &mut stream.reader, &mut |stack, count| {
+        let sum = out.entry(stack.to_string()).or_insert(0.0);
         *sum += count;
         if !sum.is_finite() {
             return Err(Error::data(
-                format!("{}:{n}", stream.place),
+                "",
                 "the counts of this stack add up past the largest number",
             ));
         }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -496,35 +514,6 @@ pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String,
             Ok((s.clone(), count(x, before, s)?, count(y, after, s)?))
         })
         .collect()
-}
-
-/// How the SVG is drawn.
-#[derive(Debug, Clone)]
-pub struct SvgOptions {
-    /// Title at the top.
-    pub title: String,
-    /// Width in pixels.
-    pub width: usize,
-    /// What the counts are (`ns`).
-    pub count_name: String,
-}
-
-/// Draws folded lines (`stack count`, or `stack before after` for a differential graph)
-/// as an interactive flame graph SVG.
-pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> Result<()> {
-    let mut opts = inferno::flamegraph::Options::default();
-    opts.title = options.title.clone();
-    opts.image_width = Some(options.width);
-    opts.count_name = options.count_name.clone();
-    // Colours from the frame names, so the same input always draws the same picture.
-    opts.hash = true;
-    opts.deterministic = true;
-    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
-        match e.kind() {
-            std::io::ErrorKind::InvalidData => Error::data("flame graph", e.to_string()),
-            _ => Error::Output(e),
-        }
-    })
 }
 
 #[cfg(test)]

@@ -13,8 +13,9 @@
 
 use super::Folded;
 use crate::error::{Error, Result};
-use crate::ranges::{Parent, XLA_COMPILE_PREFIX, nesting_problem, root_problem};
+use crate::ranges::{Parent, XLA_COMPILE_PREFIX, compile_name, nesting_problem, root_problem};
 use crate::record::Range;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -50,6 +51,9 @@ struct Open {
 /// Folds range records, one at a time, into a [`Folded`] tree.
 #[derive(Debug, Default)]
 pub struct StackFolder {
+    /// Names within compilation trees as njx-compile-summary counts them
+    /// ([`compile_name`]), and the compilation's own without its domain.
+    clean_compile_names: bool,
     /// Per profile: open ranges by id.
     open: BTreeMap<Arc<str>, HashMap<u64, Open>>,
     /// Per (profile, pid, tid): ids of the open ranges on that thread, outermost first.
@@ -59,9 +63,31 @@ pub struct StackFolder {
 }
 
 impl StackFolder {
+    /// A folder that cleans the names within compilation trees, or keeps every name whole.
+    pub fn new(clean_compile_names: bool) -> Self {
+        StackFolder {
+            clean_compile_names,
+            ..StackFolder::default()
+        }
+    }
+
+    /// The frame of range `name` under a parent within a compilation or not.
+    fn frame(clean: bool, name: &str, parent_in_compile: bool) -> Cow<'_, str> {
+        if !clean {
+            name.into()
+        } else if parent_in_compile {
+            compile_name(name).into()
+        } else if name.starts_with(XLA_COMPILE_PREFIX) {
+            name.strip_prefix("TSL:").unwrap_or(name).into()
+        } else {
+            name.into()
+        }
+    }
+
     /// Adds one range record.
     pub fn push(&mut self, folded: &mut Folded, r: Range) -> Result<()> {
         self.ranges += 1;
+        let clean = self.clean_compile_names;
         let thread = (r.profile.clone(), r.pid, r.tid);
         let open = self.open.entry(r.profile.clone()).or_default();
         // Close the ranges of this thread that cannot contain `r`: everything above its
@@ -93,7 +119,7 @@ impl StackFolder {
         }
         let (node, root_thread, launcher, in_compile) = match r.parent {
             None => (
-                folded.child(Folded::ROOT, &r.name),
+                folded.child(Folded::ROOT, &Self::frame(clean, &r.name, false)),
                 (r.pid, r.tid),
                 r.id,
                 r.name.starts_with(XLA_COMPILE_PREFIX),
@@ -115,7 +141,8 @@ impl StackFolder {
                         problem,
                     ));
                 }
-                let node = folded.child(parent.node, &r.name);
+                let node =
+                    folded.child(parent.node, &Self::frame(clean, &r.name, parent.in_compile));
                 let on_root_thread = parent.root_thread == (r.pid, r.tid);
                 (
                     node,

@@ -68,6 +68,32 @@ pub fn run(
 /// Prefix of XLA's compilation ranges; their worker threads are spliced under them.
 pub const XLA_COMPILE_PREFIX: &str = "TSL:XlaCompile:#";
 
+/// The name of a range within a compilation as njx-compile-summary counts it: without
+/// its domain (`TSL:`) and without the attributes that repeat what the compilation says
+/// (`module=`, `program_id=`) or split one step into one name per fusion (`hlo_op=`):
+/// `TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#` is `XlaPass:#name=algsimp#`.
+pub fn compile_name(name: &str) -> String {
+    let name = name.strip_prefix("TSL:").unwrap_or(name);
+    let Some((category, attrs)) = name.split_once(":#") else {
+        return name.to_string();
+    };
+    let attrs = attrs.strip_suffix('#').unwrap_or(attrs);
+    let kept: Vec<&str> = attrs
+        .split(',')
+        .filter(|a| {
+            !a.is_empty()
+                && !a.starts_with("module=")
+                && !a.starts_with("program_id=")
+                && !a.starts_with("hlo_op=")
+        })
+        .collect();
+    if kept.is_empty() {
+        category.to_string()
+    } else {
+        format!("{category}:#{}#", kept.join(","))
+    }
+}
+
 struct Node {
     range: Range,
     kids: Vec<u32>,

@@ -389,6 +389,22 @@ pub fn read_ranges(
     notes: &Notes,
     emit: &mut dyn FnMut(Range) -> Result<()>,
 ) -> Result<u64> {
+    read_ranges_or_folded(path, options, notes, emit, None)
+}
+
+/// Where folded stacks go: each stack and its count.
+pub type FoldedSink<'a> = dyn FnMut(&str, f64) -> Result<()> + 'a;
+
+/// [`read_ranges`], where folded stacks (`stack count` lines) are read too, each stack
+/// and count handed to `folded` (njx-flamefold draws them); returns how many ranges or
+/// stacks were read.
+pub fn read_ranges_or_folded(
+    path: &Path,
+    options: Options,
+    notes: &Notes,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+    folded: Option<&mut FoldedSink>,
+) -> Result<u64> {
     let profile_of_path: Arc<str> = profile_name(path).into();
     match open_input(path)? {
         kind @ (Opened::Sqlite | Opened::Report) => {
@@ -426,11 +442,17 @@ pub fn read_ranges(
                     }
                     Ok(n)
                 }
-                TextKind::Unknown(first) => Err(Error::data(
+                TextKind::Folded if folded.is_some() => {
+                    let folded = folded.expect("checked");
+                    records::read_folded(&place, &mut stream.reader, folded)
+                }
+                kind @ (TextKind::Unknown(_) | TextKind::Folded) => Err(Error::data(
                     format!("{place}:1"),
                     format!(
-                        "neither an nvtx_pushpop_trace CSV (no `Start (ns)` column) nor njx \
-                         records; first line: {first}"
+                        "{}; ranges come from an nvtx_pushpop_trace CSV (`nsys stats --report \
+                         nvtx_pushpop_trace --format csv`), an nsys-jax archive, an nsys \
+                         SQLite export or report, or njx-export's range records",
+                        records::what_text_is(&kind, "range records or an NVTX table")
                     ),
                 )),
                 TextKind::Empty => Err(Error::data(place, "empty input: no header line")),
@@ -559,10 +581,13 @@ pub fn split_inputs(
                     reader: s.reader,
                 })?,
                 TextKind::Empty => {}
-                _ => {
+                kind => {
                     return Err(Error::data(
                         s.place,
-                        format!("not {what} records: expected njx-export --table {what} output"),
+                        format!(
+                            "{}; give njx-export --table {what} output (or the profiles)",
+                            records::what_text_is(&kind, &format!("{what} records"))
+                        ),
                     ));
                 }
             },

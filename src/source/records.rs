@@ -16,6 +16,8 @@ pub enum TextKind {
     RecordCsv,
     /// An `nsys stats --report nvtx_pushpop_trace` CSV.
     PushPopCsv,
+    /// Folded stacks (`frame;frame count` lines), as njx-flamefold writes them.
+    Folded,
     /// Nothing at all.
     Empty,
     /// Text that is none of the above; holds its first line.
@@ -38,11 +40,86 @@ pub fn sniff<R: BufRead + ?Sized>(place: &str, reader: &mut R) -> Result<TextKin
         Ok(TextKind::PushPopCsv)
     } else if header.starts_with(b"profile,") {
         Ok(TextKind::RecordCsv)
+    } else if folded_line(&String::from_utf8_lossy(header)).is_some()
+        // A first line longer than what is buffered (deep stacks): frames joined by `;`.
+        || (line_end == text.len() && header.contains(&b';'))
+    {
+        Ok(TextKind::Folded)
     } else {
         let shown = &header[..header.len().min(120)];
         Ok(TextKind::Unknown(
             String::from_utf8_lossy(shown).trim_end().to_string(),
         ))
+    }
+}
+
+/// What a text input that holds none of the records or tables wanted seems to be, and
+/// what to give instead, for messages: `expected` names what was wanted.
+pub fn what_text_is(kind: &TextKind, expected: &str) -> String {
+    let seems = match kind {
+        TextKind::Folded => "folded stacks (njx-flamefold output), which njx-flamefold \
+                             draws with --svg"
+            .to_string(),
+        TextKind::Empty => "empty".to_string(),
+        TextKind::Unknown(first) if first.contains(',') && first.contains("(ns)") => format!(
+            "a CSV of an nsys stats report other than nvtx_pushpop_trace (no `Start (ns)` \
+             column; first line: {first})"
+        ),
+        TextKind::Unknown(first) if first.contains(',') => format!(
+            "a CSV that is not njx records (their header begins `profile,`; first line: \
+             {first})"
+        ),
+        TextKind::Unknown(first) => format!(
+            "text that is not records (a table for people? njx tools write records with \
+             --format json or csv; first line: {first})"
+        ),
+        TextKind::JsonLines | TextKind::RecordCsv => "njx records".to_string(),
+        TextKind::PushPopCsv => "an nvtx_pushpop_trace CSV".to_string(),
+    };
+    format!("not {expected}: this is {seems}")
+}
+
+/// A folded-stack line `stack count` split into its stack and count (a finite number,
+/// 0 or more, decimals allowed), or `None` where the line is not one.
+pub fn folded_line(text: &str) -> Option<(&str, f64)> {
+    let (stack, count) = text.trim_end().rsplit_once([' ', '\t'])?;
+    let count: f64 = count.parse().ok()?;
+    let stack = stack.trim_end();
+    (count.is_finite() && count >= 0.0 && !stack.trim().is_empty() && !stack.starts_with('{'))
+        .then_some((stack, count))
+}
+
+/// Reads folded stacks (`stack count` lines; blank lines skipped), handing each stack and
+/// count to `emit`; a line that is not one is an error naming it.
+pub fn read_folded<R: BufRead + ?Sized>(
+    place: &str,
+    reader: &mut R,
+    emit: &mut dyn FnMut(&str, f64) -> Result<()>,
+) -> Result<u64> {
+    let mut line = String::new();
+    let (mut n, mut count) = (0u64, 0u64);
+    loop {
+        line.clear();
+        let read = reader
+            .read_line(&mut line)
+            .map_err(|e| Error::io(format!("{place}:{}", n + 1), e))?;
+        if read == 0 {
+            return Ok(count);
+        }
+        n += 1;
+        let text = line.trim_end_matches(['\n', '\r']);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let Some((stack, weight)) = folded_line(text) else {
+            return Err(Error::data(
+                format!("{place}:{n}"),
+                format!("not a folded stack line (`frame;frame count`): {text}"),
+            ));
+        };
+        emit(stack, weight).map_err(|e| e.within(&format!("{place}:{n}")))?;
+        count += 1;
     }
 }
 

@@ -255,6 +255,7 @@ fn flamefold_run(
         hlo,
         top_modules: if input.bit(1) { 0.99 } else { 1.0 },
         include_warmup: input.bit(2),
+        full_names: input.bit(6),
     };
     let folded = flamefold::fold(&options, paths, &notes)?;
     let unit = *[
@@ -285,6 +286,8 @@ fn svg(lines: &[String]) -> Result<()> {
         title: "fuzz".into(),
         width: 1200,
         count_name: "ns".into(),
+        idle: false,
+        full_names: false,
     };
     flamefold::render_svg(lines, &options, Sink(0))
 }
@@ -555,6 +558,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     hlo: Vec::new(),
                     top_modules: 0.99,
                     include_warmup: false,
+                    full_names: false,
                 };
                 let time = flamefold::partial(&options, &archives, &notes).expect("partial");
                 njx::partial::write(&mut out, flamefold::gpu::PARTIAL, &time).unwrap();
@@ -568,6 +572,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             hlo: Vec::new(),
             top_modules: 0.99,
             include_warmup: false,
+            full_names: false,
         };
         let f = flamefold::fold(&options, paths, &Notes::kept()).expect("seed fold");
         let mut out = f.lines(flamefold::Unit::Ns).join("\n");

@@ -57,34 +57,62 @@ fn compile_tree_folds_to_its_wall_time() {
     let ranges = ok("njx-export", &[&csv]);
     let prepared = run("njx-ranges", &["--xla-compile"], ranges.as_bytes());
     assert!(prepared.status.success());
-    let out = run("njx-flamefold", &["--unit", "us"], &prepared.stdout);
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let c = "TSL:XlaCompile:#module=jit_f,program_id=3#";
-    let b = format!("{c};TSL:XlaCompileBackend:#module=jit_f,program_id=3#");
-    let p = format!("{c};TSL:XlaPassPipeline:#name=opt,module=jit_f,program_id=3#");
-    let want = expect(&[
-        (c, 100_000),
-        (&p, 50_000),
-        (
-            &format!("{p};TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#"),
-            50_000,
-        ),
-        (&b, 320_000),
-        (&format!("{b};TSL:XlaAutotunerCompilation"), 80_000),
-        // The 400 ms parallel span shared 400:200 between the two workers.
-        (&format!("{b};TSL:XlaCompileGpuAsm:#module=jit_f#"), 266_667),
-        (
-            &format!("{b};TSL:XlaOptimizeLlvmIr:#module=jit_f#"),
-            133_333,
-        ),
-    ]);
-    let got = folded(&String::from_utf8_lossy(&out.stdout));
-    assert_eq!(got, want);
-    assert_eq!(
-        got.values().sum::<u64>(),
-        1_000_000,
-        "the wall time, 1000 ms"
-    );
+    // Within compilations names are njx-compile-summary's; --full-names keeps them whole.
+    for (extra, full) in [(None, false), (Some("--full-names"), true)] {
+        let mut args = vec!["--unit", "us"];
+        args.extend(extra);
+        let out = run("njx-flamefold", &args, &prepared.stdout);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let n = |clean: &str, whole: &str| {
+            if full {
+                whole.to_string()
+            } else {
+                clean.to_string()
+            }
+        };
+        let c = n(
+            "XlaCompile:#module=jit_f,program_id=3#",
+            "TSL:XlaCompile:#module=jit_f,program_id=3#",
+        );
+        let b = format!(
+            "{c};{}",
+            n(
+                "XlaCompileBackend",
+                "TSL:XlaCompileBackend:#module=jit_f,program_id=3#"
+            )
+        );
+        let p = format!(
+            "{c};{}",
+            n(
+                "XlaPassPipeline:#name=opt#",
+                "TSL:XlaPassPipeline:#name=opt,module=jit_f,program_id=3#"
+            )
+        );
+        let pass = n(
+            "XlaPass:#name=algsimp#",
+            "TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#",
+        );
+        let asm = n("XlaCompileGpuAsm", "TSL:XlaCompileGpuAsm:#module=jit_f#");
+        let llvm = n("XlaOptimizeLlvmIr", "TSL:XlaOptimizeLlvmIr:#module=jit_f#");
+        let auto = n("XlaAutotunerCompilation", "TSL:XlaAutotunerCompilation");
+        let want = expect(&[
+            (&c, 100_000),
+            (&p, 50_000),
+            (&format!("{p};{pass}"), 50_000),
+            (&b, 320_000),
+            (&format!("{b};{auto}"), 80_000),
+            // The 400 ms parallel span shared 400:200 between the two workers.
+            (&format!("{b};{asm}"), 266_667),
+            (&format!("{b};{llvm}"), 133_333),
+        ]);
+        let got = folded(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(got, want);
+        assert_eq!(
+            got.values().sum::<u64>(),
+            1_000_000,
+            "the wall time, 1000 ms"
+        );
+    }
 }
 
 /// Without the preparation every range counts on its own thread: the name paths of the
@@ -94,25 +122,21 @@ fn raw_trees_fold_by_self_time() {
     let dir = tempdir();
     let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
     let got = folded(&ok("njx-flamefold", &["--unit", "ms", &csv]));
-    let c = "TSL:XlaCompile:#module=jit_f,program_id=3#";
-    let b = format!("{c};TSL:XlaCompileBackend:#module=jit_f,program_id=3#");
-    let p = format!("{c};TSL:XlaPassPipeline:#name=opt,module=jit_f,program_id=3#");
-    let a = format!("{b};TSL:XlaAutotunerCompilation");
+    // Names are cleaned within compilation trees only; the workers' trees (not spliced)
+    // and the other ranges keep theirs.
+    let c = "XlaCompile:#module=jit_f,program_id=3#";
+    let b = format!("{c};XlaCompileBackend");
+    let p = format!("{c};XlaPassPipeline:#name=opt#");
+    let a = format!("{b};XlaAutotunerCompilation");
     let g = "TSL:XlaCompileGpuAsm:#module=jit_f#";
     let want = expect(&[
         ("TSL:XlaDumpHloModule:#module=jit_f,program_id=3#", 50),
         (c, 100),
         (&p, 50),
-        (
-            &format!("{p};TSL:XlaPass:#name=algsimp,module=jit_f,program_id=3#"),
-            50,
-        ),
+        (&format!("{p};XlaPass:#name=algsimp#"), 50),
         (&b, 670),
         (&a, 20),
-        (
-            &format!("{a};TSL:XlaEmitLlvmIr:#module=jit_f_autotune#"),
-            60,
-        ),
+        (&format!("{a};XlaEmitLlvmIr"), 60),
         (&format!("{b};cuBLAS:cublasCreate_v2"), 50),
         (g, 350),
         (&format!("{g};cuBLAS:cublasCreate_v2"), 50),
@@ -579,7 +603,13 @@ fn svg_is_drawn_with_title_and_width() {
     assert!(text.starts_with("<?xml") && text.contains("<svg"));
     assert!(text.contains("My run"));
     assert!(text.contains(r#"width="900""#));
-    assert!(text.contains("model.py:5:3[f]"));
+    // Python frames labelled function first (--full-names: as they are).
+    assert!(text.contains("f (model.py:5:3)") && !text.contains("model.py:5:3[f]"));
+    assert!(
+        text.contains("GPU idle left out: "),
+        "idle left out, and said"
+    );
+    assert!(!text.contains("<title>[GPU idle"));
 }
 
 #[test]
@@ -617,6 +647,149 @@ fn a_bad_folded_line_is_an_error_naming_the_line() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Folded stacks are input too: filtered output drawn (`grep -v idle | njx-flamefold
+/// --svg`), the counts kept as read (decimals too), files of stacks summed; mixed with
+/// ranges, refused; other tools say what they were given.
+#[test]
+fn folded_stacks_are_read_back_and_drawn() {
+    let (dir, m, t, dump) = gpu_fixture();
+    let source = run(
+        "njx-flamefold",
+        &["--by", "source", &m, &t, "--hlo", &dump, "--unit", "us"],
+        b"",
+    );
+    assert!(source.status.success(), "{}", stderr_of(&source));
+    let text = String::from_utf8(source.stdout).unwrap();
+    assert!(text.contains("[GPU idle"));
+    // Read back unchanged: every stack, its count as written (us, with decimals).
+    let again = run("njx-flamefold", &[], text.as_bytes());
+    assert!(again.status.success(), "{}", stderr_of(&again));
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), text);
+    // Filtered and drawn from stdin.
+    let active: String = text
+        .lines()
+        .filter(|l| !l.contains("idle"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let svg = dir.path().join("active.svg");
+    let drawn = run(
+        "njx-flamefold",
+        &["--svg", svg.to_str().unwrap(), "--unit", "us"],
+        active.as_bytes(),
+    );
+    assert!(drawn.status.success(), "{}", stderr_of(&drawn));
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("<title>[GPU active]") && svg_text.contains(" us"));
+    // Two files of stacks add up, in any count format.
+    let a = write(dir.path(), "a.folded", b"x;y 1.5\nx 2\n");
+    let b = write(dir.path(), "b.folded", b"x;y 0.25\n");
+    assert_eq!(ok("njx-flamefold", &[&a, &b]), "x 2\nx;y 1.75\n");
+    // With range records: refused, naming both.
+    let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
+    let out = run("njx-flamefold", &[&a, &csv], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("a.folded holds folded stacks") && err.contains("trace.csv"),
+        "{err}"
+    );
+    // A range tool and a GPU mode say what they were given.
+    let out = run("njx-ranges", &[], text.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("this is folded stacks (njx-flamefold output)"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = run("njx-flamefold", &["--by", "module", &a], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("this is folded stacks"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// The SVG leaves GPU idle time out unless --idle, says so, and colours by meaning.
+#[test]
+fn svg_leaves_idle_out_and_colours_by_meaning() {
+    let dir = tempdir();
+    let input = b"[GPU active];all-reduce-start 30\n[GPU active];fusion.1 10\n\
+[GPU active];main.py:3[f] 5\n[GPU idle between module executions] 55\n";
+    let svg = dir.path().join("a.svg");
+    let svg = svg.to_str().unwrap();
+    ok_with("njx-flamefold", &["--svg", svg], input);
+    let text = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        text.contains("GPU idle left out: 55.0% of all time (--idle draws it)"),
+        "{text}"
+    );
+    assert!(!text.contains("<title>[GPU idle"));
+    let fill = |name: &str| -> (u8, u8, u8) {
+        let at = text
+            .find(&format!("<title>{name}"))
+            .unwrap_or_else(|| panic!("{name} drawn"));
+        let rest = &text[at..];
+        let f = &rest[rest.find("fill=\"rgb(").unwrap() + 10..];
+        let v: Vec<u8> = f[..f.find(')').unwrap()]
+            .split(',')
+            .map(|x| x.trim().parse().unwrap())
+            .collect();
+        (v[0], v[1], v[2])
+    };
+    let (r, g, b) = fill("all-reduce-start");
+    assert!(b > r && b > g, "communication is blue: {r},{g},{b}");
+    let (r, g, b) = fill("fusion.1");
+    assert!(r > g && g >= b, "compute is warm: {r},{g},{b}");
+    let (r, g, b) = fill("f (main.py:3)");
+    assert!(g > r && g > b, "Python is green: {r},{g},{b}");
+    // --idle draws it, in grey.
+    ok_with("njx-flamefold", &["--svg", svg, "--idle"], input);
+    let text = std::fs::read_to_string(svg).unwrap();
+    assert!(text.contains("<title>[GPU idle between module executions]"));
+    // Only idle time: nothing to draw without --idle.
+    let out = run(
+        "njx-flamefold",
+        &["--svg", svg],
+        b"[GPU idle between module executions] 5\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("--idle draws them"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// A table for people, or an nsys stats report of another kind, given to a range tool:
+/// said for what it is.
+#[test]
+fn other_tables_are_named_for_what_they_are() {
+    let out = run(
+        "njx-ranges",
+        &[],
+        b"Time (%),Total Time (ns),Instances,Avg (ns),Name\n50.0,100,2,50,kernel\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("-:1: not range records or an NVTX table: this is a CSV of an nsys stats report other than nvtx_pushpop_trace")
+            && err.contains("nsys stats --report nvtx_pushpop_trace --format csv"),
+        "{err}"
+    );
+    let out = run(
+        "njx-compile-summary",
+        &[],
+        b"compilation      wall ms\nXlaCompile  12.5\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("a table for people?"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
 // ---------------------------------------------------------------- real profiles
 
 /// The compile ranges of proc0 fold to its 17 compilations' wall time, 69,388.405 ms
@@ -634,7 +807,26 @@ fn pax_compile_stacks_total_the_compile_wall_time() {
     assert!(out.status.success());
     let got = folded(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(got.values().sum::<u64>(), 69_388_404_880);
-    assert!(got.keys().all(|s| s.starts_with("TSL:XlaCompile:")));
+    assert!(got.keys().all(|s| s.starts_with("XlaCompile:#")));
+    // The compilations keep their names but for the domain (17 compilations, 12 names:
+    // jit_reshape and others compiled again carry no program id), their steps are named
+    // as njx-compile-summary names them.
+    let roots: std::collections::BTreeSet<&str> =
+        got.keys().map(|s| s.split(';').next().unwrap()).collect();
+    assert_eq!(roots.len(), 12, "{roots:?}");
+    assert!(
+        got.keys()
+            .any(|s| s.ends_with(";XlaPass:#name=priority-fusion#")),
+        "cleaned pass names"
+    );
+    for stack in got.keys() {
+        assert!(
+            stack.split(';').skip(1).all(|f| !f.starts_with("TSL:")
+                && !f.contains("module=")
+                && !f.contains("program_id=")),
+            "{stack}"
+        );
+    }
 }
 
 fn total_under(stacks: &BTreeMap<String, u64>, root: &str) -> u64 {

@@ -97,6 +97,7 @@ fn flamefold_in_process_folds_what_the_command_folds() {
         hlo: Vec::new(),
         top_modules: 0.99,
         include_warmup: false,
+        full_names: false,
     };
     let folded = flamefold::fold(&options, std::slice::from_ref(&path), &Notes::kept()).unwrap();
     let lines = folded.lines(flamefold::Unit::Ns);
@@ -160,8 +161,9 @@ fn source_errors_name_the_file_and_line() {
     assert!(matches!(err, Error::Data { .. }));
     assert_eq!(err.exit_code(), 1);
     assert!(
-        err.to_string()
-            .starts_with(&format!("{bad}:1: neither an nvtx_pushpop_trace CSV")),
+        err.to_string().starts_with(&format!(
+            "{bad}:1: not range records or an NVTX table: this is text"
+        )),
         "{err}"
     );
     // A record line that is not a range names its line.

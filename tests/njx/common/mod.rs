@@ -55,7 +55,12 @@ pub fn stderr_of(out: &Output) -> String {
 
 /// Runs a tool on files and returns stdout, failing the test with stderr on error.
 pub fn ok(tool: &str, args: &[&str]) -> String {
-    let out = run(tool, args, b"");
+    ok_with(tool, args, b"")
+}
+
+/// [`ok`] with `stdin` for its standard input.
+pub fn ok_with(tool: &str, args: &[&str], stdin: &[u8]) -> String {
+    let out = run(tool, args, stdin);
     assert!(
         out.status.success(),
         "{tool} {args:?} failed: {}",
