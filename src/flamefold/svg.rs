@@ -12,7 +12,6 @@ use crate::error::{Error, Result};
 use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 use regex::Regex;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::LazyLock;
 
@@ -32,28 +31,27 @@ pub struct SvgOptions {
     pub full_names: bool,
 }
 
-/// First frame of the stacks of GPU idle time (`[GPU idle between module executions]`,
-/// `[GPU idle during module execution]`).
+/// Start of the frames of GPU idle time (`[GPU idle between module executions]`,
+/// `[GPU idle during module execution]`), at the root or under a device.
 const IDLE: &str = "[GPU idle";
 
 /// Draws folded lines (`stack count`, or `stack before after` for a differential graph)
 /// as an interactive flame graph SVG.
 pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> Result<()> {
     let mut drawn: Vec<&str> = Vec::with_capacity(lines.len());
-    // Per idle root frame: the counts left out (the last count of a line: after, in a diff).
-    let mut idle: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut total = 0.0;
+    // The counts left out (the last count of a line: after, in a diff), and of all.
+    let (mut idle, mut total) = (None, 0.0);
     for line in lines {
         let count = last_count(line);
         total += count;
-        let root = stack_of(line).split(';').next().unwrap_or("");
-        if !options.idle && root.starts_with(IDLE) {
-            *idle.entry(root).or_insert(0.0) += count;
+        // At the root, or under a device (--by device).
+        if !options.idle && stack_of(line).split(';').any(|f| f.starts_with(IDLE)) {
+            *idle.get_or_insert(0.0) += count;
         } else {
             drawn.push(line);
         }
     }
-    if drawn.is_empty() && !idle.is_empty() {
+    if drawn.is_empty() && idle.is_some() {
         return Err(Error::data(
             "flame graph",
             "the stacks are all GPU idle time, left out of the drawing: --idle draws them",
@@ -88,7 +86,7 @@ pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> R
     opts.title = options.title.clone();
     opts.image_width = Some(options.width);
     opts.count_name = options.count_name.clone();
-    opts.subtitle = Some(subtitle(&idle, total));
+    opts.subtitle = Some(subtitle(idle, total));
     opts.palette_map = Some(&mut palette);
     opts.bgcolors = Some(BackgroundColor::Grey);
     inferno::flamegraph::from_lines(&mut opts, labelled.iter().map(String::as_str), out).map_err(
@@ -120,13 +118,12 @@ fn last_count(line: &str) -> f64 {
 }
 
 /// The line under the title: the idle time left out, and what each colour means.
-fn subtitle(idle: &BTreeMap<&str, f64>, total: f64) -> String {
+fn subtitle(idle: Option<f64>, total: f64) -> String {
     let legend = "blue: communication, green: Python, red to yellow: compute and ranges, \
                   grey: markers";
-    if idle.is_empty() {
+    let Some(left) = idle else {
         return legend.to_string();
-    }
-    let left: f64 = idle.values().sum();
+    };
     format!(
         "GPU idle left out: {:.1}% of all time (--idle draws it). {legend}",
         100.0 * left / total.max(f64::MIN_POSITIVE)
@@ -302,6 +299,7 @@ mod tests {
         assert!(svg.contains("GPU idle left out: 70.0% of all time"));
         assert!(!svg.contains("<title>[GPU idle"));
         assert!(svg.contains("<title>fusion"));
+        assert!(!svg.contains("<title>device 0"));
         let only_idle = [lines[1].clone()];
         assert!(render_svg(&only_idle, &opts, &mut Vec::new()).is_err());
         let all = SvgOptions { idle: true, ..opts };
