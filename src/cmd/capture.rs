@@ -43,9 +43,12 @@ njx-capture itself fails (nsys missing, an archive that exists, post-processing)
 command line.
 
 Examples:
-  njx-capture -o out/rank%q{SLURM_PROCID} --condition '$SLURM_LOCALID == 0' -- python train.py
-  njx-capture -o run1 --analysis 'njx-export \"$1\" | njx-compile-summary --total' python train.py
-  njx-capture -o run2 --capture-range=cudaProfilerApi -- python train.py --steps 10
+  njx-capture -o out/rank%q{SLURM_PROCID} --condition '$SLURM_LOCALID == 0' \\
+    -- python train.py
+  njx-capture -o run1 \\
+    --analysis 'njx-export \"$1\" | njx-compile-summary --total' python train.py
+  njx-capture -o run2 --capture-range=cudaProfilerApi \\
+    -- python train.py --steps 10
   njx-export run1.zip | njx-ranges --xla-compile | njx-compile-summary --total"
 )]
 pub struct Args {

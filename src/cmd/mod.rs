@@ -1,8 +1,9 @@
 //! The commands: one file per tool with its clap `Args` (the help text is their doc
 //! comments), `into_options()` and `run`, which opens the output, points notes at stderr
 //! and calls the library. Here: the input/output arguments every tool flattens into its
-//! own, what every tool's command line has beyond its `Args` (`--completions`) with the
-//! parsing that goes with it, and the list of every command for the man pages.
+//! own, what every tool's command line has beyond its `Args` (`--completions`, the help's
+//! width) with the parsing that goes with it, and the list of every command for the man
+//! pages.
 
 pub mod capture;
 pub mod collectives;
@@ -94,9 +95,10 @@ impl IoArgs {
 const COMPLETIONS: &str = "completions";
 
 /// A tool's command line as the tool parses it: its clap `Args` plus what every tool has
-/// beyond its own options: `--completions SHELL`.
+/// beyond its own options: `--completions SHELL`, and help wrapped at the terminal's width
+/// but never wider than 100 columns (long lines read badly on a wide terminal).
 pub fn command<A: CommandFactory>() -> Command {
-    A::command().arg(
+    A::command().max_term_width(100).arg(
         clap::Arg::new(COMPLETIONS)
             .long("completions")
             .value_name("SHELL")

@@ -181,6 +181,66 @@ fn a_number_past_64_bits_is_out_of_range_not_a_non_integer() {
     );
 }
 
+/// `--help` of `tool` as printed for a terminal `columns` wide.
+fn help_at(tool: &str, columns: &str) -> String {
+    let out = Command::new(exe(tool))
+        .arg("--help")
+        .env("COLUMNS", columns)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_examples_fit_80_columns_and_come_out_line_for_line() {
+    for cmd in njx::commands() {
+        let tool = cmd.get_name().to_string();
+        let after = cmd
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let (_, examples) = crate::man::split_examples(&after);
+        assert!(!examples.is_empty(), "{tool}: no Examples: block");
+        for line in &examples {
+            assert!(
+                line.chars().count() + 2 <= 80,
+                "{tool}: example line past 80 columns once indented: {line:?}"
+            );
+        }
+        let help = help_at(&tool, "80");
+        let (_, printed) = help
+            .split_once("\nExamples:\n")
+            .unwrap_or_else(|| panic!("{tool} --help: no examples\n{help}"));
+        let printed: Vec<&str> = printed.lines().collect();
+        for line in &printed {
+            assert!(
+                line.chars().count() <= 80,
+                "{tool} --help: example line past 80 columns: {line:?}"
+            );
+        }
+        // Not re-wrapped: the lines written in the after-help, as they are.
+        let want: Vec<String> = examples.iter().map(|l| format!("  {l}")).collect();
+        assert_eq!(printed, want, "{tool} --help: examples re-wrapped");
+        // A `\` continuation is followed by an indented line.
+        for pair in printed.windows(2) {
+            if pair[0].ends_with('\\') {
+                assert!(pair[1].starts_with("    "), "{tool}: {pair:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn help_is_no_wider_than_100_columns_on_a_wide_terminal() {
+    for tool in ["njx-export", "njx-flamefold", "njx-capture"] {
+        let help = help_at(tool, "200");
+        let widest = help.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= 100, "{tool} --help: {widest} columns");
+        assert!(widest > 80, "{tool} --help: {widest} columns");
+    }
+}
+
 /// The long options of a tool (`--format`, …, `--completions`, `--help`).
 fn long_options(cmd: &clap::Command) -> Vec<String> {
     let mut cmd = cmd.clone();
