@@ -1,4 +1,3 @@
-use clap::Parser;
 use std::process::ExitCode;
 
 // mimalloc instead of glibc malloc: see the README, "Performance".
@@ -6,6 +5,6 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = njx::cmd::compile_summary::Args::parse();
+    let args = njx::cmd::parse::<njx::cmd::compile_summary::Args>();
     njx::cmd::finish("njx-compile-summary", njx::cmd::compile_summary::run(&args))
 }

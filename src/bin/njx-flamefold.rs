@@ -1,4 +1,3 @@
-use clap::Parser;
 use std::process::ExitCode;
 
 // mimalloc instead of glibc malloc: see the README, "Performance".
@@ -6,6 +5,6 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = njx::cmd::flamefold::Args::parse();
+    let args = njx::cmd::parse::<njx::cmd::flamefold::Args>();
     njx::cmd::finish("njx-flamefold", njx::cmd::flamefold::run(&args))
 }

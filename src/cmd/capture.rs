@@ -5,8 +5,8 @@
 use crate::capture::Options;
 use crate::error::Result;
 use crate::notes::Notes;
+use clap::Parser;
 use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser};
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -43,9 +43,12 @@ njx-capture itself fails (nsys missing, an archive that exists, post-processing)
 command line.
 
 Examples:
-  njx-capture -o out/rank%q{SLURM_PROCID} --condition '$SLURM_LOCALID == 0' -- python train.py
-  njx-capture -o run1 --analysis 'njx-export \"$1\" | njx-compile-summary --total' python train.py
-  njx-capture -o run2 --capture-range=cudaProfilerApi -- python train.py --steps 10
+  njx-capture -o out/rank%q{SLURM_PROCID} --condition '$SLURM_LOCALID == 0' \\
+    -- python train.py
+  njx-capture -o run1 \\
+    --analysis 'njx-export \"$1\" | njx-compile-summary --total' python train.py
+  njx-capture -o run2 --capture-range=cudaProfilerApi \\
+    -- python train.py --steps 10
   njx-export run1.zip | njx-ranges --xla-compile | njx-compile-summary --total"
 )]
 pub struct Args {
@@ -94,7 +97,8 @@ impl Args {
     /// Parses a command line (the program's name first): njx-capture's options wherever
     /// they are before `--` (or before the program when there is no `--`), everything else
     /// before `--` for nsys, the rest for the program. Help, version and usage errors come
-    /// back as clap errors, to be printed with `exit()`.
+    /// back as clap errors, to be printed with `exit()`; `--completions` prints its script
+    /// and exits (see [`super::try_parse_from`]).
     pub fn parse_from<I, T>(argv: I) -> Result<Args, clap::Error>
     where
         I: IntoIterator<Item = T>,
@@ -103,13 +107,13 @@ impl Args {
         let mut argv = argv.into_iter().map(Into::into);
         let bin = argv.next().unwrap_or_else(|| "njx-capture".into());
         let rest: Vec<OsString> = argv.collect();
-        let split =
-            split(&rest).map_err(|msg| Args::command().error(ErrorKind::UnknownArgument, msg))?;
+        let split = split(&rest)
+            .map_err(|msg| super::command::<Args>().error(ErrorKind::UnknownArgument, msg))?;
         let mut clap_argv = vec![bin];
         clap_argv.extend(split.own);
         clap_argv.push("--".into());
         clap_argv.extend(split.program);
-        let mut args = Args::try_parse_from(clap_argv)?;
+        let mut args: Args = super::try_parse_from(clap_argv)?;
         args.nsys = split.nsys;
         Ok(args)
     }
@@ -153,10 +157,10 @@ struct Own {
     takes_value: bool,
 }
 
-/// njx-capture's options, from the clap definition (help and version included), so that
-/// the splitting below can never disagree with it.
+/// njx-capture's options, from the clap definition as parsed (help, version and
+/// completions included), so that the splitting below can never disagree with it.
 fn own_options() -> Vec<Own> {
-    let mut cmd = Args::command();
+    let mut cmd = super::command::<Args>();
     cmd.build();
     cmd.get_arguments()
         .filter(|a| !a.is_positional())

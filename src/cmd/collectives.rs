@@ -30,7 +30,8 @@ exposed time: the others waited for it) and its mean lateness when it was
 
 Examples:
   njx-export --table thunks rank*.zip | njx-collectives
-  njx-export --table thunks rank*.zip | njx-collectives --records | jq .busbw_gbps
+  njx-export --table thunks rank*.zip | njx-collectives --records \\
+    | jq .busbw_gbps
   njx-collectives --plot busbw.svg rank*.zip"
 )]
 pub struct Args {

@@ -48,12 +48,16 @@ rankN.part` per rank, then `njx-flamefold --by source *.part` gives exactly the 
 adds up as it is).
 
 Examples:
-  njx-export rank0.zip | njx-ranges --xla-compile | njx-flamefold --unit ms > compile.folded
+  njx-export rank0.zip | njx-ranges --xla-compile \\
+    | njx-flamefold --unit ms > compile.folded
   njx-flamefold --by source rank*.zip --svg source.svg
-  njx-export --table thunks rank*.zip | njx-flamefold --by op-name --hlo rank*.zip
-  njx-flamefold --by op-name before.zip > before.folded; njx-flamefold --by op-name after.zip > \
-after.folded
-  njx-flamefold --diff before.folded after.folded | inferno-flamegraph > diff.svg"
+  grep -v Unknown source.folded | njx-flamefold --svg known.svg
+  njx-export --table thunks rank*.zip \\
+    | njx-flamefold --by op-name --hlo rank*.zip
+  njx-flamefold --by op-name before.zip > before.folded
+  njx-flamefold --by op-name after.zip > after.folded
+  njx-flamefold --diff before.folded after.folded \\
+    | inferno-flamegraph > diff.svg"
 )]
 pub struct Args {
     #[command(flatten)]

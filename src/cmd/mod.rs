@@ -1,7 +1,9 @@
 //! The commands: one file per tool with its clap `Args` (the help text is their doc
 //! comments), `into_options()` and `run`, which opens the output, points notes at stderr
 //! and calls the library. Here: the input/output arguments every tool flattens into its
-//! own, and the list of every command for the man pages.
+//! own, what every tool's command line has beyond its `Args` (`--completions`, the help's
+//! width) with the parsing that goes with it, and the list of every command for the man
+//! pages.
 
 pub mod capture;
 pub mod collectives;
@@ -13,8 +15,10 @@ pub mod ranges;
 
 use crate::error::Result;
 use crate::output::Format;
-use clap::Args;
-use std::io::IsTerminal;
+use clap::{Args, Command, CommandFactory, FromArgMatches};
+use clap_complete::Shell;
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -87,18 +91,82 @@ impl IoArgs {
     }
 }
 
+/// The id of `--completions` among a command's arguments.
+const COMPLETIONS: &str = "completions";
+
+/// A tool's command line as the tool parses it: its clap `Args` plus what every tool has
+/// beyond its own options: `--completions SHELL`, and help wrapped at the terminal's width
+/// but never wider than 100 columns (long lines read badly on a wide terminal).
+pub fn command<A: CommandFactory>() -> Command {
+    A::command().max_term_width(100).arg(
+        clap::Arg::new(COMPLETIONS)
+            .long("completions")
+            .value_name("SHELL")
+            .value_parser(clap::value_parser!(Shell))
+            // Alone: without the inputs or program the tool otherwise requires.
+            .exclusive(true)
+            .help(
+                "Print this tool's completion script for SHELL and exit (installing it: the \
+                 README's \"Quick start\")",
+            ),
+    )
+}
+
+/// Parses a command line (the program's name first) with [`command`]: the tool's `Args`,
+/// or clap's error for help, version and usage, to be printed with `exit()`.
+/// `--completions` prints its script and exits here, with 0, as `--help` does in clap's
+/// `Parser::parse`.
+pub fn try_parse_from<A, I, T>(argv: I) -> std::result::Result<A, clap::Error>
+where
+    A: CommandFactory + FromArgMatches,
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let mut cmd = command::<A>();
+    let mut matches = cmd.try_get_matches_from_mut(argv)?;
+    if let Some(&shell) = matches.get_one::<Shell>(COMPLETIONS) {
+        std::process::exit(print_completions(shell, &mut cmd));
+    }
+    A::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// Parses the process's command line with [`command`]; help, version, usage errors and
+/// `--completions` end the process as clap's `Parser::parse` does. Used by every `main`
+/// but njx-capture's, which takes its command line apart first.
+pub fn parse<A: CommandFactory + FromArgMatches>() -> A {
+    try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+}
+
+/// Writes the completion script for `shell` on stdout; the exit status. The script is
+/// made whole first: clap_complete panics on a write error, and a closed pipe is no error
+/// for njx.
+fn print_completions(shell: Shell, cmd: &mut Command) -> i32 {
+    let name = cmd.get_name().to_string();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, cmd, &name, &mut script);
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&script).and_then(|()| stdout.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("{name}: writing the completion script: {e}");
+            1
+        }
+    }
+}
+
 /// The command-line definitions of every tool, for generated documentation (man pages):
-/// with the version alone, not the build it came from (pages stay the same per commit).
-pub fn commands() -> Vec<clap::Command> {
-    use clap::CommandFactory;
+/// as the tools parse them ([`command`]), with the version alone, not the build it came
+/// from (pages stay the same per commit).
+pub fn commands() -> Vec<Command> {
     [
-        capture::Args::command(),
-        export::Args::command(),
-        ranges::Args::command(),
-        compile_summary::Args::command(),
-        modules::Args::command(),
-        collectives::Args::command(),
-        flamefold::Args::command(),
+        command::<capture::Args>(),
+        command::<export::Args>(),
+        command::<ranges::Args>(),
+        command::<compile_summary::Args>(),
+        command::<modules::Args>(),
+        command::<collectives::Args>(),
+        command::<flamefold::Args>(),
     ]
     .into_iter()
     .map(|c| c.long_version(None::<&str>))

@@ -25,7 +25,8 @@ Input is range records (JSON Lines or CSV) in start order, or anything njx-expor
 
 Examples:
   njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total
-  njx-export trace.csv | njx-ranges --subtree '^TSL:XlaCompile' --collapse 'XlaAutotuner'
+  njx-export trace.csv \\
+    | njx-ranges --subtree '^TSL:XlaCompile' --collapse 'XlaAutotuner'
   njx-export trace.csv | njx-ranges --fold '^NCCL:' --format csv > ranges.csv"
 )]
 pub struct Args {

@@ -180,3 +180,196 @@ fn a_number_past_64_bits_is_out_of_range_not_a_non_integer() {
         "{err}"
     );
 }
+
+/// `--help` of `tool` as printed for a terminal `columns` wide.
+fn help_at(tool: &str, columns: &str) -> String {
+    let out = Command::new(exe(tool))
+        .arg("--help")
+        .env("COLUMNS", columns)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_examples_fit_80_columns_and_come_out_line_for_line() {
+    for cmd in njx::commands() {
+        let tool = cmd.get_name().to_string();
+        let after = cmd
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let (_, examples) = crate::man::split_examples(&after);
+        assert!(!examples.is_empty(), "{tool}: no Examples: block");
+        for line in &examples {
+            assert!(
+                line.chars().count() + 2 <= 80,
+                "{tool}: example line past 80 columns once indented: {line:?}"
+            );
+        }
+        let help = help_at(&tool, "80");
+        let (_, printed) = help
+            .split_once("\nExamples:\n")
+            .unwrap_or_else(|| panic!("{tool} --help: no examples\n{help}"));
+        let printed: Vec<&str> = printed.lines().collect();
+        for line in &printed {
+            assert!(
+                line.chars().count() <= 80,
+                "{tool} --help: example line past 80 columns: {line:?}"
+            );
+        }
+        // Not re-wrapped: the lines written in the after-help, as they are.
+        let want: Vec<String> = examples.iter().map(|l| format!("  {l}")).collect();
+        assert_eq!(printed, want, "{tool} --help: examples re-wrapped");
+        // A `\` continuation is followed by an indented line.
+        for pair in printed.windows(2) {
+            if pair[0].ends_with('\\') {
+                assert!(pair[1].starts_with("    "), "{tool}: {pair:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn help_is_no_wider_than_100_columns_on_a_wide_terminal() {
+    for tool in ["njx-export", "njx-flamefold", "njx-capture"] {
+        let help = help_at(tool, "200");
+        let widest = help.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= 100, "{tool} --help: {widest} columns");
+        assert!(widest > 80, "{tool} --help: {widest} columns");
+    }
+}
+
+/// The long options of a tool (`--format`, …, `--completions`, `--help`).
+fn long_options(cmd: &clap::Command) -> Vec<String> {
+    let mut cmd = cmd.clone();
+    cmd.build();
+    cmd.get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(|l| format!("--{l}"))
+        .collect()
+}
+
+fn has_bash() -> bool {
+    Command::new("bash")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn every_tool_prints_its_completion_scripts() {
+    let bash = has_bash();
+    if !bash {
+        eprintln!("SKIPPED: no bash to parse the bash completion scripts");
+    }
+    for cmd in njx::commands() {
+        let tool = cmd.get_name().to_string();
+        let longs = long_options(&cmd);
+        assert!(longs.contains(&"--completions".to_string()));
+        for shell in ["bash", "zsh", "fish"] {
+            // Alone, without the inputs or program the tool otherwise takes.
+            let script = ok(&tool, &["--completions", shell]);
+            // The script registers itself for the tool's name.
+            let registers = match shell {
+                "bash" => script.lines().any(|l| {
+                    l.trim_start().starts_with("complete -F ") && l.ends_with(&format!(" {tool}"))
+                }),
+                "zsh" => script.starts_with(&format!("#compdef {tool}\n")),
+                _ => script.contains(&format!("complete -c {tool} ")),
+            };
+            assert!(registers, "{tool} {shell}:\n{script}");
+            for long in &longs {
+                let named = match shell {
+                    "fish" => script.contains(&format!("-l {}", &long[2..])),
+                    _ => script.contains(long.as_str()),
+                };
+                assert!(named, "{tool} --completions {shell} lacks {long}");
+            }
+            if tool == "njx-flamefold" {
+                for by in ["stack", "source", "op-name", "opcode", "module", "device"] {
+                    assert!(script.contains(by), "{shell}: --by {by}");
+                }
+            }
+            if bash && shell == "bash" {
+                let dir = tempdir();
+                let path = write(dir.path(), "script.bash", script.as_bytes());
+                let check = Command::new("bash").args(["-n", &path]).output().unwrap();
+                assert!(check.status.success(), "{tool}: {}", stderr_of(&check));
+            }
+        }
+    }
+}
+
+#[test]
+fn bash_completes_options_and_their_values() {
+    if !has_bash() {
+        eprintln!("SKIPPED: no bash");
+        return;
+    }
+    // Sources the script and asks its completion function what follows `words`.
+    let complete = |tool: &str, words: &str| -> Vec<String> {
+        let dir = tempdir();
+        let script = ok(tool, &["--completions", "bash"]);
+        let path = write(dir.path(), "script.bash", script.as_bytes());
+        let program = format!(
+            "source {path}; words=({tool} {words}); \
+             f=$(complete -p {tool} | sed -E 's/.* -F ([^ ]+) .*/\\1/'); \
+             COMP_WORDS=(\"${{words[@]}}\"); COMP_CWORD=$(( ${{#words[@]}} - 1 )); \
+             $f {tool} \"${{words[-1]}}\" \"${{words[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        );
+        let out = Command::new("bash")
+            .args(["-c", &program])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let values = complete("njx-flamefold", "--by ''");
+    assert_eq!(
+        values,
+        ["stack", "source", "op-name", "opcode", "module", "device"]
+    );
+    let formats = complete("njx-export", "--format ''");
+    assert_eq!(formats, ["table", "json", "csv"]);
+    let options = complete("njx-capture", "--");
+    for want in ["--output", "--condition", "--analysis", "--completions"] {
+        assert!(options.iter().any(|o| o == want), "{options:?}");
+    }
+}
+
+#[test]
+fn completions_want_a_known_shell_and_no_other_arguments() {
+    let out = run("njx-export", &["--completions", "tcsh"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("[possible values: bash,"),
+        "{}",
+        stderr_of(&out)
+    );
+    for (tool, args) in [
+        ("njx-export", &["--completions", "bash", "x.csv"][..]),
+        (
+            "njx-capture",
+            &["--completions", "bash", "--", "python"][..],
+        ),
+        (
+            "njx-flamefold",
+            &["--by", "source", "--completions", "fish"][..],
+        ),
+    ] {
+        let out = run(tool, args, b"");
+        assert_eq!(out.status.code(), Some(2), "{tool} {args:?}");
+        assert!(
+            stderr_of(&out).contains("cannot be used with"),
+            "{}",
+            stderr_of(&out)
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
