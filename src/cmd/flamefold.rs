@@ -201,6 +201,7 @@ pub fn run(args: &Args) -> Result<()> {
             width: args.width as usize,
             count_name: args.unit.name().to_string(),
             idle: args.idle,
+            diff: args.diff.is_some(),
             full_names: args.full_names,
         };
         let lines = match &stacks {

@@ -26,6 +26,8 @@ pub struct SvgOptions {
     pub count_name: String,
     /// Draw the `[GPU idle …]` stacks too (left out by default, and said in the subtitle).
     pub idle: bool,
+    /// The lines are `stack before after` (coloured by the change, red for more time).
+    pub diff: bool,
     /// Label Python frames with their whole path (`/opt/app/pkg/main.py:12[run]`) instead
     /// of `run (pkg/main.py:12)`.
     pub full_names: bool,
@@ -86,7 +88,7 @@ pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> R
     opts.title = options.title.clone();
     opts.image_width = Some(options.width);
     opts.count_name = options.count_name.clone();
-    opts.subtitle = Some(subtitle(idle, total));
+    opts.subtitle = Some(subtitle(idle, total, options.diff));
     opts.palette_map = Some(&mut palette);
     opts.bgcolors = Some(BackgroundColor::Grey);
     inferno::flamegraph::from_lines(&mut opts, labelled.iter().map(String::as_str), out).map_err(
@@ -118,9 +120,12 @@ fn last_count(line: &str) -> f64 {
 }
 
 /// The line under the title: the idle time left out, and what each colour means.
-fn subtitle(idle: Option<f64>, total: f64) -> String {
-    let legend = "blue: communication, green: Python, red to yellow: compute and ranges, \
-                  grey: markers";
+fn subtitle(idle: Option<f64>, total: f64, diff: bool) -> String {
+    let legend = if diff {
+        "widths: after; red: more time after than before, blue: less"
+    } else {
+        "blue: communication, green: Python, red to yellow: compute and ranges, grey: markers"
+    };
     let Some(left) = idle else {
         return legend.to_string();
     };
@@ -291,6 +296,7 @@ mod tests {
             width: 400,
             count_name: "ns".into(),
             idle: false,
+            diff: false,
             full_names: false,
         };
         let mut svg = Vec::new();

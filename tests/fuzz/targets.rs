@@ -287,6 +287,7 @@ fn svg(lines: &[String]) -> Result<()> {
         width: 1200,
         count_name: "ns".into(),
         idle: false,
+        diff: false,
         full_names: false,
     };
     flamefold::render_svg(lines, &options, Sink(0))

@@ -628,7 +628,8 @@ fn diff_pairs_two_folded_files() {
         "njx-flamefold",
         &["--diff", &a, &b, "--svg", svg.to_str().unwrap()],
     );
-    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<svg") && text.contains("red: more time after than before"));
 }
 
 #[test]
