@@ -164,6 +164,13 @@ fn open(path: &Path) -> Result<Opened> {
                 "Parquet and SQLite inputs need random access: name the file instead of piping it",
             ));
         }
+        if head.len() >= 16 && report::MAGIC.starts_with(&head) {
+            return Err(Error::data(
+                place,
+                "an .nsys-rep report: nsys exports it from a file, name the file instead of \
+                 piping it",
+            ));
+        }
         let reader = text_lines(decompress(&place, reader)?)?;
         return Ok(Opened::Stream(Stream { place, reader }));
     }

@@ -789,6 +789,19 @@ fn other_tables_are_named_for_what_they_are() {
         "{}",
         stderr_of(&out)
     );
+    // A report piped: nsys exports reports from files.
+    let out = run(
+        "njx-export",
+        &[],
+        b"NVIDIA Tegra Profiler Report\0\x01\x02 binary",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out)
+            .contains("-: an .nsys-rep report: nsys exports it from a file, name the file"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 // ---------------------------------------------------------------- real profiles
