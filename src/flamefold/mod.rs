@@ -410,7 +410,11 @@ impl Folded {
 /// count, summing repeated stacks. Blank lines are skipped; anything else without a
 /// count is an error naming the line.
 pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut stream = source::open_text(path, "a folded-stacks text file (`stack count` lines)")?;
+    let mut stream = source::open_text(
+        path,
+        "a folded-stacks text file (`stack count` lines)",
+        &crate::progress::Progress::none(),
+    )?;
     let mut out = BTreeMap::new();
     let mut line = String::new();
     let mut n = 0u64;
