@@ -16,8 +16,9 @@
 //!   [`modules`] (module summary), [`collectives`] (bandwidth, hidden time, wait,
 //!   stragglers; [`plot`] draws its SVG), [`flamefold`] (folded stacks and flame graphs),
 //!   [`capture`] (profiling a program under nsys into an archive);
-//! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr,
-//!   [`error`] is the one error type with exit codes;
+//! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr
+//!   and [`progress`] how far they are (on a terminal), [`error`] is the one error type
+//!   with exit codes;
 //! - [`cmd`] holds each tool's command line (`src/bin/njx-*.rs` only call it).
 //!
 //! ```sh
@@ -59,6 +60,7 @@ pub mod output;
 pub mod parallel;
 pub mod partial;
 pub mod plot;
+pub mod progress;
 pub mod ranges;
 pub mod record;
 pub mod source;

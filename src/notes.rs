@@ -1,8 +1,11 @@
 //! The one channel for what a tool says besides its output: what was left out, corrected
 //! or assumed, and progress. Library code never prints; it hands each note to a [`Notes`],
 //! which the commands point at stderr (`tool: note`, as every Unix filter does) and tests,
-//! benchmarks and other callers keep to read afterwards.
+//! benchmarks and other callers keep to read afterwards. The job's [`Progress`] travels
+//! with the notes (readers get both where they get one), and notes said while it is drawn
+//! are said with it erased.
 
+use crate::progress::Progress;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
@@ -12,6 +15,8 @@ pub struct Notes {
     sink: Sink,
     /// The notes given with [`Notes::once`] that were said already.
     said: Mutex<HashSet<String>>,
+    /// Where the job says how far it is: nowhere unless asked ([`Notes::with_progress`]).
+    progress: Progress,
 }
 
 #[derive(Debug)]
@@ -30,6 +35,7 @@ impl Notes {
         Notes {
             sink: Sink::Stderr(tool.to_string()),
             said: Mutex::default(),
+            progress: Progress::none(),
         }
     }
 
@@ -39,6 +45,7 @@ impl Notes {
             Notes {
                 sink: Sink::Quiet,
                 said: Mutex::default(),
+                progress: Progress::none(),
             }
         } else {
             Notes::stderr(tool)
@@ -50,7 +57,31 @@ impl Notes {
         Notes {
             sink: Sink::Kept(Mutex::new(Vec::new())),
             said: Mutex::default(),
+            progress: Progress::none(),
         }
+    }
+
+    /// These notes with the job's progress drawn on stderr when it is a terminal
+    /// ([`Progress::on_stderr`]); notes said on stderr are not (`-q`), nor kept ones.
+    pub fn with_progress(mut self) -> Notes {
+        if let Sink::Stderr(_) = self.sink {
+            self.progress = Progress::on_stderr();
+        }
+        self
+    }
+
+    /// Notes kept apart ([`Notes::kept`]) for work done on another thread, to be passed on
+    /// with [`Notes::forward`], reporting to the same progress as these.
+    pub fn apart(&self) -> Notes {
+        Notes {
+            progress: self.progress.clone(),
+            ..Notes::kept()
+        }
+    }
+
+    /// Where the job says how far it is.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
     }
 
     /// Says `msg`.
@@ -76,7 +107,7 @@ impl Notes {
             return;
         }
         match &self.sink {
-            Sink::Stderr(tool) => eprintln!("{tool}: {msg}"),
+            Sink::Stderr(tool) => self.progress.suspend(|| eprintln!("{tool}: {msg}")),
             Sink::Quiet => {}
             Sink::Kept(kept) => kept
                 .lock()

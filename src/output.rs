@@ -3,6 +3,7 @@
 //! pipes are fast, line-buffered on a terminal so that people see progress.
 
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 use clap::ValueEnum;
 use serde::Serialize;
 use std::fs::File;
@@ -27,6 +28,9 @@ pub enum Format {
 /// the file.
 pub struct Output {
     sink: Sink,
+    /// The job's progress, drawn on the terminal this output is written to: erased at the
+    /// first write ([`Output::ends_progress`]).
+    progress: Option<Progress>,
 }
 
 enum Sink {
@@ -54,6 +58,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
         };
         return Ok(Output {
             sink: Sink::Stdout(w),
+            progress: None,
         });
     };
     let place = dest.display().to_string();
@@ -83,6 +88,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
                     writer: BufWriter::with_capacity(1 << 16, file),
                     dest: dest.to_path_buf(),
                 },
+                progress: None,
             });
         }
     }
@@ -134,6 +140,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
             writer: BufWriter::with_capacity(1 << 16, temp),
             dest: dest.to_path_buf(),
         },
+        progress: None,
     })
 }
 
@@ -208,8 +215,21 @@ impl Output {
 }
 
 impl Output {
+    /// When this output is stdout on a terminal (where the progress is drawn too), erases
+    /// `progress` for good before the first byte is written: output and the progress line
+    /// never mix, and a tool whose output streams shows that instead.
+    pub fn ends_progress(&mut self, progress: &Progress) {
+        if matches!(self.sink, Sink::Stdout(_)) && progress.is_shown() && io::stdout().is_terminal()
+        {
+            self.progress = Some(progress.clone());
+        }
+    }
+
     /// Runs `f` on the writer; errors of a file output name it.
     fn on<T>(&mut self, f: impl FnOnce(&mut dyn Write) -> io::Result<T>) -> io::Result<T> {
+        if let Some(progress) = self.progress.take() {
+            progress.finish();
+        }
         let (writer, dest): (&mut dyn Write, Option<&Path>) = match &mut self.sink {
             Sink::Stdout(w) => (w.as_mut(), None),
             Sink::Staged { writer, dest } => (writer, Some(dest)),

@@ -96,7 +96,7 @@ pub fn aggregate<A: Aggregate + Send>(
     } else {
         DumpsKept::Drop
     };
-    let profiles = source::split_inputs(inputs, A::TABLE, &mut |mut s| {
+    let profiles = source::split_inputs(inputs, A::TABLE, notes.progress(), &mut |mut s| {
         if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
             read_partials(s, A::KIND, &mut |p: A| {
                 parts.push(p);

@@ -3,7 +3,6 @@
 use super::IoArgs;
 use crate::collectives::Options;
 use crate::error::Result;
-use crate::notes::Notes;
 use crate::output::{Format, open_output};
 use clap::Parser;
 use std::path::PathBuf;
@@ -92,9 +91,14 @@ impl Args {
 /// Runs `njx-collectives`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
-    let notes = Notes::for_tool("njx-collectives", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
+    let notes = super::notes_and_progress(
+        "njx-collectives",
+        args.io.files.quiet,
+        &inputs,
+        Some(&mut out),
+    );
     if let Some(plot) = &options.plot {
         // Checked now, like the output (an input, a missing folder); written at the end.
         drop(open_output(Some(plot), &inputs)?);

@@ -3,7 +3,6 @@
 use super::IoArgs;
 use crate::compile::{Group, Options};
 use crate::error::Result;
-use crate::notes::Notes;
 use crate::output::{Format, open_output};
 use clap::Parser;
 
@@ -75,9 +74,14 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     options.check()?;
-    let notes = Notes::for_tool("njx-compile-summary", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
+    let notes = super::notes_and_progress(
+        "njx-compile-summary",
+        args.io.files.quiet,
+        &inputs,
+        Some(&mut out),
+    );
     let report = crate::compile::collect(&options, &inputs, &notes)?;
     crate::compile::write(&options, &report, &mut out)?;
     out.finish()

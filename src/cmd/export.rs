@@ -3,7 +3,6 @@
 use super::IoArgs;
 use crate::error::Result;
 use crate::export::{Options, Table};
-use crate::notes::Notes;
 use crate::output::{Format, open_output};
 use crate::source;
 use clap::Parser;
@@ -88,7 +87,8 @@ pub fn run(args: &Args) -> Result<()> {
     let mut all = inputs.clone();
     all.extend(args.hlo.iter().cloned());
     let mut out = open_output(args.io.output(), &all)?;
-    let notes = Notes::for_tool("njx-export", args.io.files.quiet);
+    let notes =
+        super::notes_and_progress("njx-export", args.io.files.quiet, &inputs, Some(&mut out));
     crate::export::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -3,7 +3,6 @@
 use super::Files;
 use crate::error::{Error, Result};
 use crate::flamefold::{By, Options, SvgOptions, Unit, diff, render_svg};
-use crate::notes::Notes;
 use crate::output::open_output;
 use clap::Parser;
 use std::io::Write;
@@ -151,7 +150,6 @@ impl Args {
 
 /// Runs `njx-flamefold`.
 pub fn run(args: &Args) -> Result<()> {
-    let notes = Notes::for_tool("njx-flamefold", args.files.quiet);
     let inputs = args.files.inputs_or_stdin();
     // Every file read, so that no output replaces one of them.
     let mut read: Vec<PathBuf> = inputs.clone();
@@ -162,11 +160,12 @@ pub fn run(args: &Args) -> Result<()> {
         Some(svg) => Some((svg, open_output(Some(svg), &read)?)),
         None => None,
     };
-    let out = if args.svg.is_none() || args.files.output.is_some() || args.partial {
+    let mut out = if args.svg.is_none() || args.files.output.is_some() || args.partial {
         Some(open_output(args.files.output.as_deref(), &read)?)
     } else {
         None
     };
+    let notes = super::notes_and_progress("njx-flamefold", args.files.quiet, &inputs, out.as_mut());
     if args.partial {
         let time = crate::flamefold::partial(&args.into_options(), &inputs, &notes)?;
         let mut out = out.expect("opened for --partial");

@@ -14,7 +14,8 @@ pub mod modules;
 pub mod ranges;
 
 use crate::error::Result;
-use crate::output::Format;
+use crate::notes::Notes;
+use crate::output::{Format, Output};
 use clap::{Args, Command, CommandFactory, FromArgMatches};
 use clap_complete::Shell;
 use std::ffi::OsString;
@@ -64,6 +65,50 @@ impl Files {
             );
         }
         vec![PathBuf::from("-")]
+    }
+}
+
+/// The notes of `tool` on stderr (none with `-q`) and, when stderr is a terminal, the
+/// progress of its job reading `inputs` (a bar of inputs done when there are several),
+/// erased before `out` is written when that is the terminal too. A tool that reads a pipe
+/// on stdin shows none: in a pipeline (`njx-export rank*.zip | njx-ranges … |
+/// njx-compile-summary`) the one line of progress is that of the tool reading the named
+/// inputs, not one per stage taking turns on the same line.
+pub fn notes_and_progress(
+    tool: &str,
+    quiet: bool,
+    inputs: &[PathBuf],
+    out: Option<&mut Output>,
+) -> Notes {
+    let notes = Notes::for_tool(tool, quiet);
+    let notes = if inputs.iter().any(|p| p == Path::new("-")) && stdin_is_pipe() {
+        notes
+    } else {
+        notes.with_progress()
+    };
+    notes.progress().inputs(inputs.len());
+    if let Some(out) = out {
+        out.ends_progress(notes.progress());
+    }
+    notes
+}
+
+/// Whether stdin is a pipe (or a socket): the output of another program.
+fn stdin_is_pipe() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
+    }
+    #[cfg(not(unix))]
+    {
+        false
     }
 }
 

@@ -3,7 +3,6 @@
 use super::IoArgs;
 use crate::error::Result;
 use crate::modules::Options;
-use crate::notes::Notes;
 use crate::output::{Format, open_output};
 use clap::Parser;
 
@@ -71,9 +70,10 @@ impl Args {
 /// Runs `njx-modules`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
-    let notes = Notes::for_tool("njx-modules", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
+    let notes =
+        super::notes_and_progress("njx-modules", args.io.files.quiet, &inputs, Some(&mut out));
     let acc = crate::modules::read(&inputs, args.program_key, &notes)?;
     if args.partial {
         crate::partial::write(&mut out, crate::modules::PARTIAL, &acc)?;

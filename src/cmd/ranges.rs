@@ -2,7 +2,6 @@
 
 use super::IoArgs;
 use crate::error::{Error, Result};
-use crate::notes::Notes;
 use crate::output::{Format, open_output};
 use crate::ranges::{Filters, Matcher, Options};
 use clap::Parser;
@@ -99,7 +98,8 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
-    let notes = Notes::for_tool("njx-ranges", args.io.files.quiet);
+    let notes =
+        super::notes_and_progress("njx-ranges", args.io.files.quiet, &inputs, Some(&mut out));
     crate::ranges::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::hlo::{Dumps, HloModule, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
+use crate::progress::Progress;
 use crate::record::{Module, Thunk};
 use crate::source::{self, Archive, ProfileTables, Profiles};
 use derive::{Comm, Derived, ProgramInfo};
@@ -177,6 +178,7 @@ pub fn visit(
             .and_then(|c| c.get(&device))
             .map_or(0, |c| c.round() as i64)
     };
+    notes.progress().phase("writing records");
     parked.read(&mut |e| {
         f(match e {
             Execution::Module(mut m) => {
@@ -296,9 +298,10 @@ pub fn each_mapped<T: Send>(
     let inputs: Vec<(usize, &PathBuf)> = paths.iter().enumerate().collect();
     for chunk in inputs.chunks(workers()) {
         for (result, kept) in parallel_map(chunk, |&(k, p)| {
-            let kept = Notes::kept();
+            let kept = notes.apart();
             let mapped =
                 load_path(p, k, &processes, hlo, dumps, &kept).and_then(|part| map(part, &kept));
+            notes.progress().input_done();
             (mapped, kept)
         }) {
             let part = result?;
@@ -736,7 +739,7 @@ pub fn read_records<T: DeserializeOwned + crate::record::Check>(
     pick: impl FnOnce(Executions) -> Vec<T>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    let profiles = source::split_inputs(paths, table, &mut |s| {
+    let profiles = source::split_inputs(paths, table, notes.progress(), &mut |s| {
         s.read(&mut |r: T| {
             out.push(r);
             Ok(())
@@ -758,11 +761,11 @@ pub fn read_records<T: DeserializeOwned + crate::record::Check>(
 type DumpSource = (Archive, Dumps);
 
 /// The HLO dumps of `--hlo` paths: archives or XLA dump folders.
-fn hlo_sources(paths: &[PathBuf]) -> Result<Vec<DumpSource>> {
+fn hlo_sources(paths: &[PathBuf], progress: &Progress) -> Result<Vec<DumpSource>> {
     paths
         .iter()
         .map(|p| {
-            let a = source::open_dumps(p)?;
+            let a = source::open_dumps(p, progress)?;
             let dumps = Dumps::new(&a);
             Ok((a, dumps))
         })
@@ -821,7 +824,7 @@ impl<'a> Processes<'a> {
             let n = match *count {
                 Some(n) => n,
                 None => {
-                    let n = Profiles::open(&self.paths[j])?.processes()?;
+                    let n = Profiles::open(&self.paths[j], &Progress::none())?.processes()?;
                     *count = Some(n);
                     n
                 }
@@ -841,12 +844,12 @@ fn load_path(
     notes: &Notes,
 ) -> Result<Executions> {
     let mut part = Executions::default();
-    let mut profiles = Profiles::open(path)?;
+    let mut profiles = Profiles::open(path, notes.progress())?;
     if let Some(n) = profiles.processes_known() {
         processes.record(k, n);
     }
     let mut own = profiles.archive().map(|a| Dumps::new(a));
-    let mut extra = hlo_sources(hlo.dumps)?;
+    let mut extra = hlo_sources(hlo.dumps, notes.progress())?;
     for i in 0..profiles.len() {
         let tables = profiles.tables(i, notes)?;
         let mut sources: Vec<(&mut Archive, &mut Dumps)> = Vec::new();

@@ -586,13 +586,16 @@ fn read_infos(
     wanted: &BTreeMap<&str, &Wanted<'_>>,
     notes: &Notes,
 ) -> Result<Infos> {
+    notes
+        .progress()
+        .phase("reading the HLO dumps' stack frames");
     let mut out: Infos = wanted.keys().map(|p| (p.to_string(), None)).collect();
     // As many sources at a time as there are cores, each reduced into `out` (in source
     // order) before the next are read: memory holds one source's infos per core, not
     // every rank's.
     let per_source = sources
         .chunks(workers())
-        .flat_map(|chunk| parallel_map(chunk, |path| source_infos(path, wanted)));
+        .flat_map(|chunk| parallel_map(chunk, |path| source_infos(path, wanted, notes.progress())));
     for found in per_source {
         for (program, place, infos) in found? {
             let slot = out
@@ -601,6 +604,7 @@ fn read_infos(
             *slot = combine(slot.take(), Some(infos), &place, notes);
         }
     }
+    notes.progress().phase("folding");
     Ok(out)
 }
 
@@ -632,8 +636,9 @@ fn combine(
 fn source_infos(
     path: &Path,
     wanted: &BTreeMap<&str, &Wanted<'_>>,
+    progress: &crate::progress::Progress,
 ) -> Result<Vec<(String, String, BTreeMap<String, Option<ThunkInfo>>)>> {
-    let mut archive = source::open_dumps(path)?;
+    let mut archive = source::open_dumps(path, progress)?;
     let mut dumps = Dumps::new(&archive);
     // Every copy of a candidate dump (one per profile in combine archives), in member
     // order: a dump whose file name has the program id and module name of an execution.
@@ -794,6 +799,7 @@ pub fn fold(
     hlo: &[PathBuf],
     notes: &Notes,
 ) -> Result<Folded> {
+    notes.progress().phase("folding");
     let acc = &time.settle(options.include_warmup);
     let mut folded = Folded::default();
     let top = options.top_modules;

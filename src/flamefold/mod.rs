@@ -456,7 +456,11 @@ impl Folded {
 /// count, summing repeated stacks. Blank lines are skipped; anything else without a
 /// count is an error naming the line.
 pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut stream = source::open_text(path, "a folded-stacks text file (`stack count` lines)")?;
+    let mut stream = source::open_text(
+        path,
+        "a folded-stacks text file (`stack count` lines)",
+        &crate::progress::Progress::none(),
+    )?;
     let mut out = BTreeMap::new();
     source::records::read_folded(&stream.place, &mut stream.reader, &mut |stack, count| {
         let sum = out.entry(stack.to_string()).or_insert(0.0);

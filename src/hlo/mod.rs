@@ -33,9 +33,10 @@
 //!
 //! ```no_run
 //! use njx::hlo::Dumps;
+//! use njx::progress::Progress;
 //! use njx::source::Archive;
 //! # fn main() -> njx::Result<()> {
-//! let mut archive = Archive::open_dir(std::path::Path::new("rank0"))?;
+//! let mut archive = Archive::open_dir(std::path::Path::new("rank0"), &Progress::none())?;
 //! let mut dumps = Dumps::new(&archive);
 //! let key = dumps.program_key(&mut archive, "rank0", Some(40), "pjit__wrapped_step_fn")?;
 //! if let Some(module) = dumps.load(&mut archive, "rank0", 40, "pjit__wrapped_step_fn")? {

@@ -5,11 +5,13 @@
 //! share is stored once as `path`.
 
 use super::limits::{self, Inflated};
+use super::progress::{Counting, Reading};
 use super::{
     decompress, decompress_apart, is_compressed, looks_like_archive_dir, place_of, profile_name,
     walk_dir,
 };
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 use parquet::file::reader::ChunkReader;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -34,6 +36,8 @@ pub struct Archive {
     stem: String,
     backend: Backend,
     members: Vec<String>,
+    /// Where the members read are said and their bytes counted.
+    progress: Progress,
 }
 
 /// A table found in an archive: which profile it belongs to and where it is stored.
@@ -48,29 +52,37 @@ pub struct Member {
 /// A Parquet member opened for random access.
 pub enum ParquetMember {
     /// A file of an extracted archive.
-    File(File),
+    File(Counting<File>),
     /// A member stored without compression in a zip file: read in place.
-    Slice(FileSlice),
+    Slice(Counting<FileSlice>),
     /// A compressed zip member (or an archive read from stdin), held in memory.
     Bytes(bytes::Bytes),
 }
 
 impl Archive {
-    /// Opens a zip archive from a file already checked to start with the zip signature.
-    pub fn open_zip(path: &Path, file: File) -> Result<Archive> {
-        let reader: Box<dyn ReadSeek> = Box::new(BufReader::new(file));
+    /// Opens a zip archive from a file already checked to start with the zip signature;
+    /// the members read are said, and the bytes of the archive read counted, in `progress`.
+    pub fn open_zip(path: &Path, file: File, progress: &Progress) -> Result<Archive> {
+        let reader: Box<dyn ReadSeek> = Box::new(BufReader::new(Reading::new(file, progress)));
         Self::from_zip(
             place_of(path),
             profile_name(path),
             Some(path.into()),
             reader,
+            progress,
         )
     }
 
-    /// Opens a zip archive spooled to an unnamed temporary file (read from stdin).
-    pub fn from_spool(place: String, stem: &str, spool: File) -> Result<Archive> {
+    /// Opens a zip archive spooled to an unnamed temporary file (read from stdin, where
+    /// its bytes counted as read).
+    pub fn from_spool(
+        place: String,
+        stem: &str,
+        spool: File,
+        progress: &Progress,
+    ) -> Result<Archive> {
         let reader: Box<dyn ReadSeek> = Box::new(BufReader::new(spool));
-        Self::from_zip(place, stem.to_string(), None, reader)
+        Self::from_zip(place, stem.to_string(), None, reader, progress)
     }
 
     fn from_zip(
@@ -78,6 +90,7 @@ impl Archive {
         stem: String,
         path: Option<PathBuf>,
         mut reader: Box<dyn ReadSeek>,
+        progress: &Progress,
     ) -> Result<Archive> {
         let declared = declared_entries(&mut reader).map_err(|e| Error::io(&place, e))?;
         let mut zip = ZipArchive::new(reader).map_err(|e| {
@@ -132,11 +145,13 @@ impl Archive {
             stem,
             backend: Backend::Zip { path, zip },
             members,
+            progress: progress.clone(),
         })
     }
 
-    /// Opens an extracted archive.
-    pub fn open_dir(path: &Path) -> Result<Archive> {
+    /// Opens an extracted archive; the members read are said, and their bytes counted, in
+    /// `progress`.
+    pub fn open_dir(path: &Path, progress: &Progress) -> Result<Archive> {
         if !looks_like_archive_dir(path)? {
             return Err(Error::data(
                 place_of(path),
@@ -156,12 +171,18 @@ impl Archive {
             stem,
             members: walk_dir(path)?,
             backend: Backend::Dir(path.to_path_buf()),
+            progress: progress.clone(),
         })
     }
 
     /// The archive's name for messages.
     pub fn place(&self) -> &str {
         &self.place
+    }
+
+    /// Where the members read are said.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
     }
 
     /// Name for messages about one member: `archive.zip!member`.
@@ -210,9 +231,11 @@ impl Archive {
     /// Opens a member as a stream, decompressing gzip or xz content.
     pub fn open_member(&mut self, member: &str) -> Result<Box<dyn BufRead + '_>> {
         let place = self.member_place(member);
+        self.progress.reading(&place, None);
         match &mut self.backend {
             Backend::Dir(dir) => {
                 let file = File::open(dir.join(member)).map_err(|e| Error::io(&place, e))?;
+                let file = Reading::new(file, &self.progress);
                 decompress_apart(&place, BufReader::with_capacity(1 << 16, file))
             }
             Backend::Zip { zip, path } => {
@@ -228,7 +251,8 @@ impl Archive {
                     let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
                     file.seek(SeekFrom::Start(start))
                         .map_err(|e| Error::io(&place, e))?;
-                    let mut raw = BufReader::with_capacity(1 << 16, file.take(entry.size()));
+                    let stored = Reading::new(file.take(entry.size()), &self.progress);
+                    let mut raw = BufReader::with_capacity(1 << 16, stored);
                     let head = raw.fill_buf().map_err(|e| Error::io(&place, e))?;
                     if is_compressed(head) {
                         return decompress_apart(&place, raw);
@@ -247,10 +271,11 @@ impl Archive {
     /// Opens a Parquet member for random access.
     pub fn open_parquet(&mut self, member: &str) -> Result<ParquetMember> {
         let place = self.member_place(member);
+        self.progress.reading(&place, None);
         match &mut self.backend {
             Backend::Dir(dir) => {
                 let file = File::open(dir.join(member)).map_err(|e| Error::io(&place, e))?;
-                Ok(ParquetMember::File(file))
+                Ok(ParquetMember::File(Counting::new(file, &self.progress)))
             }
             Backend::Zip { zip, path } => {
                 let mut entry = zip
@@ -260,11 +285,12 @@ impl Archive {
                     (entry.compression(), entry.data_start(), path.as_ref())
                 {
                     let file = File::open(path).map_err(|e| Error::io(&place, e))?;
-                    return Ok(ParquetMember::Slice(FileSlice {
+                    let slice = FileSlice {
                         file,
                         start,
                         len: entry.size(),
-                    }));
+                    };
+                    return Ok(ParquetMember::Slice(Counting::new(slice, &self.progress)));
                 }
                 // Held in memory: grown as data arrives, never by the size the archive
                 // declares, and bounded by the compressed size.
@@ -284,7 +310,7 @@ impl parquet::file::reader::Length for ParquetMember {
     fn len(&self) -> u64 {
         match self {
             ParquetMember::File(f) => parquet::file::reader::Length::len(f),
-            ParquetMember::Slice(s) => s.len,
+            ParquetMember::Slice(s) => parquet::file::reader::Length::len(s),
             ParquetMember::Bytes(b) => b.len() as u64,
         }
     }

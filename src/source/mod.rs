@@ -32,10 +32,12 @@ pub mod sqlite;
 
 use crate::error::{Error, Result};
 use crate::notes::Notes;
+use crate::progress::Progress;
 use crate::record::{GpuRange, Range};
 pub use archive::Archive;
 use limits::{Counted, Inflated, LineCap};
 pub use profile::{ProfileTables, Profiles};
+use progress::{Counting, Reading};
 use ranges::check::IdReuse;
 use records::{RecordStream, TextKind};
 use sqlite::Db;
@@ -135,18 +137,20 @@ pub fn profile_name(path: &Path) -> String {
 }
 
 /// Opens `path` (or stdin for `-`) and tells what it is, an nsys report included.
-fn open_input(path: &Path) -> Result<Opened> {
+fn open_input(path: &Path, progress: &Progress) -> Result<Opened> {
     if report::is_report(path) {
         return Ok(Opened::Report);
     }
-    open(path)
+    open(path, progress)
 }
 
-/// Opens `path` (or stdin for `-`) and tells what it is, from its contents.
-fn open(path: &Path) -> Result<Opened> {
+/// Opens `path` (or stdin for `-`) and tells what it is, from its contents; what is read
+/// of it counts in `progress`.
+fn open(path: &Path, progress: &Progress) -> Result<Opened> {
     let place = place_of(path);
     if path == Path::new("-") {
-        let mut reader = BufReader::with_capacity(1 << 16, io::stdin());
+        progress.reading(&place, None);
+        let mut reader = BufReader::with_capacity(1 << 16, Reading::new(io::stdin(), progress));
         let head = peek(&mut reader, &place)?;
         if head.starts_with(ZIP_MAGIC) || head.starts_with(EMPTY_ZIP_MAGIC) {
             // A zip needs its central directory at the end: spooled to an unnamed
@@ -156,7 +160,9 @@ fn open(path: &Path) -> Result<Opened> {
             spool
                 .seek(SeekFrom::Start(0))
                 .map_err(|e| Error::io(&place, e))?;
-            return Ok(Opened::Archive(Archive::from_spool(place, "stdin", spool)?));
+            return Ok(Opened::Archive(Archive::from_spool(
+                place, "stdin", spool, progress,
+            )?));
         }
         if head.starts_with(PARQUET_MAGIC) || head.starts_with(SQLITE_MAGIC) {
             return Err(Error::data(
@@ -175,7 +181,7 @@ fn open(path: &Path) -> Result<Opened> {
         return Ok(Opened::Stream(Stream { place, reader }));
     }
     if path.is_dir() {
-        return Ok(Opened::Archive(Archive::open_dir(path)?));
+        return Ok(Opened::Archive(Archive::open_dir(path, progress)?));
     }
     let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
     let mut head = [0u8; 16];
@@ -184,17 +190,15 @@ fn open(path: &Path) -> Result<Opened> {
     file.seek(SeekFrom::Start(0))
         .map_err(|e| Error::io(&place, e))?;
     if head.starts_with(ZIP_MAGIC) || head.starts_with(EMPTY_ZIP_MAGIC) {
-        Ok(Opened::Archive(Archive::open_zip(path, file)?))
+        Ok(Opened::Archive(Archive::open_zip(path, file, progress)?))
     } else if head.starts_with(PARQUET_MAGIC) {
         Ok(Opened::Parquet { place, file })
     } else if head.starts_with(SQLITE_MAGIC) {
         Ok(Opened::Sqlite)
     } else {
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let reader = text_lines(match progress::Progress::wrap(file, &place, size) {
-            Ok(p) => decompress_apart(&place, BufReader::with_capacity(1 << 16, p))?,
-            Err(file) => decompress_apart(&place, BufReader::with_capacity(1 << 16, file))?,
-        })?;
+        progress.reading(&place, file.metadata().ok().map(|m| m.len()));
+        let raw = BufReader::with_capacity(1 << 16, Reading::new(file, progress));
+        let reader = text_lines(decompress_apart(&place, raw)?)?;
         Ok(Opened::Stream(Stream { place, reader }))
     }
 }
@@ -374,22 +378,29 @@ pub fn looks_like_archive_dir(dir: &Path) -> Result<bool> {
 }
 
 /// Opens an SQLite export input: `path` itself, or the export of the report at `path`
-/// (`report`) in a temporary file that lives as long as the returned guard.
-fn open_db(path: &Path, report: bool) -> Result<(Db, Option<report::Exported>)> {
+/// (`report`) in a temporary file that lives as long as the returned guard. What is read
+/// of it is said in `progress`.
+fn open_db(
+    path: &Path,
+    report: bool,
+    progress: &Progress,
+) -> Result<(Db, Option<report::Exported>)> {
     let place = place_of(path);
     if report {
-        let exported = report::export(path, &place)?;
-        let db = Db::open(exported.path(), &place)?;
+        progress.doing(&place, "exporting with nsys");
+        let exported = report::export(path, &place, progress)?;
+        let db = Db::open(exported.path(), &place)?.reporting(progress);
         Ok((db, Some(exported)))
     } else {
-        Ok((Db::open(path, &place)?, None))
+        Ok((Db::open(path, &place)?.reporting(progress), None))
     }
 }
 
 /// Reads range records from any input a range tool accepts — a push/pop CSV or Parquet
 /// table, an nsys-jax archive (every profile in it), an nsys SQLite export or `.nsys-rep`
 /// report, or range records as JSON Lines or CSV — handing each to `emit`; what was
-/// assumed or left out goes to `notes`. Returns how many were read.
+/// assumed or left out goes to `notes` (and the input, once read, counts as done in its
+/// progress). Returns how many were read.
 pub fn read_ranges(
     path: &Path,
     options: Options,
@@ -412,10 +423,23 @@ pub fn read_ranges_or_folded(
     emit: &mut dyn FnMut(Range) -> Result<()>,
     folded: Option<&mut FoldedSink>,
 ) -> Result<u64> {
+    let n = ranges_of(path, options, notes, emit, folded)?;
+    notes.progress().input_done();
+    Ok(n)
+}
+
+fn ranges_of(
+    path: &Path,
+    options: Options,
+    notes: &Notes,
+    emit: &mut dyn FnMut(Range) -> Result<()>,
+    folded: Option<&mut FoldedSink>,
+) -> Result<u64> {
     let profile_of_path: Arc<str> = profile_name(path).into();
-    match open_input(path)? {
+    let progress = notes.progress();
+    match open_input(path, progress)? {
         kind @ (Opened::Sqlite | Opened::Report) => {
-            let (db, _exported) = open_db(path, matches!(kind, Opened::Report))?;
+            let (db, _exported) = open_db(path, matches!(kind, Opened::Report), progress)?;
             ranges::nvtx::read_ranges(&db, &profile_of_path, options, notes, emit)
         }
         Opened::Stream(mut stream) => {
@@ -466,6 +490,9 @@ pub fn read_ranges_or_folded(
             }
         }
         Opened::Parquet { place, file } => {
+            // Read in ranges, some twice (the footer): no bar of its size.
+            progress.reading(&place, None);
+            let file = Counting::new(file, progress);
             ranges::pushpop::read_parquet(&place, &profile_of_path, file, notes, emit)
         }
         Opened::Archive(mut archive) => {
@@ -500,15 +527,28 @@ pub fn read_ranges_or_folded(
 /// Reads GPU-projected range records from an nsys-jax archive (every profile in it), a
 /// standalone `trace.parquet`, or an nsys SQLite export or `.nsys-rep` report (projected
 /// here, see [`gpu_ranges::sqlite`]), handing each to `emit`. GPU work outside any range
-/// is in no record: how much goes to `notes`. Returns how many records were read.
+/// is in no record: how much goes to `notes` (and the input, once read, counts as done in
+/// its progress). Returns how many records were read.
 pub fn read_gpu_ranges(
     path: &Path,
     options: Options,
     notes: &Notes,
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<u64> {
+    let n = gpu_ranges_of(path, options, notes, emit)?;
+    notes.progress().input_done();
+    Ok(n)
+}
+
+fn gpu_ranges_of(
+    path: &Path,
+    options: Options,
+    notes: &Notes,
+    emit: &mut dyn FnMut(GpuRange) -> Result<()>,
+) -> Result<u64> {
     let profile_of_path: Arc<str> = profile_name(path).into();
-    let opened = open_input(path)?;
+    let progress = notes.progress();
+    let opened = open_input(path, progress)?;
     let report = |place: &str, counts: gpu_ranges::parquet::Counts| {
         if counts.outside > 0 {
             notes.note(format!(
@@ -520,12 +560,15 @@ pub fn read_gpu_ranges(
     };
     match opened {
         kind @ (Opened::Sqlite | Opened::Report) => {
-            let (db, _exported) = open_db(path, matches!(kind, Opened::Report))?;
+            let (db, _exported) = open_db(path, matches!(kind, Opened::Report), progress)?;
             let counts =
                 gpu_ranges::sqlite::read_gpu_ranges(&db, &profile_of_path, options, notes, emit)?;
             Ok(counts.records)
         }
         Opened::Parquet { place, file } => {
+            // Read in ranges, some twice (the footer): no bar of its size.
+            progress.reading(&place, None);
+            let file = Counting::new(file, progress);
             let counts = gpu_ranges::parquet::read_parquet(&place, &profile_of_path, file, emit)?;
             Ok(report(&place, counts))
         }
@@ -571,23 +614,28 @@ pub fn read_gpu_ranges(
 /// Sorts the inputs of a tool that reads executions: record streams (JSON Lines or CSV
 /// written by `njx-export --table modules|thunks`, named `what` in messages) go to
 /// `stream` as they are met, empty ones skipped; the profiles (archives, SQLite exports,
-/// `.nsys-rep` reports) are returned, to be opened with [`Profiles::open`].
+/// `.nsys-rep` reports) are returned, to be opened with [`Profiles::open`]. What is read
+/// counts in `progress`, each record stream as an input done.
 pub fn split_inputs(
     paths: &[PathBuf],
     what: &str,
+    progress: &Progress,
     stream: &mut dyn FnMut(RecordStream) -> Result<()>,
 ) -> Result<Vec<PathBuf>> {
     let mut profiles = Vec::new();
     for path in paths {
-        match open_input(path)? {
+        match open_input(path, progress)? {
             Opened::Archive(_) | Opened::Sqlite | Opened::Report => profiles.push(path.clone()),
             Opened::Stream(mut s) => match records::sniff(&s.place, &mut s.reader)? {
-                kind @ (TextKind::JsonLines | TextKind::RecordCsv) => stream(RecordStream {
-                    place: s.place,
-                    kind,
-                    reader: s.reader,
-                })?,
-                TextKind::Empty => {}
+                kind @ (TextKind::JsonLines | TextKind::RecordCsv) => {
+                    stream(RecordStream {
+                        place: s.place,
+                        kind,
+                        reader: s.reader,
+                    })?;
+                    progress.input_done();
+                }
+                TextKind::Empty => progress.input_done(),
                 kind => {
                     return Err(Error::data(
                         s.place,
@@ -610,9 +658,9 @@ pub fn split_inputs(
 }
 
 /// Opens a source of HLO dumps (`--hlo`, or an archive among the inputs): an nsys-jax
-/// archive or a folder of XLA dumps.
-pub fn open_dumps(path: &Path) -> Result<Archive> {
-    match open(path)? {
+/// archive or a folder of XLA dumps, the dumps read from it counted in `progress`.
+pub fn open_dumps(path: &Path, progress: &Progress) -> Result<Archive> {
+    match open(path, progress)? {
         Opened::Archive(a) => Ok(a),
         _ => Err(Error::data(
             place_of(path),
@@ -623,13 +671,14 @@ pub fn open_dumps(path: &Path) -> Result<Archive> {
 
 /// Whether `path` is an archive or folder, a source of HLO dumps.
 pub fn is_archive(path: &Path) -> bool {
-    path != Path::new("-") && (path.is_dir() || matches!(open(path), Ok(Opened::Archive(_))))
+    path != Path::new("-")
+        && (path.is_dir() || matches!(open(path, &Progress::none()), Ok(Opened::Archive(_))))
 }
 
 /// Opens a text input (plain or compressed, or stdin); any other kind of input is an
-/// error saying that it is not `what`.
-pub fn open_text(path: &Path, what: &str) -> Result<Stream> {
-    match open(path)? {
+/// error saying that it is not `what`. What is read of it counts in `progress`.
+pub fn open_text(path: &Path, what: &str, progress: &Progress) -> Result<Stream> {
+    match open(path, progress)? {
         Opened::Stream(s) => Ok(s),
         _ => Err(Error::data(place_of(path), format!("not {what}"))),
     }

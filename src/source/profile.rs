@@ -12,6 +12,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::notes::Notes;
+use crate::progress::Progress;
 use crate::record::{GpuRange, Range};
 use std::path::Path;
 use std::sync::Arc;
@@ -45,7 +46,8 @@ enum Kind {
     /// An nsys SQLite export: one profile, named after the input. `archive` is the
     /// njx-capture archive it came from (which holds the dumps).
     Sqlite {
-        db: Db,
+        /// Boxed: the connection and its state are far larger than the other variant.
+        db: Box<Db>,
         name: Arc<str>,
         archive: Option<Archive>,
         _copy: Option<Exported>,
@@ -55,15 +57,15 @@ enum Kind {
 impl Profiles {
     /// Opens the profiles of `path`: an nsys-jax archive (zip or folder, every profile of
     /// a combine archive), an archive njx-capture wrote, an nsys SQLite export or an
-    /// `.nsys-rep` report (exported with nsys).
-    pub fn open(path: &Path) -> Result<Profiles> {
+    /// `.nsys-rep` report (exported with nsys). What is read of it is said in `progress`.
+    pub fn open(path: &Path, progress: &Progress) -> Result<Profiles> {
         let name: Arc<str> = profile_name(path).into();
-        match open_input(path)? {
+        match open_input(path, progress)? {
             kind @ (Opened::Sqlite | Opened::Report) => {
-                let (db, copy) = open_db(path, matches!(kind, Opened::Report))?;
+                let (db, copy) = open_db(path, matches!(kind, Opened::Report), progress)?;
                 Ok(Profiles {
                     kind: Kind::Sqlite {
-                        db,
+                        db: Box::new(db),
                         name,
                         archive: None,
                         _copy: copy,
@@ -82,7 +84,7 @@ impl Profiles {
                     report::open_in_archive(&mut archive, "GPU projection table", GPU_PROJ_MEMBER)?;
                 Ok(Profiles {
                     kind: Kind::Sqlite {
-                        db,
+                        db: Box::new(db),
                         name,
                         archive: Some(archive),
                         _copy: Some(copy),

@@ -1,66 +1,75 @@
-//! Progress on stderr while a large input file is read, shown only when stderr is a
-//! terminal so that pipes and logs stay clean.
+//! The readers' side of the job's [`Progress`]: the raw bytes of inputs (files, zip
+//! archives, members as stored, stdin) counted as they are read, chunk by chunk (each read
+//! call below the 8–64 kB buffers, each byte range Parquet asks for), never per record.
 
-use std::io::{self, IsTerminal, Read, Write};
-use std::time::{Duration, Instant};
+use crate::progress::Progress;
+use parquet::file::reader::{ChunkReader, Length};
+use std::io::{self, Read, Seek, SeekFrom};
 
-/// Inputs smaller than this finish too fast to need progress.
-const MIN_SIZE: u64 = 64 << 20;
-
-/// A reader that reports how much of a file has been read, at most twice a second.
-pub struct Progress<R> {
+/// A reader whose bytes count as read.
+pub struct Reading<R> {
     inner: R,
-    place: String,
-    total: u64,
-    done: u64,
-    next_check: u64,
-    last: Instant,
-    shown: bool,
+    progress: Progress,
 }
 
-impl<R: Read> Progress<R> {
-    /// Wraps `inner` when stderr is a terminal and the file is large; gives it back otherwise.
-    pub fn wrap(inner: R, place: &str, total: u64) -> Result<Progress<R>, R> {
-        if total < MIN_SIZE || !io::stderr().is_terminal() {
-            return Err(inner);
-        }
-        Ok(Progress {
+impl<R> Reading<R> {
+    /// `inner`, its bytes counted in `progress`.
+    pub fn new(inner: R, progress: &Progress) -> Reading<R> {
+        Reading {
             inner,
-            place: place.to_string(),
-            total,
-            done: 0,
-            next_check: 1 << 20,
-            last: Instant::now(),
-            shown: false,
-        })
+            progress: progress.clone(),
+        }
     }
 }
 
-impl<R: Read> Read for Progress<R> {
+impl<R: Read> Read for Reading<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.done += n as u64;
-        if self.done >= self.next_check || n == 0 {
-            self.next_check = self.done + (1 << 20);
-            let mut err = io::stderr().lock();
-            if n == 0 {
-                if self.shown {
-                    let _ = write!(err, "\r\x1b[K");
-                    self.shown = false;
-                }
-            } else if self.last.elapsed() >= Duration::from_millis(500) {
-                self.last = Instant::now();
-                self.shown = true;
-                let _ = write!(
-                    err,
-                    "\r\x1b[K{}: {} of {} MB ({:.0}%)",
-                    self.place,
-                    self.done >> 20,
-                    self.total >> 20,
-                    100.0 * self.done as f64 / self.total as f64
-                );
-            }
-        }
+        self.progress.read(n as u64);
         Ok(n)
+    }
+}
+
+// A zip archive is read through one: seeking passes through.
+impl<R: Seek> Seek for Reading<R> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// A Parquet file (or stored member) whose byte ranges count as read when the Parquet
+/// reader fetches them.
+pub struct Counting<C> {
+    inner: C,
+    progress: Progress,
+}
+
+impl<C> Counting<C> {
+    /// `inner`, the ranges read of it counted in `progress`.
+    pub fn new(inner: C, progress: &Progress) -> Counting<C> {
+        Counting {
+            inner,
+            progress: progress.clone(),
+        }
+    }
+}
+
+impl<C: Length> Length for Counting<C> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl<C: ChunkReader> ChunkReader for Counting<C> {
+    type T = Reading<C::T>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(Reading::new(self.inner.get_read(start)?, &self.progress))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        let bytes = self.inner.get_bytes(start, length)?;
+        self.progress.read(bytes.len() as u64);
+        Ok(bytes)
     }
 }

@@ -6,7 +6,8 @@
 use super::sqlite::Db;
 use super::{Archive, SQLITE_MEMBER};
 use crate::error::{Error, Result};
-use std::io::Read;
+use crate::progress::Progress;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -85,27 +86,40 @@ pub fn extract(mut reader: impl Read, place: &str) -> Result<Exported> {
 }
 
 /// Exports the report at `path` (named `place` in messages) to SQLite with `nsys export`.
-/// nsys' own output goes to stderr, so that stdout stays the records.
-pub fn export(path: &Path, place: &str) -> Result<Exported> {
+/// nsys' own output goes to stderr, so that stdout stays the records: as it comes, or,
+/// while `progress` is shown there, once nsys has ended.
+pub fn export(path: &Path, place: &str, progress: &Progress) -> Result<Exported> {
     let dir = temp_dir().map_err(|e| Error::io("temporary folder", e))?;
     let exported = Exported {
         sqlite: dir.join("report.sqlite"),
         dir,
     };
-    let status = Command::new("nsys")
-        .args([
-            "export",
-            "--type",
-            "sqlite",
-            "--force-overwrite",
-            "true",
-            "--output",
-        ])
-        .arg(&exported.sqlite)
-        .arg(path)
-        .stdin(Stdio::null())
-        .stdout(std::io::stderr())
-        .status();
+    let mut nsys = Command::new("nsys");
+    nsys.args([
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "--output",
+    ])
+    .arg(&exported.sqlite)
+    .arg(path)
+    .stdin(Stdio::null());
+    let status = if progress.is_shown() {
+        // Its messages would be torn by the progress line drawn on the same terminal:
+        // kept until it ends, then said with the line erased.
+        nsys.output().map(|out| {
+            progress.suspend(|| {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(&out.stdout);
+                let _ = err.write_all(&out.stderr);
+            });
+            out.status
+        })
+    } else {
+        nsys.stdout(std::io::stderr()).status()
+    };
     let status = match status {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -149,7 +163,8 @@ pub fn open_in_archive(
         ));
     }
     let place = archive.member_place(SQLITE_MEMBER);
+    let progress = archive.progress().clone();
     let exported = extract(archive.open_member(SQLITE_MEMBER)?, &place)?;
-    let db = Db::open(exported.path(), &place)?;
+    let db = Db::open(exported.path(), &place)?.reporting(&progress);
     Ok((db, exported))
 }

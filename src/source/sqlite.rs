@@ -23,6 +23,7 @@
 //! usually read-only files, sometimes on file systems without locking.
 
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashSet;
 use std::path::Path;
@@ -37,6 +38,8 @@ pub struct Db {
     tables: HashSet<String>,
     /// Views among `tables`: nsys writes none, and a view can compute without end.
     views: HashSet<String>,
+    /// Where the tables read and the phases of the work on them are said.
+    progress: Progress,
 }
 
 impl Db {
@@ -56,6 +59,7 @@ impl Db {
             place: place.to_string(),
             tables: HashSet::new(),
             views: HashSet::new(),
+            progress: Progress::none(),
         };
         // The first read tells a corrupt or non-database file.
         let found: Vec<(String, String)> = {
@@ -93,6 +97,18 @@ impl Db {
             ));
         }
         Ok(db)
+    }
+
+    /// The export, saying the tables it reads and what is done with them in `progress`
+    /// (exports tell no byte counts: a spinner with the phase and the elapsed time).
+    pub fn reporting(mut self, progress: &Progress) -> Db {
+        self.progress = progress.clone();
+        self
+    }
+
+    /// Says in the progress what is being done with the export now (`sorting NVTX ranges`).
+    pub fn phase(&self, what: &str) {
+        self.progress.doing(&self.place, what);
     }
 
     fn not_a_database(&self, e: rusqlite::Error) -> Error {
@@ -204,6 +220,9 @@ impl Db {
         sql: &str,
         mut f: impl FnMut(&rusqlite::Row) -> Result<()>,
     ) -> Result<()> {
+        if self.progress.is_shown() {
+            self.phase(&format!("reading {table}"));
+        }
         let mut stmt = self
             .conn
             .prepare(sql)

@@ -12,6 +12,7 @@ use njx::executions::KeyBy;
 use njx::hlo::{Dumps, HloModule, ProgramKey};
 use njx::notes::Notes;
 use njx::output::Format;
+use njx::progress::Progress;
 use njx::record::{Module, Thunk};
 use njx::{collectives, compile, export, flamefold, modules, ranges, source};
 use std::io::{self, BufReader, Write};
@@ -295,7 +296,7 @@ fn svg(lines: &[String]) -> Result<()> {
 
 fn profiles(path: &Path) -> Result<()> {
     let notes = Notes::kept();
-    let mut p = source::Profiles::open(path)?;
+    let mut p = source::Profiles::open(path, &Progress::none())?;
     let _ = p.is_empty();
     let _ = p.processes_known();
     p.processes()?;
@@ -370,7 +371,7 @@ pub fn walk(m: &HloModule) -> Result<()> {
 
 /// Reads every HLO dump of an archive or dump folder, as the tools find them.
 fn dumps(path: &Path) -> Result<()> {
-    let mut archive = source::open_dumps(path)?;
+    let mut archive = source::open_dumps(path, &Progress::none())?;
     let _ = source::is_archive(path);
     let mut dumps = Dumps::new(&archive);
     let stem = source::profile_name(path);
@@ -693,7 +694,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 let thunks = !i.bytes.windows(8).any(|w| w == b"\"thunks\"")
                     && !i.bytes.windows(7).any(|w| w == b",thunks");
                 let mut n = 0u64;
-                source::split_inputs(&p(i.path), "thunks", &mut |s| {
+                source::split_inputs(&p(i.path), "thunks", &Progress::none(), &mut |s| {
                     if thunks {
                         s.read::<Thunk>(&mut |_| {
                             n += 1;
@@ -990,11 +991,13 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             }),
             entry("compile-summary", &[], |_, i| compile_run(&p(i.path), i)),
             entry("split-inputs", &[], |_, i| {
-                source::split_inputs(&p(i.path), "modules", &mut |_| Ok(())).map(|_| ())
+                source::split_inputs(&p(i.path), "modules", &Progress::none(), &mut |_| Ok(()))
+                    .map(|_| ())
             }),
             entry("from-spool", &[], |_, i| {
                 let spool = std::fs::File::open(i.path).map_err(|e| njx::Error::io("spool", e))?;
-                let mut archive = source::Archive::from_spool("stdin".into(), "stdin", spool)?;
+                let mut archive =
+                    source::Archive::from_spool("stdin".into(), "stdin", spool, &Progress::none())?;
                 let members: Vec<String> = archive.members().to_vec();
                 let _ = archive.find(GPU_PROJ);
                 let _ = archive.member_for(THREADS, "stdin");

@@ -921,30 +921,6 @@ fn older_and_newer_schemas_are_read_by_column_name() {
     assert!(g.iter().all(|r| r["start_ns"] == 200 && r["dur_ns"] == 100));
 }
 
-/// Writes a stand-in `nsys` into `bin` that logs its arguments to `bin/args`, prints a
-/// line on stdout, copies `fixture` to the `--output` path and exits with `status`.
-fn fake_nsys(bin: &Path, fixture: &Path, status: i32) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(bin).unwrap();
-    let script = format!(
-        "#!/bin/sh\n\
-         echo \"$@\" > '{log}'\n\
-         echo 'Processing events...'\n\
-         out=''\n\
-         while [ $# -gt 0 ]; do\n\
-           if [ \"$1\" = --output ]; then out=\"$2\"; shift; fi\n\
-           shift\n\
-         done\n\
-         [ {status} -eq 0 ] && cp '{fixture}' \"$out\"\n\
-         exit {status}\n",
-        log = bin.join("args").display(),
-        fixture = fixture.display(),
-    );
-    let path = bin.join("nsys");
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// Runs njx-export with `PATH` and `TMPDIR` set.
 fn run_with_path(args: &[&str], path: &str, tmp: &Path) -> Output {
     Command::new(exe("njx-export"))
@@ -970,7 +946,7 @@ fn nsys_reports_are_exported_with_nsys_from_path() {
         b"NVIDIA Tegra Profiler Report 2025@1@1@110",
     ));
     let bin = dir.path().join("bin");
-    fake_nsys(&bin, &fixture, 0);
+    fake_nsys(&bin, &fixture, 0, 0.0);
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     // The stand-in needs `cp` from the system's PATH.
@@ -1008,7 +984,7 @@ fn nsys_reports_are_exported_with_nsys_from_path() {
 
     // nsys failing, and nsys missing.
     let failing = dir.path().join("failing");
-    fake_nsys(&failing, &fixture, 3);
+    fake_nsys(&failing, &fixture, 3, 0.0);
     let out = run_with_path(&[path_str(&report)], &with(&failing), &tmp);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr_of(&out).contains("`nsys export --type sqlite` failed"));

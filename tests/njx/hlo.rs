@@ -16,6 +16,7 @@ use njx::hlo::{
     Collective, CollectiveKind, Dumps, HloModule, ProgramKey, byte_size, element_bits,
     parse_dump_name,
 };
+use njx::progress::Progress;
 use njx::source::Archive;
 use prost::Message;
 use std::sync::Arc;
@@ -972,7 +973,7 @@ fn zip_archive(name: &str, members: &[(String, Vec<u8>)]) -> Archive {
     let mut spool = tempfile::tempfile().unwrap();
     std::io::Write::write_all(&mut spool, &bytes).unwrap();
     std::io::Seek::rewind(&mut spool).unwrap();
-    Archive::from_spool(format!("{name}.zip"), name, spool).unwrap()
+    Archive::from_spool(format!("{name}.zip"), name, spool, &Progress::none()).unwrap()
 }
 
 #[test]
@@ -1120,7 +1121,7 @@ fn extracted_archives_work_like_zipped_ones() {
     for (name, bytes) in single_members() {
         common::write(&root, &name, &bytes);
     }
-    let mut archive = Archive::open_dir(&root).unwrap();
+    let mut archive = Archive::open_dir(&root, &Progress::none()).unwrap();
     let mut dumps = Dumps::new(&archive);
     let key = dumps
         .program_key(&mut archive, "rank3", Some(7), "jit_step")
@@ -1192,7 +1193,10 @@ fn open_real(dir: &std::path::Path, proc: usize) -> (Archive, String) {
     let profile = format!("pax_fsdp4_4proc_proc{proc}");
     let path = dir.join(format!("{profile}.zip"));
     let file = std::fs::File::open(&path).unwrap();
-    (Archive::open_zip(&path, file).unwrap(), profile)
+    (
+        Archive::open_zip(&path, file, &Progress::none()).unwrap(),
+        profile,
+    )
 }
 
 #[test]

@@ -6,6 +6,7 @@ use crate::common::nsys_sqlite::*;
 use crate::common::*;
 use njx::notes::Notes;
 use njx::output::Format;
+use njx::progress::Progress;
 use njx::{Error, compile, export, flamefold, ranges, source};
 use std::path::{Path, PathBuf};
 
@@ -181,7 +182,7 @@ fn source_errors_name_the_file_and_line() {
         "{err}"
     );
     // Execution records are built from profiles only.
-    let err = source::Profiles::open(Path::new(&bad))
+    let err = source::Profiles::open(Path::new(&bad), &Progress::none())
         .err()
         .expect("not a profile");
     assert!(
@@ -220,7 +221,7 @@ fn sqlite_profiles_offer_the_same_tables_as_archives() {
         "TSL:XlaCompileBackend:#module=jit_f,program_id=3#",
     );
     drop(db);
-    let mut profiles = source::Profiles::open(&path).unwrap();
+    let mut profiles = source::Profiles::open(&path, &Progress::none()).unwrap();
     assert_eq!(profiles.len(), 1);
     assert!(profiles.archive().is_none());
     let tables = profiles.tables(0, &Notes::kept()).unwrap();

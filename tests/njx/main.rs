@@ -27,6 +27,7 @@ mod modules;
 mod modules_archive;
 mod modules_sqlite;
 mod outputs;
+mod progress;
 mod ranges;
 mod trees;
 mod ux;

@@ -600,8 +600,10 @@ pub fn project(
         ));
         return Ok(counts);
     };
+    db.phase("joining GPU work to CUDA API calls");
     let mut calls = join(db, &mut ops, &mut api_calls, &mut counts)?;
     drop((ops, api_calls));
+    db.phase("projecting GPU work onto NVTX ranges");
 
     // One sweep of the ranges and the calls in start order, a range before a call starting
     // at the same time: each call's work goes to the innermost push/pop range of its thread

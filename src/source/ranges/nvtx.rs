@@ -545,6 +545,7 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
             open.push(raw)
         }
     })?;
+    db.phase("sorting NVTX ranges");
     let mut ended = ended.finish()?;
     let mut open = open.finish()?;
     let next_ended = ended.next()?;
@@ -669,6 +670,7 @@ pub fn read_ranges(
         return Ok(0);
     };
     nvtx.note_repairs(db, notes);
+    db.phase("building the NVTX range tree");
     let mut nodes = build_tree(&mut nvtx)?;
     let mut count = 0;
     while let Some(node) = nodes.next()? {

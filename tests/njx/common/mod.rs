@@ -326,3 +326,29 @@ pub fn entries(dir: &std::path::Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Writes a stand-in `nsys` into `bin` that logs its arguments to `bin/args`, prints a
+/// line on stdout, pauses `pause` seconds (a slow export), copies `fixture` to the
+/// `--output` path and exits with `status`.
+pub fn fake_nsys(bin: &Path, fixture: &Path, status: i32, pause: f64) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(bin).unwrap();
+    let script = format!(
+        "#!/bin/sh\n\
+         echo \"$@\" > '{log}'\n\
+         echo 'Processing events...'\n\
+         sleep {pause}\n\
+         out=''\n\
+         while [ $# -gt 0 ]; do\n\
+           if [ \"$1\" = --output ]; then out=\"$2\"; shift; fi\n\
+           shift\n\
+         done\n\
+         [ {status} -eq 0 ] && cp '{fixture}' \"$out\"\n\
+         exit {status}\n",
+        log = bin.join("args").display(),
+        fixture = fixture.display(),
+    );
+    let path = bin.join("nsys");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
