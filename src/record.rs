@@ -232,10 +232,7 @@ impl Check for Memop {
 
     fn problem(&self) -> Option<String> {
         if self.kind != "memcpy" && self.kind != "memset" {
-            return Some(format!(
-                "kind `{}` is neither memcpy nor memset",
-                self.kind
-            ));
+            return Some(format!("kind `{}` is neither memcpy nor memset", self.kind));
         }
         gpu_op_problem(self.start_ns, self.end_ns, self.dur_ns)
     }

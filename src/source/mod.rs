@@ -604,7 +604,9 @@ pub fn read_gpu_ops(
             let (db, _copy) = report::open_in_archive(&mut archive, which.table(), SQLITE_MEMBER)?;
             gpu_ops::sqlite::read(&db, which, &profile, notes, emit)
         }
-        Opened::Parquet { place, .. } => Err(Error::data(place, format!("a Parquet file; {needs}"))),
+        Opened::Parquet { place, .. } => {
+            Err(Error::data(place, format!("a Parquet file; {needs}")))
+        }
         Opened::Stream(stream) => Err(Error::data(stream.place, format!("a text stream; {needs}"))),
     }
 }

@@ -323,7 +323,10 @@ impl Enums {
         };
         Ok(Enums {
             copy: table("ENUM_CUDA_MEMCPY_OPER", COPY_KINDS, |n| {
-                direction_name(&format!("CUDA_MEMCPY_KIND_{}", n.trim_start_matches("CUDA_MEMCPY_KIND_")))
+                direction_name(&format!(
+                    "CUDA_MEMCPY_KIND_{}",
+                    n.trim_start_matches("CUDA_MEMCPY_KIND_")
+                ))
             })?,
             mem: table("ENUM_CUDA_MEM_KIND", MEM_KINDS, mem_kind_name)?,
         })
@@ -424,10 +427,7 @@ pub fn read(
     let mut nvtx = nvtx::load(db, StartEnd::Skip)?;
     match &nvtx {
         Some(n) => n.note_repairs(db, notes),
-        None => notes.note(format!(
-            "{}; `range` is null throughout",
-            nvtx::no_nvtx(db)
-        )),
+        None => notes.note(format!("{}; `range` is null throughout", nvtx::no_nvtx(db))),
     }
     let threads = nvtx.as_ref().map_or(0, |n| n.threads.len());
     let mut stacks: Vec<Vec<Raw>> = (0..threads).map(|_| Vec::new()).collect();
@@ -557,7 +557,11 @@ pub fn read(
         }
         last = Some((op.c[TABLE], row));
         let device = u32::try_from(op.c[DEVICE]).map_err(|_| {
-            db.row_error(table, row, format!("deviceId {} is no device", op.c[DEVICE]))
+            db.row_error(
+                table,
+                row,
+                format!("deviceId {} is no device", op.c[DEVICE]),
+            )
         })?;
         let unsigned = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
         let small = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok());
@@ -670,6 +674,9 @@ mod tests {
         assert_eq!(direction_name("CUDA_MEMCPY_KIND_PTOP"), "PtoP");
         assert_eq!(direction_name("CUDA_MEMCPY_KIND_UVM_DTOH"), "UVM_DtoH");
         assert_eq!(direction_name("CUDA_MEMCPY_KIND_UNKNOWN"), "Unknown");
-        assert_eq!(mem_kind_name("CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC"), "device_static");
+        assert_eq!(
+            mem_kind_name("CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC"),
+            "device_static"
+        );
     }
 }
