@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::executions;
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter};
-use crate::record::{GpuRange, Module, Range, Thunk};
+use crate::record::{GpuRange, Kernel, Memop, Module, Range, Thunk};
 use crate::source;
 use clap::ValueEnum;
 use std::io::Write;
@@ -25,6 +25,10 @@ pub enum Table {
     Modules,
     /// Thunk executions per device, communication split into exposed and hidden time.
     Thunks,
+    /// CUDA kernels with their launch (API call, thread, NVTX range), from SQLite exports.
+    Kernels,
+    /// CUDA memory copies and sets with their launch, from SQLite exports.
+    Memops,
 }
 
 /// What to export.
@@ -63,6 +67,19 @@ pub fn run(
                 source::read_gpu_ranges(path, options.source, notes, &mut |r| writer.write(&r))?;
             }
         }
+        Table::Kernels | Table::Memops => {
+            let which = if options.table == Table::Kernels {
+                source::gpu_ops::Which::Kernels
+            } else {
+                source::gpu_ops::Which::Memops
+            };
+            for path in inputs {
+                source::read_gpu_ops(path, which, notes, &mut |op| match op {
+                    source::gpu_ops::GpuOp::Kernel(k) => writer.write(&k),
+                    source::gpu_ops::GpuOp::Memop(m) => writer.write(&m),
+                })?;
+            }
+        }
         Table::Modules | Table::Thunks => {
             let want = if options.table == Table::Modules {
                 executions::Want::Modules
@@ -90,5 +107,7 @@ pub fn run(
         Table::GpuRanges => writer.finish::<GpuRange>(),
         Table::Modules => writer.finish::<Module>(),
         Table::Thunks => writer.finish::<Thunk>(),
+        Table::Kernels => writer.finish::<Kernel>(),
+        Table::Memops => writer.finish::<Memop>(),
     }
 }

@@ -54,6 +54,7 @@ pub mod executions;
 pub mod export;
 pub mod flamefold;
 pub mod hlo;
+pub mod kernels;
 pub mod modules;
 pub mod notes;
 pub mod output;

@@ -40,7 +40,7 @@ pub trait Check {
 }
 
 /// What records a JSON line or CSV header holds, from the fields only one table has:
-/// `ranges`, `gpu-ranges`, `modules`, `thunks` (as `njx-export --table` names them) or
+/// `ranges`, `gpu-ranges`, `modules`, `thunks`, `kernels`, `memops` (as `njx-export --table` names them) or
 /// `collective records` (`njx-collectives --records`).
 pub fn kind_of(head: &[u8]) -> Option<&'static str> {
     let has = |field: &str| head.windows(field.len()).any(|w| w == field.as_bytes());
@@ -54,6 +54,10 @@ pub fn kind_of(head: &[u8]) -> Option<&'static str> {
         Some("ranges")
     } else if has("warmup") && has("thunks") {
         Some("modules")
+    } else if has("grid_x") {
+        Some("kernels")
+    } else if has("direction") && has("bytes") {
+        Some("memops")
     } else {
         None
     }
@@ -209,6 +213,39 @@ impl Check for GpuRange {
             .or_else(|| self.cpu_start_ns.and_then(start))
             .or_else(|| negative("cpu_dur_ns", self.cpu_dur_ns?))
     }
+}
+
+impl Check for Kernel {
+    fn kind() -> Option<&'static str> {
+        Some("kernels")
+    }
+
+    fn problem(&self) -> Option<String> {
+        gpu_op_problem(self.start_ns, self.end_ns, self.dur_ns)
+    }
+}
+
+impl Check for Memop {
+    fn kind() -> Option<&'static str> {
+        Some("memops")
+    }
+
+    fn problem(&self) -> Option<String> {
+        if self.kind != "memcpy" && self.kind != "memset" {
+            return Some(format!("kind `{}` is neither memcpy nor memset", self.kind));
+        }
+        gpu_op_problem(self.start_ns, self.end_ns, self.dur_ns)
+    }
+}
+
+/// What is wrong with the times of a kernel or memory operation.
+fn gpu_op_problem(start_ns: i64, end_ns: i64, dur_ns: i64) -> Option<String> {
+    if end_ns.checked_sub(start_ns) != Some(dur_ns) {
+        return Some(format!(
+            "dur_ns {dur_ns} is not end_ns - start_ns ({end_ns} - {start_ns})"
+        ));
+    }
+    negative("dur_ns", dur_ns).or_else(|| start(start_ns))
 }
 
 impl Check for Module {
@@ -476,4 +513,87 @@ mod tests {
         assert_eq!(seq.check(&at(&a, 0, 1, None)), None);
         assert!(seq.check(&at(&a, 0, 1, None)).is_some());
     }
+}
+
+/// One CUDA kernel execution (`njx-export --table kernels`), from the export's
+/// `CUPTI_ACTIVITY_KIND_KERNEL`, with the CUDA API call that launched it (same
+/// `correlationId` in the same process) and the innermost NVTX push/pop range of the
+/// launching thread containing that call. Fields a table lacks are null.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kernel {
+    /// Which input the kernel came from.
+    pub profile: Arc<str>,
+    /// GPU (`deviceId`).
+    pub device: u32,
+    /// CUDA stream (`streamId`).
+    pub stream: Option<u64>,
+    /// CUPTI correlation id, shared with the launching API call.
+    pub correlation_id: Option<u64>,
+    /// GPU start, nanoseconds.
+    pub start_ns: i64,
+    /// GPU end, nanoseconds.
+    pub end_ns: i64,
+    /// `end_ns - start_ns`.
+    pub dur_ns: i64,
+    /// The demangled name where the export has it, else the short name.
+    pub name: String,
+    /// The base function name (`shortName`).
+    pub short_name: String,
+    pub grid_x: Option<u32>,
+    pub grid_y: Option<u32>,
+    pub grid_z: Option<u32>,
+    pub block_x: Option<u32>,
+    pub block_y: Option<u32>,
+    pub block_z: Option<u32>,
+    pub registers_per_thread: Option<u32>,
+    /// Static shared memory of the kernel, bytes.
+    pub static_shared_bytes: Option<u64>,
+    /// Dynamic shared memory reserved for the kernel, bytes.
+    pub dynamic_shared_bytes: Option<u64>,
+    /// Process that launched it.
+    pub pid: Option<u64>,
+    /// Thread of the launching API call; null without one.
+    pub tid: Option<u64>,
+    /// The launching API call (`cudaLaunchKernel`, `cuLaunchKernel`…); null without one.
+    pub api: Option<String>,
+    /// Name (with domain prefix) of the innermost NVTX push/pop range of the launching
+    /// thread that contains the API call; null where none does.
+    pub range: Option<String>,
+    /// That range's id (its `id` in `--table ranges`).
+    pub range_id: Option<u64>,
+}
+
+/// One CUDA memory copy or memory set (`njx-export --table memops`), from
+/// `CUPTI_ACTIVITY_KIND_MEMCPY` and `…_MEMSET`, with the launching call and range as for
+/// [`Kernel`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memop {
+    pub profile: Arc<str>,
+    pub device: u32,
+    pub stream: Option<u64>,
+    pub correlation_id: Option<u64>,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_ns: i64,
+    /// `memcpy` or `memset`.
+    pub kind: String,
+    /// Bytes copied or set.
+    pub bytes: u64,
+    /// Copy direction of a memcpy (`HtoD`, `DtoH`, `DtoD`, `HtoH`, `PtoP`, …, from
+    /// `copyKind`); null for a memset.
+    pub direction: Option<String>,
+    /// Memory kind of the source (`pageable`, `pinned`, `device`, …), memcpy only.
+    pub src_kind: Option<String>,
+    /// Memory kind of the destination; for a memset, of the memory set.
+    pub dst_kind: Option<String>,
+    /// Source and destination devices of a memcpy, where recorded.
+    pub src_device: Option<u32>,
+    pub dst_device: Option<u32>,
+    /// The value a memset wrote.
+    pub value: Option<i64>,
+    pub pid: Option<u64>,
+    pub tid: Option<u64>,
+    pub api: Option<String>,
+    pub range: Option<String>,
+    pub range_id: Option<u64>,
 }

@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod compile_summary;
 pub mod export;
 pub mod flamefold;
+pub mod kernels;
 pub mod modules;
 pub mod ranges;
 
@@ -212,6 +213,7 @@ pub fn commands() -> Vec<Command> {
         command::<modules::Args>(),
         command::<collectives::Args>(),
         command::<flamefold::Args>(),
+        command::<kernels::Args>(),
     ]
     .into_iter()
     .map(|c| c.long_version(None::<&str>))

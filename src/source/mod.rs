@@ -18,6 +18,7 @@
 
 pub mod archive;
 pub mod devices;
+pub mod gpu_ops;
 pub mod gpu_ranges;
 pub mod limits;
 mod parquet_footer;
@@ -608,6 +609,48 @@ fn gpu_ranges_of(
                  text stream"
             ),
         )),
+    }
+}
+
+/// Reads the kernels or memory operations ([`gpu_ops`]) of an nsys SQLite export, an
+/// `.nsys-rep` report, or an archive holding an export ([`SQLITE_MEMBER`], as njx-capture
+/// writes them), handing each record to `emit`. nsys-jax archives hold no such table: an
+/// error naming the file says what is needed. Returns how many records were read.
+pub fn read_gpu_ops(
+    path: &Path,
+    which: gpu_ops::Which,
+    notes: &Notes,
+    emit: &mut dyn FnMut(gpu_ops::GpuOp) -> Result<()>,
+) -> Result<u64> {
+    let profile: Arc<str> = profile_name(path).into();
+    let needs = format!(
+        "--table {} needs the CUDA activity tables of an nsys SQLite export (`nsys export \
+         --type sqlite REPORT.nsys-rep`), a .nsys-rep report, or an archive holding one as \
+         {SQLITE_MEMBER} (njx-capture writes them)",
+        which.table()
+    );
+    match open_input(path)? {
+        kind @ (Opened::Sqlite | Opened::Report) => {
+            let (db, _exported) = open_db(path, matches!(kind, Opened::Report))?;
+            gpu_ops::sqlite::read(&db, which, &profile, notes, emit)
+        }
+        Opened::Archive(mut archive) => {
+            if archive.find(SQLITE_MEMBER).is_empty() {
+                return Err(Error::data(
+                    archive.place(),
+                    format!(
+                        "archive has no {SQLITE_MEMBER}: nsys-jax archives keep no kernel or \
+                         memory-operation table; {needs}"
+                    ),
+                ));
+            }
+            let (db, _copy) = report::open_in_archive(&mut archive, which.table(), SQLITE_MEMBER)?;
+            gpu_ops::sqlite::read(&db, which, &profile, notes, emit)
+        }
+        Opened::Parquet { place, .. } => {
+            Err(Error::data(place, format!("a Parquet file; {needs}")))
+        }
+        Opened::Stream(stream) => Err(Error::data(stream.place, format!("a text stream; {needs}"))),
     }
 }
 

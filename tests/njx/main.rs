@@ -21,6 +21,7 @@ mod export_sqlite;
 mod flamefold;
 mod hlo;
 mod hostile;
+mod kernels;
 mod library;
 mod man;
 mod modules;

@@ -19,6 +19,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-ranges" => env!("CARGO_BIN_EXE_njx-ranges"),
         "njx-compile-summary" => env!("CARGO_BIN_EXE_njx-compile-summary"),
         "njx-modules" => env!("CARGO_BIN_EXE_njx-modules"),
+        "njx-kernels" => env!("CARGO_BIN_EXE_njx-kernels"),
         "njx-collectives" => env!("CARGO_BIN_EXE_njx-collectives"),
         "njx-flamefold" => env!("CARGO_BIN_EXE_njx-flamefold"),
         "njx-capture" => env!("CARGO_BIN_EXE_njx-capture"),

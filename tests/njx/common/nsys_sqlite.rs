@@ -355,4 +355,53 @@ impl NsysDb {
             params![start, end, corr, gpid],
         );
     }
+
+    /// Adds a CUDA API call named by string `name_id` (which this does not add).
+    pub fn call_named(&self, start: i64, end: i64, gtid: i64, corr: i64, name_id: i64) {
+        self.sql(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME \
+             (start, end, eventClass, globalTid, correlationId, nameId, returnValue) \
+             VALUES (?1, ?2, 0, ?3, ?4, ?5, 0)",
+            params![start, end, gtid, corr, name_id],
+        );
+    }
+
+    /// Adds a kernel on `device` and `stream` named by strings `demangled` and `short`,
+    /// with grid (g, 2, 1), block (128, 1, 1), 40 registers, 256 B static and 1024 B
+    /// dynamic shared memory.
+    #[allow(clippy::too_many_arguments)]
+    pub fn kernel_named(
+        &self,
+        device: i64,
+        stream: i64,
+        start: i64,
+        end: i64,
+        gpid: i64,
+        corr: i64,
+        demangled: i64,
+        short: i64,
+        g: i64,
+    ) {
+        self.sql(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
+             streamId, correlationId, globalPid, demangledName, shortName, \
+             registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
+             staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
+             localMemoryTotal, gridId) \
+             VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, 40, ?9, 2, 1, 128, 1, 1, 256, 1024, \
+             0, 0, ?5)",
+            params![start, end, device, stream, corr, gpid, demangled, short, g],
+        );
+    }
+
+    /// Adds a memory copy of `bytes` with `copyKind` `kind`, from pinned (1) to device
+    /// (2) memory.
+    pub fn memcpy_of(&self, start: i64, end: i64, gpid: i64, corr: i64, bytes: i64, kind: i64) {
+        self.sql(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, \
+             streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind) \
+             VALUES (?1, ?2, 0, 1, 7, ?3, ?4, ?5, ?6, 1, 2)",
+            params![start, end, corr, gpid, bytes, kind],
+        );
+    }
 }

@@ -1,0 +1,62 @@
+//! `njx-kernels`: the command line of [`crate::kernels`].
+
+use super::IoArgs;
+use crate::error::Result;
+use crate::kernels::{By, Options, Table};
+use crate::notes::Notes;
+use crate::output::{Format, open_output};
+use clap::Parser;
+
+/// GPU time per kernel (or memory-operation kind), as `nsys stats --report cuda_gpu_kern_sum`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-kernels",
+    version,
+    long_version = super::LONG_VERSION,
+    after_help = "Input is kernel or memop records (njx-export --table kernels|memops) as JSON \
+Lines or CSV, or the profiles directly: nsys SQLite exports, .nsys-rep reports, archives holding \
+report.sqlite (read as --table). One line per kernel name (or --by short-name, range), largest \
+total GPU time first: share of the total, total, instances, mean, median, minimum, maximum and \
+sample standard deviation of the durations in nanoseconds, as nsys' cuda_gpu_kern_sum; memory \
+operations group by kind and direction (`memcpy HtoD`, `memset`) with their bytes, as \
+cuda_gpu_mem_time_sum.
+
+Examples:
+  njx-export --table kernels report.sqlite | njx-kernels
+  njx-export --table memops report.sqlite | njx-kernels
+  njx-kernels --by range --format csv report.sqlite > per-range.csv"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub io: IoArgs,
+
+    /// What one row groups.
+    #[arg(long, value_enum, default_value = "name")]
+    pub by: By,
+
+    /// What to read from profiles (record streams say what they hold).
+    #[arg(long, value_enum, default_value = "kernels")]
+    pub table: Table,
+}
+
+impl Args {
+    /// The summary these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            by: self.by,
+            format: self.io.format.unwrap_or(Format::Table),
+            table: self.table,
+        }
+    }
+}
+
+/// Runs `njx-kernels`.
+pub fn run(args: &Args) -> Result<()> {
+    let options = args.into_options();
+    let notes = Notes::for_tool("njx-kernels", args.io.files.quiet);
+    let inputs = args.io.inputs_or_stdin();
+    let rows = crate::kernels::summarise(&options, &inputs, &notes)?;
+    let mut out = open_output(args.io.output(), &inputs)?;
+    crate::kernels::write(options.format, &rows, &mut out)?;
+    out.finish()
+}

@@ -1,0 +1,37 @@
+//! The GPU operations of a profile, one record each: kernels ([`Kernel`]) and memory
+//! copies and sets ([`Memop`]), with the CUDA API call that launched them and the NVTX
+//! range around that call. Only nsys SQLite exports (and reports and archives holding
+//! one) record them: [`sqlite`].
+//!
+//! [`Kernel`]: crate::record::Kernel
+//! [`Memop`]: crate::record::Memop
+
+pub mod sqlite;
+
+use crate::record::{Kernel, Memop};
+
+/// Which GPU operations to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// `CUPTI_ACTIVITY_KIND_KERNEL`.
+    Kernels,
+    /// `CUPTI_ACTIVITY_KIND_MEMCPY` and `…_MEMSET`.
+    Memops,
+}
+
+impl Which {
+    /// The name of the table (`njx-export --table …`).
+    pub fn table(self) -> &'static str {
+        match self {
+            Which::Kernels => "kernels",
+            Which::Memops => "memops",
+        }
+    }
+}
+
+/// One GPU operation record.
+#[derive(Debug, Clone)]
+pub enum GpuOp {
+    Kernel(Kernel),
+    Memop(Memop),
+}

@@ -1,0 +1,682 @@
+//! Kernels and memory operations of an nsys SQLite export, one record each, with what
+//! launched them:
+//!
+//! - the operations are the rows of `CUPTI_ACTIVITY_KIND_KERNEL` (kernels) or of
+//!   `…_MEMCPY` and `…_MEMSET` (memops), whichever the export has; a missing table means
+//!   nothing of that kind was recorded (said on stderr);
+//! - each is launched by the CUDA API call with the same `correlationId` in the same
+//!   process (`CUPTI_ACTIVITY_KIND_RUNTIME`, and `…_DRIVER` where the export has it), as in
+//!   the GPU projection ([`gpu_ranges::sqlite`](super::super::gpu_ranges::sqlite)): its
+//!   thread gives `tid`, its name `api`; two calls of one process with one correlation id
+//!   are refused, naming the id;
+//! - `range` is the innermost NVTX push/pop range of the launching thread that contains
+//!   the call (`start ≤ call start`, `call end ≤ end`), the same rule by which the GPU
+//!   projection gives a call's work to a range; null where none does, or where the
+//!   export has no `NVTX_EVENTS` table;
+//! - copy directions and memory kinds are the names of the export's own
+//!   `ENUM_CUDA_MEMCPY_OPER` and `ENUM_CUDA_MEM_KIND` tables (`CUDA_MEMCPY_KIND_HTOD` →
+//!   `HtoD`, `CUDA_MEMOPR_MEMORY_KIND_PINNED` → `pinned`), or, for an export without
+//!   them, of the values nsys has always used (the same tables in exports 2023.1 →
+//!   2026.1).
+//!
+//! Records come in order of (device, start, correlation id), then table and row.
+//!
+//! Method: one SQL query joins each operation with its API call (SQLite builds an
+//! automatic index on `correlationId`) and returns them in order of the call's start;
+//! they are swept together with the NVTX ranges in their order ([`nvtx::Nvtx::next`]),
+//! keeping a stack of open ranges per thread, so that the innermost range containing a
+//! call is a binary search of its thread's stack. The operations, now with their range,
+//! go through an external sort (`source/sorter.rs`) into the records' order. Memory: the
+//! sort buffers, the open ranges, the distinct strings; never all operations at once.
+
+use super::{GpuOp, Which};
+use crate::error::{Error, Result};
+use crate::notes::Notes;
+use crate::record::{Kernel, Memop};
+use crate::source::ranges::nvtx::{self, Raw, StartEnd};
+use crate::source::sorter::{Fixed, Sorter, i64_at};
+use crate::source::sqlite::{Db, pid_of, tid_of};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The tables of CUDA API calls.
+const CALL_TABLES: &[&str] = &["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"];
+
+/// A null cell in an [`Op`].
+const NULL: i64 = i64::MIN;
+
+/// The operation-specific columns read into [`Op::vals`], per table.
+const KERNEL_COLUMNS: &[&str] = &[
+    "demangledName",
+    "shortName",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+];
+const MEMCPY_COLUMNS: &[&str] = &[
+    "bytes",
+    "copyKind",
+    "srcKind",
+    "dstKind",
+    "srcDeviceId",
+    "dstDeviceId",
+    "",
+];
+const MEMSET_COLUMNS: &[&str] = &["bytes", "", "", "memKind", "", "", "value"];
+
+/// The tables of one kind of operation, with their columns.
+fn tables(which: Which) -> &'static [(&'static str, &'static [&'static str])] {
+    match which {
+        Which::Kernels => &[("CUPTI_ACTIVITY_KIND_KERNEL", KERNEL_COLUMNS)],
+        Which::Memops => &[
+            ("CUPTI_ACTIVITY_KIND_MEMCPY", MEMCPY_COLUMNS),
+            ("CUPTI_ACTIVITY_KIND_MEMSET", MEMSET_COLUMNS),
+        ],
+    }
+}
+
+/// Cells of an [`Op`] before [`Op::vals`].
+const FIXED: usize = 13;
+/// Cells of an [`Op`].
+const CELLS: usize = FIXED + 11;
+
+/// One operation as read and attributed, all cells integers ([`NULL`] for null).
+#[derive(Debug, Clone, Copy)]
+struct Op {
+    c: [i64; CELLS],
+}
+
+// Cell indices.
+const DEVICE: usize = 0;
+const START: usize = 1;
+const END: usize = 2;
+const CORR: usize = 3;
+const TABLE: usize = 4;
+const ROW: usize = 5;
+const GPID: usize = 6;
+const STREAM: usize = 7;
+const GTID: usize = 8;
+const API: usize = 9;
+const RANGE_ROW: usize = 10;
+const RANGE_NAME: usize = 11;
+const CALLS: usize = 12;
+
+impl Fixed for Op {
+    const SIZE: usize = CELLS * 8;
+    fn put(&self, out: &mut Vec<u8>) {
+        for v in self.c {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn get(b: &[u8]) -> Self {
+        let mut c = [0; CELLS];
+        for (i, v) in c.iter_mut().enumerate() {
+            *v = i64_at(b, i * 8);
+        }
+        Op { c }
+    }
+}
+
+impl Op {
+    fn get(&self, i: usize) -> Option<i64> {
+        (self.c[i] != NULL).then_some(self.c[i])
+    }
+
+    fn val(&self, i: usize) -> Option<i64> {
+        self.get(FIXED + i)
+    }
+
+    fn key(&self) -> [i64; 5] {
+        [
+            self.c[DEVICE],
+            self.c[START],
+            self.c[CORR],
+            self.c[TABLE],
+            self.c[ROW],
+        ]
+    }
+}
+
+/// How the operations of an export were attributed.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    records: u64,
+    without_call: u64,
+    outside: u64,
+}
+
+/// The SQL of one table's operations joined with their API calls; `None` when the export
+/// lacks the table.
+fn table_sql(db: &Db, index: usize, table: &str, vals: &[&str]) -> Result<Option<String>> {
+    if !db.has(table) {
+        return Ok(None);
+    }
+    let have = db.columns(table)?;
+    let has = |c: &str| !c.is_empty() && have.iter().any(|h| h == c);
+    let col = |c: &str| {
+        if has(c) {
+            format!("o.\"{c}\"")
+        } else {
+            "NULL".to_string()
+        }
+    };
+    for required in ["start", "end", "deviceId"] {
+        if !has(required) {
+            return Err(Error::data(
+                db.place(),
+                format!(
+                    "table {table} has no column `{required}` (columns: {})",
+                    have.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut joins = String::new();
+    let mut calls: Vec<String> = Vec::new();
+    if has("correlationId") && has("globalPid") {
+        for (i, &c) in CALL_TABLES.iter().enumerate() {
+            if !db.has(c) {
+                continue;
+            }
+            let ccols = db.columns(c)?;
+            let chas = |n: &str| ccols.iter().any(|h| h == n);
+            if !(chas("correlationId") && chas("globalTid") && chas("start") && chas("end")) {
+                continue;
+            }
+            joins.push_str(&format!(
+                " LEFT JOIN \"{c}\" c{i} ON c{i}.correlationId = o.correlationId \
+                 AND c{i}.globalTid - (c{i}.globalTid & 16777215) = o.globalPid"
+            ));
+            calls.push(format!("c{i}"));
+        }
+    }
+    let pick = |field: &str| -> String {
+        match calls.len() {
+            0 => "NULL".to_string(),
+            1 => format!("{}.{field}", calls[0]),
+            _ => format!(
+                "COALESCE({})",
+                calls
+                    .iter()
+                    .map(|c| format!("{c}.{field}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    };
+    let name_of = |c: &String| -> Result<String> {
+        let i: usize = c[1..].parse().expect("c<index>");
+        let has_name = db.columns(CALL_TABLES[i])?.iter().any(|h| h == "nameId");
+        Ok(if has_name {
+            format!("{c}.nameId")
+        } else {
+            "NULL".to_string()
+        })
+    };
+    let names = calls.iter().map(name_of).collect::<Result<Vec<_>>>()?;
+    let api = match names.len() {
+        0 => "NULL".to_string(),
+        1 => names[0].clone(),
+        _ => format!("COALESCE({})", names.join(", ")),
+    };
+    let found = if calls.is_empty() {
+        "0".to_string()
+    } else {
+        calls
+            .iter()
+            .map(|c| format!("({c}.rowid IS NOT NULL)"))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    let vals: Vec<String> = vals.iter().map(|v| col(v)).collect();
+    Ok(Some(format!(
+        "SELECT {index}, o.rowid, o.deviceId, o.start, o.end, {}, {}, {}, {}, {api}, {found}, \
+         {}, {}, {} FROM \"{table}\" o{joins}",
+        col("correlationId"),
+        col("globalPid"),
+        col("streamId"),
+        pick("globalTid"),
+        pick("end"),
+        vals.join(", "),
+        pick("start"),
+    )))
+}
+
+/// The copy directions and memory kinds by value: the export's enum tables where it has
+/// them, else nsys' values.
+struct Enums {
+    copy: HashMap<i64, String>,
+    mem: HashMap<i64, String>,
+}
+
+/// `CUDA_MEMCPY_KIND_HTOD` → `HtoD`, `CUDA_MEMCPY_KIND_UVM_DTOH` → `UVM_DtoH`,
+/// `CUDA_MEMCPY_KIND_UNKNOWN` → `Unknown`.
+fn direction_name(name: &str) -> String {
+    let rest = name.strip_prefix("CUDA_MEMCPY_KIND_").unwrap_or(name);
+    let (prefix, kind) = match rest.rsplit_once('_') {
+        Some((p, k)) => (format!("{p}_"), k),
+        None => (String::new(), rest),
+    };
+    match kind.split_once("TO") {
+        Some((a, b)) if a.len() == 1 && b.len() == 1 => format!("{prefix}{a}to{b}"),
+        _ => {
+            let mut s = kind.to_ascii_lowercase();
+            if let Some(f) = s.get_mut(0..1) {
+                f.make_ascii_uppercase();
+            }
+            format!("{prefix}{s}")
+        }
+    }
+}
+
+/// `CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC` → `device_static`.
+fn mem_kind_name(name: &str) -> String {
+    name.strip_prefix("CUDA_MEMOPR_MEMORY_KIND_")
+        .unwrap_or(name)
+        .to_ascii_lowercase()
+}
+
+/// nsys' `ENUM_CUDA_MEMCPY_OPER` (the same in exports 2023.1 → 2026.1).
+const COPY_KINDS: &[&str] = &[
+    "UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA", "DTOD", "HTOH", "PTOP",
+    "UVM_HTOD", "UVM_DTOH", "UVM_DTOD",
+];
+
+/// nsys' `ENUM_CUDA_MEM_KIND`.
+const MEM_KINDS: &[&str] = &[
+    "PAGEABLE",
+    "PINNED",
+    "DEVICE",
+    "ARRAY",
+    "MANAGED",
+    "DEVICE_STATIC",
+    "MANAGED_STATIC",
+    "UNKNOWN",
+];
+
+impl Enums {
+    fn read(db: &Db) -> Result<Enums> {
+        let table = |name: &str, fallback: &[&str], f: fn(&str) -> String| -> Result<_> {
+            let mut map: HashMap<i64, String> = HashMap::new();
+            if db.has(name) && db.columns(name)?.iter().any(|c| c == "name") {
+                let sql = db.select(name, &[("id", true), ("name", true)], false, None)?;
+                db.each_row(name, &sql, |row| {
+                    let id: Option<i64> = row.get(0).ok();
+                    let value: Option<String> = row.get(1).ok();
+                    if let (Some(id), Some(value)) = (id, value) {
+                        map.insert(id, f(&value));
+                    }
+                    Ok(())
+                })?;
+            } else {
+                for (i, n) in fallback.iter().enumerate() {
+                    map.insert(i as i64, f(n));
+                }
+            }
+            Ok(map)
+        };
+        Ok(Enums {
+            copy: table("ENUM_CUDA_MEMCPY_OPER", COPY_KINDS, |n| {
+                direction_name(&format!(
+                    "CUDA_MEMCPY_KIND_{}",
+                    n.trim_start_matches("CUDA_MEMCPY_KIND_")
+                ))
+            })?,
+            mem: table("ENUM_CUDA_MEM_KIND", MEM_KINDS, mem_kind_name)?,
+        })
+    }
+
+    fn copy(&self, v: i64) -> String {
+        self.copy
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| format!("copyKind {v}"))
+    }
+
+    fn mem(&self, v: i64) -> String {
+        self.mem
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| format!("memKind {v}"))
+    }
+}
+
+/// Registered strings by id, looked up as needed and kept.
+struct Strings<'a> {
+    db: &'a Db,
+    cache: HashMap<i64, Arc<str>>,
+}
+
+impl Strings<'_> {
+    fn get(&mut self, id: i64) -> Result<Arc<str>> {
+        if let Some(s) = self.cache.get(&id) {
+            return Ok(s.clone());
+        }
+        if !self.db.has("StringIds") {
+            return Err(Error::data(
+                self.db.place(),
+                format!("no StringIds table for string id {id}"),
+            ));
+        }
+        let value: Option<String> = {
+            let mut stmt = self
+                .db
+                .conn()
+                .prepare("SELECT value FROM StringIds WHERE id = ?1")
+                .map_err(|e| self.db.sql_error("StringIds", e))?;
+            let mut rows = stmt
+                .query([id])
+                .map_err(|e| self.db.sql_error("StringIds", e))?;
+            match rows.next().map_err(|e| self.db.sql_error("StringIds", e))? {
+                Some(row) => row.get(0).ok(),
+                None => None,
+            }
+        };
+        let value: Arc<str> = value
+            .ok_or_else(|| {
+                Error::data(
+                    self.db.place(),
+                    format!("string id {id} names no string of StringIds"),
+                )
+            })?
+            .into();
+        self.cache.insert(id, value.clone());
+        Ok(value)
+    }
+}
+
+/// Reads the kernels or memory operations of `db`, handing each record to `emit`; notes
+/// (tables missing, operations without a call) go to `notes`. Returns how many records.
+pub fn read(
+    db: &Db,
+    which: Which,
+    profile: &Arc<str>,
+    notes: &Notes,
+    emit: &mut dyn FnMut(GpuOp) -> Result<()>,
+) -> Result<u64> {
+    let place = db.place();
+    let mut parts = Vec::new();
+    let tables = tables(which);
+    for (i, (table, vals)) in tables.iter().enumerate() {
+        if let Some(sql) = table_sql(db, i, table, vals)? {
+            parts.push(sql);
+        }
+    }
+    if parts.is_empty() {
+        let names: Vec<&str> = tables.iter().map(|t| t.0).collect();
+        notes.note(format!(
+            "{place}: no {} table: the profile recorded no {}",
+            names.join(" or "),
+            match which {
+                Which::Kernels => "kernels",
+                Which::Memops => "memory copies or sets",
+            }
+        ));
+        return Ok(0);
+    }
+    // Columns: table, row, device, start, end, corr, gpid, stream, gtid, api, calls,
+    // call end, vals…, call start.
+    let nvals = tables[0].1.len();
+    let sql = format!("{} ORDER BY {}", parts.join(" UNION ALL "), 13 + nvals);
+    let mut nvtx = nvtx::load(db, StartEnd::Skip)?;
+    match &nvtx {
+        Some(n) => n.note_repairs(db, notes),
+        None => notes.note(format!("{}; `range` is null throughout", nvtx::no_nvtx(db))),
+    }
+    let threads = nvtx.as_ref().map_or(0, |n| n.threads.len());
+    let mut stacks: Vec<Vec<Raw>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut next_range = match &mut nvtx {
+        Some(n) => n.next()?,
+        None => None,
+    };
+    let mut counts = Counts::default();
+    let mut sorted = Sorter::new(|a: &Op, b: &Op| a.key().cmp(&b.key()));
+    let mut failed = None;
+    let table_of = |i: i64| tables.get(i as usize).map_or("?", |t| t.0);
+    let label = tables[0].0;
+    db.each_row(label, &sql, |row| {
+        use rusqlite::types::ValueRef;
+        let t: i64 = row.get(0).map_err(|e| db.sql_error(label, e))?;
+        let table = table_of(t);
+        let rowid: i64 = row.get(1).map_err(|e| db.sql_error(table, e))?;
+        let cell = |i: usize, column: &str| -> Result<i64> {
+            match row.get_ref(i).map_err(|e| db.sql_error(table, e))? {
+                ValueRef::Null => Ok(NULL),
+                ValueRef::Integer(v) => Ok(v),
+                ValueRef::Real(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(v as i64),
+                other => Err(db.row_error(
+                    table,
+                    rowid,
+                    format!("column `{column}`: expected an integer, found {other:?}"),
+                )),
+            }
+        };
+        let time = |i: usize, column: &str| -> Result<i64> {
+            let v = db.time(table, row, i, column, rowid)?;
+            v.ok_or_else(|| db.row_error(table, rowid, format!("column `{column}` is null")))
+        };
+        let start = time(3, "start")?;
+        let end = time(4, "end")?;
+        if end < start {
+            return Err(db.row_error(
+                table,
+                rowid,
+                format!("ends ({end}) before it starts ({start})"),
+            ));
+        }
+        let mut op = Op { c: [NULL; CELLS] };
+        op.c[TABLE] = t;
+        op.c[ROW] = rowid;
+        op.c[DEVICE] = cell(2, "deviceId")?;
+        op.c[START] = start;
+        op.c[END] = end;
+        op.c[CORR] = cell(5, "correlationId")?;
+        op.c[GPID] = cell(6, "globalPid")?;
+        op.c[STREAM] = cell(7, "streamId")?;
+        op.c[GTID] = cell(8, "globalTid")?;
+        op.c[API] = cell(9, "nameId")?;
+        op.c[CALLS] = cell(10, "calls")?;
+        let call_end = cell(11, "end")?;
+        for i in 0..nvals {
+            op.c[FIXED + i] = cell(12 + i, tables[t as usize].1[i])?;
+        }
+        let call_start = cell(12 + nvals, "start")?;
+        if op.c[GTID] == NULL {
+            counts.without_call += 1;
+        } else if let Some(n) = nvtx.as_mut() {
+            while let Some(r) = next_range.filter(|r| r.start <= call_start) {
+                next_range = n.next()?;
+                if r.mark {
+                    continue;
+                }
+                let stack = &mut stacks[r.thread as usize];
+                while stack.last().is_some_and(|top| top.end < r.end) {
+                    stack.pop();
+                }
+                stack.push(r);
+            }
+            let mut found = None;
+            if let Some(&thread) = n.thread_index.get(&op.c[GTID]) {
+                let stack = &mut stacks[thread as usize];
+                while stack.last().is_some_and(|top| top.end < call_start) {
+                    stack.pop();
+                }
+                // Along a stack the ranges nest, so their ends only decrease.
+                let k = stack.partition_point(|top| top.end >= call_end);
+                if k > 0 {
+                    found = Some(stack[k - 1]);
+                }
+            }
+            match found {
+                Some(r) => {
+                    op.c[RANGE_ROW] = i64::from(r.row);
+                    op.c[RANGE_NAME] = i64::from(r.name);
+                }
+                None => counts.outside += 1,
+            }
+        }
+        if let Err(e) = sorted.push(op) {
+            failed.get_or_insert(e);
+        }
+        Ok(())
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    drop(stacks);
+    let enums = match which {
+        Which::Memops => Some(Enums::read(db)?),
+        Which::Kernels => None,
+    };
+    let mut strings = Strings {
+        db,
+        cache: HashMap::new(),
+    };
+    let mut sorted = sorted.finish()?;
+    let mut last: Option<(i64, i64)> = None;
+    while let Some(op) = sorted.next()? {
+        let table = table_of(op.c[TABLE]);
+        let row = op.c[ROW];
+        if op.c[CALLS] > 1 || last == Some((op.c[TABLE], row)) {
+            return Err(db.row_error(
+                table,
+                row,
+                format!(
+                    "two CUDA API calls of process {} with correlationId {}; CUPTI gives \
+                     each call of a process its own, so which one launched this is ambiguous",
+                    pid_of(op.c[GPID]),
+                    op.c[CORR]
+                ),
+            ));
+        }
+        last = Some((op.c[TABLE], row));
+        let device = u32::try_from(op.c[DEVICE]).map_err(|_| {
+            db.row_error(
+                table,
+                row,
+                format!("deviceId {} is no device", op.c[DEVICE]),
+            )
+        })?;
+        let unsigned = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+        let small = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok());
+        let api = match op.get(API) {
+            Some(id) => Some(strings.get(id)?.to_string()),
+            None => None,
+        };
+        let (range, range_id) = match (op.get(RANGE_ROW), op.get(RANGE_NAME), &nvtx) {
+            (Some(r), Some(name), Some(n)) => {
+                (Some(n.name(name as u32).to_string()), Some(r as u64))
+            }
+            _ => (None, None),
+        };
+        let pid = op.get(GPID).map(pid_of);
+        let tid = op.get(GTID).map(tid_of);
+        let record = match which {
+            Which::Kernels => {
+                let short_name = match op.val(1) {
+                    Some(id) => strings.get(id)?.to_string(),
+                    None => String::new(),
+                };
+                let name = match op.val(0) {
+                    Some(id) => strings.get(id)?.to_string(),
+                    None => short_name.clone(),
+                };
+                GpuOp::Kernel(Kernel {
+                    profile: profile.clone(),
+                    device,
+                    stream: unsigned(op.get(STREAM)),
+                    correlation_id: unsigned(op.get(CORR)),
+                    start_ns: op.c[START],
+                    end_ns: op.c[END],
+                    dur_ns: op.c[END] - op.c[START],
+                    name,
+                    short_name,
+                    grid_x: small(op.val(2)),
+                    grid_y: small(op.val(3)),
+                    grid_z: small(op.val(4)),
+                    block_x: small(op.val(5)),
+                    block_y: small(op.val(6)),
+                    block_z: small(op.val(7)),
+                    registers_per_thread: small(op.val(8)),
+                    static_shared_bytes: unsigned(op.val(9)),
+                    dynamic_shared_bytes: unsigned(op.val(10)),
+                    pid,
+                    tid,
+                    api,
+                    range,
+                    range_id,
+                })
+            }
+            Which::Memops => {
+                let enums = enums.as_ref().expect("read for memops");
+                let memset = op.c[TABLE] == 1;
+                GpuOp::Memop(Memop {
+                    profile: profile.clone(),
+                    device,
+                    stream: unsigned(op.get(STREAM)),
+                    correlation_id: unsigned(op.get(CORR)),
+                    start_ns: op.c[START],
+                    end_ns: op.c[END],
+                    dur_ns: op.c[END] - op.c[START],
+                    kind: if memset { "memset" } else { "memcpy" }.to_string(),
+                    bytes: unsigned(op.val(0)).unwrap_or(0),
+                    direction: op.val(1).map(|v| enums.copy(v)),
+                    src_kind: op.val(2).map(|v| enums.mem(v)),
+                    dst_kind: op.val(3).map(|v| enums.mem(v)),
+                    src_device: small(op.val(4)),
+                    dst_device: small(op.val(5)),
+                    value: op.val(6),
+                    pid,
+                    tid,
+                    api,
+                    range,
+                    range_id,
+                })
+            }
+        };
+        emit(record).map_err(|e| e.within(&format!("{place}: table {table}, row {row}")))?;
+        counts.records += 1;
+    }
+    if counts.without_call > 0 {
+        notes.note(format!(
+            "{place}: {} of {} {} have no CUDA API call with their correlation id in their \
+             process: their tid, api and range are null",
+            counts.without_call,
+            counts.records,
+            which.table()
+        ));
+    }
+    if counts.outside > 0 && nvtx.is_some() {
+        notes.note(format!(
+            "{place}: {} of {} {} were launched outside every NVTX push/pop range of their \
+             thread: their range is null",
+            counts.outside,
+            counts.records,
+            which.table()
+        ));
+    }
+    Ok(counts.records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions_and_memory_kinds_read_as_people_write_them() {
+        assert_eq!(direction_name("CUDA_MEMCPY_KIND_HTOD"), "HtoD");
+        assert_eq!(direction_name("CUDA_MEMCPY_KIND_PTOP"), "PtoP");
+        assert_eq!(direction_name("CUDA_MEMCPY_KIND_UVM_DTOH"), "UVM_DtoH");
+        assert_eq!(direction_name("CUDA_MEMCPY_KIND_UNKNOWN"), "Unknown");
+        assert_eq!(
+            mem_kind_name("CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC"),
+            "device_static"
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! Kernel and memory-operation records (`njx-export --table kernels|memops`) and their
+//! summary (`njx-kernels`), through the built binaries: on an export made here, every
+//! figure worked out below from the fixture; on the real exports, against SQL written
+//! here over the same files.
+
+use crate::common::nsys_sqlite::*;
+use crate::common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const PID: u64 = 100;
+const LAUNCH: i64 = 1;
+const K1: i64 = 2;
+const K1_SHORT: i64 = 3;
+const K2: i64 = 4;
+const K2_SHORT: i64 = 5;
+const MEMCPY: i64 = 6;
+
+/// Process 100. Thread 1 pushes `outer` [0, 1000] and in it `inner` [100, 300]; thread 2
+/// pushes `elsewhere` [0, 1000]; thread 3 has no ranges. Kernels (device, start–end):
+///
+/// | corr | call (thread, time) | kernel | range |
+/// |---|---|---|---|
+/// | 1 | 1, 150–160 | k1, dev 0, 10000–10100 | inner |
+/// | 2 | 1, 400–410 | k1, dev 0, 10200–10500 | outer |
+/// | 3 | 1, 2000–2010 | k2, dev 0, 10600–10650 | none (after outer) |
+/// | 4 | 3, 150–160 | k1, dev 1, 9000–9400 | none (thread without ranges) |
+/// | 5 | no call | k2, dev 0, 20000–20010 | none, no tid |
+///
+/// Memory operations: corr 6 (thread 1, 450–460) copies 4096 B HtoD, 11000–11100; corr 7
+/// (thread 2, 500–510) 100 B DtoH, 12000–12010; corr 8 (thread 1, 120–130, in `inner`)
+/// sets 16 B to 7, 13000–13004; corr 9 (thread 1, 600–610) 64 B of copyKind 10 (PtoP),
+/// 14000–14002.
+fn export(path: &Path, with_enum: bool) {
+    let db = NsysDb::create(path);
+    let t = |tid| gtid(PID, tid);
+    let p = gpid(PID);
+    db.string(LAUNCH, "cudaLaunchKernel_v7000");
+    db.string(K1, "void k1<float>(int)");
+    db.string(K1_SHORT, "k1");
+    db.string(K2, "void k2()");
+    db.string(K2_SHORT, "k2");
+    db.string(MEMCPY, "cudaMemcpyAsync_v3020");
+    db.range(0, 1000, t(1), "outer");
+    db.range(100, 300, t(1), "inner");
+    db.range(0, 1000, t(2), "elsewhere");
+    db.call_named(150, 160, t(1), 1, LAUNCH);
+    db.call_named(400, 410, t(1), 2, LAUNCH);
+    db.call_named(2000, 2010, t(1), 3, LAUNCH);
+    db.call_named(150, 160, t(3), 4, LAUNCH);
+    db.kernel_named(0, 7, 10_000, 10_100, p, 1, K1, K1_SHORT, 64);
+    db.kernel_named(0, 7, 10_200, 10_500, p, 2, K1, K1_SHORT, 64);
+    db.kernel_named(0, 8, 10_600, 10_650, p, 3, K2, K2_SHORT, 1);
+    db.kernel_named(1, 7, 9_000, 9_400, p, 4, K1, K1_SHORT, 64);
+    db.kernel_named(0, 7, 20_000, 20_010, p, 5, K2, K2_SHORT, 1);
+    db.call_named(450, 460, t(1), 6, MEMCPY);
+    db.call_named(500, 510, t(2), 7, MEMCPY);
+    db.call_named(120, 130, t(1), 8, MEMCPY);
+    db.call_named(600, 610, t(1), 9, MEMCPY);
+    db.memcpy_of(11_000, 11_100, p, 6, 4096, 1);
+    db.memcpy_of(12_000, 12_010, p, 7, 100, 2);
+    db.sql(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, \
+         correlationId, globalPid, value, bytes, memKind) \
+         VALUES (13000, 13004, 0, 1, 7, 8, ?1, 7, 16, 2)",
+        [p],
+    );
+    db.memcpy_of(14_000, 14_002, p, 9, 64, 10);
+    if with_enum {
+        // The export's own names win: value 2 is renamed here to show it.
+        db.sql(
+            "CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER PRIMARY KEY, name TEXT, label TEXT)",
+            [],
+        );
+        for (id, name) in [
+            (1, "CUDA_MEMCPY_KIND_HTOD"),
+            (2, "CUDA_MEMCPY_KIND_DTOX"),
+            (10, "CUDA_MEMCPY_KIND_PTOP"),
+        ] {
+            db.sql(
+                "INSERT INTO ENUM_CUDA_MEMCPY_OPER (id, name, label) VALUES (?1, ?2, ?2)",
+                rusqlite::params![id, name],
+            );
+        }
+    }
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn fixture(with_enum: bool) -> (tempfile::TempDir, String) {
+    let dir = tempdir();
+    let file = dir.path().join("k.sqlite");
+    export(&file, with_enum);
+    let file = path_str(&file).to_string();
+    (dir, file)
+}
+
+#[test]
+fn kernels_carry_their_launch_and_innermost_range_in_device_then_start_order() {
+    let (_dir, file) = fixture(false);
+    let out = run("njx-export", &["--table", "kernels", &file], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let recs = json_lines(&String::from_utf8(out.stdout.clone()).unwrap());
+    let corr: Vec<u64> = recs
+        .iter()
+        .map(|r| r["correlation_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(corr, [1, 2, 3, 5, 4]);
+    let r = &recs[0];
+    assert_eq!(r["profile"], "k");
+    assert_eq!(r["device"], 0);
+    assert_eq!(r["stream"], 7);
+    assert_eq!(r["start_ns"], 10_000);
+    assert_eq!(r["end_ns"], 10_100);
+    assert_eq!(r["dur_ns"], 100);
+    assert_eq!(r["name"], "void k1<float>(int)");
+    assert_eq!(r["short_name"], "k1");
+    assert_eq!(
+        [&r["grid_x"], &r["grid_y"], &r["grid_z"]],
+        [&Value::from(64), &Value::from(2), &Value::from(1)]
+    );
+    assert_eq!(
+        [&r["block_x"], &r["block_y"], &r["block_z"]],
+        [&Value::from(128), &Value::from(1), &Value::from(1)]
+    );
+    assert_eq!(r["registers_per_thread"], 40);
+    assert_eq!(r["static_shared_bytes"], 256);
+    assert_eq!(r["dynamic_shared_bytes"], 1024);
+    assert_eq!(r["pid"], PID);
+    assert_eq!(r["tid"], 1);
+    assert_eq!(r["api"], "cudaLaunchKernel_v7000");
+    // The innermost range containing the call, with its id as --table ranges gives it.
+    assert_eq!(r["range"], "inner");
+    assert_eq!(r["range_id"], 2);
+    assert_eq!(recs[1]["range"], "outer");
+    assert_eq!(recs[1]["range_id"], 1);
+    // After every range of its thread.
+    assert_eq!(recs[2]["range"], Value::Null);
+    assert_eq!(recs[2]["stream"], 8);
+    // No call: no thread, API or range; the process from the kernel itself.
+    assert_eq!(recs[3]["tid"], Value::Null);
+    assert_eq!(recs[3]["api"], Value::Null);
+    assert_eq!(recs[3]["pid"], PID);
+    // Thread 3 has no ranges: thread 1's and 2's ranges around its call are not its.
+    assert_eq!(recs[4]["device"], 1);
+    assert_eq!(recs[4]["tid"], 3);
+    assert_eq!(recs[4]["range"], Value::Null);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("1 of 5 kernels have no CUDA API call"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 of 5 kernels were launched outside"),
+        "{err}"
+    );
+
+    // The range ids are those of --table ranges.
+    let ranges = json_lines(&ok("njx-export", &[&file]));
+    let inner = ranges.iter().find(|r| r["name"] == "inner").unwrap();
+    assert_eq!(inner["id"], 2);
+
+    // CSV: the same fields, nulls empty.
+    let csv = ok(
+        "njx-export",
+        &["--table", "kernels", "--format", "csv", &file],
+    );
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("profile,device,stream,correlation_id,start_ns,end_ns,dur_ns"));
+    assert!(header.ends_with("pid,tid,api,range,range_id"));
+}
+
+#[test]
+fn memops_carry_kind_bytes_direction_and_memory_kinds() {
+    for with_enum in [false, true] {
+        let (_dir, file) = fixture(with_enum);
+        let recs = json_lines(&ok("njx-export", &["--table", "memops", &file]));
+        let brief: Vec<(String, u64, Value, Value)> = recs
+            .iter()
+            .map(|r| {
+                (
+                    r["kind"].as_str().unwrap().to_string(),
+                    r["bytes"].as_u64().unwrap(),
+                    r["direction"].clone(),
+                    r["range"].clone(),
+                )
+            })
+            .collect();
+        let dtoh = if with_enum { "DtoX" } else { "DtoH" };
+        assert_eq!(
+            brief,
+            [
+                ("memcpy".into(), 4096, "HtoD".into(), "outer".into()),
+                ("memcpy".into(), 100, dtoh.into(), "elsewhere".into()),
+                ("memset".into(), 16, Value::Null, "inner".into()),
+                ("memcpy".into(), 64, "PtoP".into(), "outer".into()),
+            ],
+            "with_enum {with_enum}"
+        );
+        assert_eq!(recs[0]["src_kind"], "pinned");
+        assert_eq!(recs[0]["dst_kind"], "device");
+        assert_eq!(recs[0]["api"], "cudaMemcpyAsync_v3020");
+        assert_eq!(recs[0]["dur_ns"], 100);
+        assert_eq!(recs[2]["value"], 7);
+        assert_eq!(recs[2]["dst_kind"], "device");
+        assert_eq!(recs[2]["src_kind"], Value::Null);
+        assert_eq!(recs[1]["tid"], 2);
+    }
+}
+
+/// A row of njx-kernels' JSON output by name.
+fn summary_rows(json: &str) -> BTreeMap<String, Value> {
+    json_lines(json)
+        .into_iter()
+        .map(|r| (r["name"].as_str().unwrap().to_string(), r))
+        .collect()
+}
+
+fn close(a: &Value, b: f64) -> bool {
+    (a.as_f64().unwrap() - b).abs() < 1e-6 * b.abs().max(1.0)
+}
+
+#[test]
+fn the_summary_gives_nsys_statistics_per_kernel_name() {
+    let (_dir, file) = fixture(false);
+    let records = ok("njx-export", &["--table", "kernels", &file]);
+    let out = ok_with("njx-kernels", &["--format", "json"], records.as_bytes());
+    let rows = summary_rows(&out);
+    assert_eq!(rows.len(), 2);
+    // k1: 100, 300, 400 ns. Mean 266.67; median 300; sample std
+    // sqrt(((−166.67)² + 33.33² + 133.33²) / 2) = sqrt(23333.33) = 152.75.
+    let k1 = &rows["void k1<float>(int)"];
+    assert_eq!(k1["count"], 3);
+    assert_eq!(k1["total_ns"], 800);
+    assert!(close(&k1["mean_ns"], 800.0 / 3.0));
+    assert!(close(&k1["median_ns"], 300.0));
+    assert_eq!(k1["min_ns"], 100);
+    assert_eq!(k1["max_ns"], 400);
+    assert!(close(&k1["std_ns"], (70_000.0f64 / 3.0).sqrt()));
+    assert!(close(&k1["percent"], 800.0 * 100.0 / 860.0));
+    assert_eq!(k1["bytes"], Value::Null);
+    // k2: 50 and 10 ns: median the mean of the two, std sqrt(2 · 20²).
+    let k2 = &rows["void k2()"];
+    assert_eq!(k2["count"], 2);
+    assert!(close(&k2["median_ns"], 30.0));
+    assert!(close(&k2["std_ns"], 800f64.sqrt()));
+    // The largest total first.
+    let first = json_lines(&out)[0]["name"].clone();
+    assert_eq!(first, "void k1<float>(int)");
+
+    // Straight from the export, by short name and by range; a table for people.
+    let by_short = summary_rows(&ok(
+        "njx-kernels",
+        &["--by", "short-name", "--format", "json", &file],
+    ));
+    assert_eq!(by_short["k1"]["total_ns"], 800);
+    let by_range = summary_rows(&ok(
+        "njx-kernels",
+        &["--by", "range", "--format", "json", &file],
+    ));
+    assert_eq!(by_range["inner"]["total_ns"], 100);
+    assert_eq!(by_range["outer"]["total_ns"], 300);
+    assert_eq!(by_range["(none)"]["total_ns"], 460);
+    let table = ok("njx-kernels", &[&file]);
+    assert!(table.starts_with("Time (%)"), "{table}");
+    assert!(table.contains("void k1<float>(int)"));
+
+    // Memory operations by kind and direction, with their bytes.
+    let memops = ok("njx-export", &["--table", "memops", &file]);
+    let m = summary_rows(&ok_with(
+        "njx-kernels",
+        &["--format", "json"],
+        memops.as_bytes(),
+    ));
+    assert_eq!(m["memcpy HtoD"]["bytes"], 4096);
+    assert_eq!(m["memcpy HtoD"]["total_ns"], 100);
+    assert_eq!(m["memset"]["count"], 1);
+    assert_eq!(m["memset"]["bytes"], 16);
+    assert_eq!(m["memset"]["std_ns"], 0.0);
+    let direct = summary_rows(&ok(
+        "njx-kernels",
+        &["--table", "memops", "--format", "json", &file],
+    ));
+    assert_eq!(direct, m);
+}
+
+#[test]
+fn other_records_and_inputs_without_kernel_tables_are_refused_by_name() {
+    let (dir, file) = fixture(false);
+    // Range records piped into the summary.
+    let ranges = ok("njx-export", &[&file]);
+    let out = run("njx-kernels", &[], ranges.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("these are ranges records"),
+        "{}",
+        stderr_of(&out)
+    );
+    // An nsys-jax archive without an SQLite export.
+    let zip = zip(
+        &[("report_nvtx_pushpop_trace.csv", COMPILE_CSV.as_bytes())],
+        false,
+    );
+    let archive = write(dir.path(), "rank0.zip", &zip);
+    for tool in ["njx-export", "njx-kernels"] {
+        let out = run(tool, &["--table", "kernels", &archive], b"");
+        assert_eq!(out.status.code(), Some(1), "{tool}");
+        let err = stderr_of(&out);
+        assert!(err.contains("rank0.zip"), "{err}");
+        assert!(err.contains("nsys SQLite export"), "{err}");
+    }
+    // An export that recorded no kernels: no records, and said.
+    let empty = dir.path().join("empty.sqlite");
+    NsysDb::with_tables(&empty, &["META_DATA_EXPORT", "StringIds"]);
+    let out = run("njx-export", &["--table", "kernels", path_str(&empty)], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("empty.sqlite: no CUPTI_ACTIVITY_KIND_KERNEL table"),
+        "{err}"
+    );
+    // Two calls of one process with one correlation id.
+    let db = NsysDb::create(&empty);
+    db.string(1, "k");
+    db.call(10, 20, gtid(PID, 1), 1);
+    db.call(30, 40, gtid(PID, 2), 1);
+    db.kernel(100, 200, gpid(PID), 1);
+    drop(db);
+    let out = run("njx-export", &["--table", "kernels", path_str(&empty)], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("two CUDA API calls of process 100 with correlationId 1"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// Per kernel name: (count, total ns), by SQL over the export itself.
+fn sql_kernels(file: &Path) -> BTreeMap<String, (i64, i64)> {
+    let conn = rusqlite::Connection::open(file).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+             JOIN StringIds s ON s.id = k.demangledName GROUP BY 1",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+/// Memory copies per direction label: (count, bytes), by SQL.
+fn sql_memcpy(file: &Path) -> BTreeMap<String, (i64, i64)> {
+    let conn = rusqlite::Connection::open(file).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT e.label, count(*), sum(m.bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY m \
+             JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind GROUP BY 1",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+#[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
+fn real_exports_give_the_kernels_and_copies_sql_gives() {
+    let (Some(nvfuser), Some(testcuda)) = (
+        shared_data("nvfuser_nsys_sqlite"),
+        shared_data("testcuda_nsys2026_sqlite"),
+    ) else {
+        return;
+    };
+    let files = [
+        (nvfuser.join("report1_nsys2025.1.1.sqlite"), 18),
+        (nvfuser.join("report2_nsys2024.6.2.sqlite"), 19),
+        (testcuda.join("report1_nsys2026.1.1.sqlite"), 4),
+    ];
+    for (file, kernels) in &files {
+        let f = path_str(file);
+        let recs = json_lines(&ok("njx-export", &["--table", "kernels", f]));
+        assert_eq!(recs.len(), *kernels, "{f}");
+        // Order: device, start, correlation id.
+        let keys: Vec<(u64, i64, u64)> = recs
+            .iter()
+            .map(|r| {
+                (
+                    r["device"].as_u64().unwrap(),
+                    r["start_ns"].as_i64().unwrap(),
+                    r["correlation_id"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]), "{f}");
+        assert!(
+            recs.iter().all(|r| r["api"].is_string()),
+            "{f}: every launch found"
+        );
+        let summary = summary_rows(&ok("njx-kernels", &["--format", "json", f]));
+        let want = sql_kernels(file);
+        let got: BTreeMap<String, (i64, i64)> = summary
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    (
+                        v["count"].as_i64().unwrap(),
+                        v["total_ns"].as_i64().unwrap(),
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{f}");
+        let percent: f64 = summary
+            .values()
+            .map(|v| v["percent"].as_f64().unwrap())
+            .sum();
+        assert!((percent - 100.0).abs() < 1e-9, "{f}");
+
+        // Copies by direction: label from the export's enum, short name from njx.
+        let memops = json_lines(&ok("njx-export", &["--table", "memops", f]));
+        let mut got: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+        for m in memops.iter().filter(|m| m["kind"] == "memcpy") {
+            let label = match m["direction"].as_str().unwrap() {
+                "HtoD" => "Host-to-Device",
+                "DtoH" => "Device-to-Host",
+                "DtoD" => "Device-to-Device",
+                other => panic!("{f}: direction {other} not in this data"),
+            };
+            let e = got.entry(label.to_string()).or_default();
+            e.0 += 1;
+            e.1 += m["bytes"].as_i64().unwrap();
+        }
+        assert_eq!(got, sql_memcpy(file), "{f}");
+    }
+    // The ranges of the first export's kernels, against a brute-force containment query:
+    // the innermost push/pop range of the launching thread containing the call.
+    let file = &files[0].0;
+    let conn = rusqlite::Connection::open(file).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT k.correlationId, (SELECT e.rowid FROM NVTX_EVENTS e WHERE e.eventType = 59 \
+             AND e.globalTid = r.globalTid AND e.start <= r.start AND r.end <= e.end \
+             ORDER BY e.start DESC, e.end ASC LIMIT 1) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+             JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId",
+        )
+        .unwrap();
+    let want: BTreeMap<i64, Option<i64>> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    let got: BTreeMap<i64, Option<i64>> =
+        json_lines(&ok("njx-export", &["--table", "kernels", path_str(file)]))
+            .iter()
+            .map(|r| {
+                (
+                    r["correlation_id"].as_i64().unwrap(),
+                    r["range_id"].as_i64(),
+                )
+            })
+            .collect();
+    assert_eq!(got, want);
+    assert_eq!(got.values().filter(|v| v.is_some()).count(), 8);
+}
