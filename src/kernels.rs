@@ -170,7 +170,7 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
         Table::Kernels => "kernels",
         Table::Memops => "memops",
     };
-    let profiles = source::split_inputs(inputs, what, &mut |mut stream| {
+    let profiles = source::split_inputs(inputs, what, notes.progress(), &mut |mut stream| {
         if stream.first_line_has("direction")? && !stream.first_line_has("grid_x")? {
             stream.read::<Memop>(&mut |m| {
                 groups.memop(by, &m);

@@ -3,7 +3,6 @@
 use super::IoArgs;
 use crate::error::Result;
 use crate::kernels::{By, Options, Table};
-use crate::notes::Notes;
 use crate::output::{Format, open_output};
 use clap::Parser;
 
@@ -53,10 +52,11 @@ impl Args {
 /// Runs `njx-kernels`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
-    let notes = Notes::for_tool("njx-kernels", args.io.files.quiet);
     let inputs = args.io.inputs_or_stdin();
-    let rows = crate::kernels::summarise(&options, &inputs, &notes)?;
     let mut out = open_output(args.io.output(), &inputs)?;
+    let notes =
+        super::notes_and_progress("njx-kernels", args.io.files.quiet, &inputs, Some(&mut out));
+    let rows = crate::kernels::summarise(&options, &inputs, &notes)?;
     crate::kernels::write(options.format, &rows, &mut out)?;
     out.finish()
 }

@@ -629,9 +629,10 @@ pub fn read_gpu_ops(
          {SQLITE_MEMBER} (njx-capture writes them)",
         which.table()
     );
-    match open_input(path)? {
+    let progress = notes.progress();
+    let n = match open_input(path, progress)? {
         kind @ (Opened::Sqlite | Opened::Report) => {
-            let (db, _exported) = open_db(path, matches!(kind, Opened::Report))?;
+            let (db, _exported) = open_db(path, matches!(kind, Opened::Report), progress)?;
             gpu_ops::sqlite::read(&db, which, &profile, notes, emit)
         }
         Opened::Archive(mut archive) => {
@@ -651,7 +652,9 @@ pub fn read_gpu_ops(
             Err(Error::data(place, format!("a Parquet file; {needs}")))
         }
         Opened::Stream(stream) => Err(Error::data(stream.place, format!("a text stream; {needs}"))),
-    }
+    }?;
+    progress.input_done();
+    Ok(n)
 }
 
 /// Sorts the inputs of a tool that reads executions: record streams (JSON Lines or CSV
