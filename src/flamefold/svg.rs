@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 use regex::Regex;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::LazyLock;
 
@@ -64,22 +65,27 @@ pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> R
     // The root, all stacks together (an empty name to inferno).
     palette.insert("", colour("[all]"));
     let mut labelled = Vec::with_capacity(drawn.len());
+    // Each distinct frame labelled and coloured once (deep stacks repeat their frames).
+    let mut labels: HashMap<&str, Cow<'_, str>> = HashMap::new();
     for line in &drawn {
         let stack = stack_of(line);
         let mut out = String::with_capacity(line.len());
         for (i, frame) in stack.split(';').enumerate() {
-            let label = if options.full_names {
-                frame.into()
-            } else {
-                python_label(frame)
-            };
-            if palette.get(&label).is_none() {
-                palette.insert(&label, colour(frame));
-            }
+            let label = labels.entry(frame).or_insert_with(|| {
+                let label = if options.full_names {
+                    frame.into()
+                } else {
+                    python_label(frame)
+                };
+                if palette.get(&label).is_none() {
+                    palette.insert(&label, colour(frame));
+                }
+                label
+            });
             if i > 0 {
                 out.push(';');
             }
-            out.push_str(&label);
+            out.push_str(label);
         }
         out.push_str(&line[stack.len()..]);
         labelled.push(out);
