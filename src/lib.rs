@@ -15,7 +15,9 @@
 //!   [`export`] (records), [`ranges`] (tree reshaping), [`compile`] (compilation time),
 //!   [`modules`] (module summary), [`collectives`] (bandwidth, hidden time, wait,
 //!   stragglers; [`plot`] draws its SVG), [`flamefold`] (folded stacks and flame graphs),
-//!   [`capture`] (profiling a program under nsys into an archive);
+//!   [`thunks`] (the notebook's thunk tables: top thunks, opcodes, variability; exact
+//!   running statistics in [`stats`]), [`capture`] (profiling a program under nsys into
+//!   an archive);
 //! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr
 //!   and [`progress`] how far they are (on a terminal), [`error`] is the one error type
 //!   with exit codes;
@@ -65,6 +67,8 @@ pub mod progress;
 pub mod ranges;
 pub mod record;
 pub mod source;
+pub mod stats;
+pub mod thunks;
 
 pub use cmd::commands;
 pub use error::{Error, Result};

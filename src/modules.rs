@@ -7,6 +7,7 @@ use crate::output::{Format, RecordWriter, write_table};
 use crate::partial;
 use crate::record::Module;
 use crate::source::records::RecordStream;
+use crate::stats::Sums;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -46,48 +47,6 @@ pub struct ProgramSummary {
     pub dur_sum_ns: i64,
     /// Share of the total GPU time of all programs, percent.
     pub percent: f64,
-}
-
-/// Sums of an integer quantity and of its squares: mean and variance computed from them
-/// are exact up to the final rounding, and merge exactly in any order.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Sums {
-    sum: i128,
-    squares: i128,
-}
-
-impl Sums {
-    fn add(&mut self, x: i64) {
-        let x = i128::from(x);
-        self.sum = self.sum.saturating_add(x);
-        self.squares = self.squares.saturating_add(x * x);
-    }
-
-    fn merge(&mut self, o: Sums) {
-        self.sum = self.sum.saturating_add(o.sum);
-        self.squares = self.squares.saturating_add(o.squares);
-    }
-
-    fn mean(&self, n: u64) -> f64 {
-        self.sum as f64 / n as f64
-    }
-
-    /// Sample standard deviation, null for one value.
-    fn std(&self, n: u64) -> Option<f64> {
-        if n < 2 {
-            return None;
-        }
-        let n128 = i128::from(n);
-        // n·Σx² − (Σx)², over n(n−1); in floating point only where it would overflow.
-        let exact = n128
-            .checked_mul(self.squares)
-            .zip(self.sum.checked_mul(self.sum))
-            .map(|(a, b)| (a - b).max(0) as f64);
-        let nf = n as f64;
-        let num = exact
-            .unwrap_or_else(|| (nf * self.squares as f64 - (self.sum as f64).powi(2)).max(0.0));
-        Some((num / (nf * (nf - 1.0))).sqrt())
-    }
 }
 
 /// Executions of one program in one phase.
@@ -157,7 +116,7 @@ impl Partial {
         // In i128, as the sums are: records read back may carry any times.
         let total: i128 = acc
             .values()
-            .map(|a| a.dur.sum)
+            .map(|a| a.dur.sum())
             .fold(0, i128::saturating_add);
         let mut out: Vec<ProgramSummary> = acc
             .into_iter()
@@ -170,9 +129,9 @@ impl Partial {
                 dur_mean_ns: a.dur.mean(a.n),
                 dur_std_ns: a.dur.std(a.n),
                 // Past 292 years of GPU time only in made-up records: held at the end.
-                dur_sum_ns: a.dur.sum.clamp(i64::MIN.into(), i64::MAX.into()) as i64,
+                dur_sum_ns: a.dur.sum().clamp(i64::MIN.into(), i64::MAX.into()) as i64,
                 percent: if total > 0 {
-                    100.0 * a.dur.sum as f64 / total as f64
+                    100.0 * a.dur.sum() as f64 / total as f64
                 } else {
                     0.0
                 },

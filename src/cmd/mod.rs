@@ -13,6 +13,7 @@ pub mod flamefold;
 pub mod kernels;
 pub mod modules;
 pub mod ranges;
+pub mod thunks;
 
 use crate::error::Result;
 use crate::notes::Notes;
@@ -214,6 +215,7 @@ pub fn commands() -> Vec<Command> {
         command::<collectives::Args>(),
         command::<flamefold::Args>(),
         command::<kernels::Args>(),
+        command::<thunks::Args>(),
     ]
     .into_iter()
     .map(|c| c.long_version(None::<&str>))

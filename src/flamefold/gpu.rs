@@ -169,7 +169,6 @@ struct Settled<'a> {
     programs: BTreeMap<&'a str, ProgramAcc>,
     spans: BTreeMap<(u32, &'a str), Span>,
     thunks: BTreeMap<(&'a str, &'a str, Option<u32>), i64>,
-    dumps_of: &'a BTreeMap<String, BTreeSet<(String, u64, String)>>,
     thunks_read: u64,
 }
 
@@ -379,7 +378,6 @@ impl GpuTime {
             programs: BTreeMap::new(),
             spans: BTreeMap::new(),
             thunks: BTreeMap::new(),
-            dumps_of: &self.dumps_of,
             thunks_read: self.thunks_read,
         };
         // A program's time counts for modules and thunks separately (the two rules).
@@ -432,17 +430,17 @@ impl GpuTime {
     }
 }
 
-impl Settled<'_> {
+impl<'a> Settled<'a> {
     fn has_modules(&self) -> bool {
         self.programs.values().any(|p| p.module_ns > 0)
     }
 
     /// The programs that cover `fraction` of the time, largest first (the notebook's
     /// `top_module_ids`): module time, or thunk time when there are no module records.
-    fn top_programs(&self, fraction: f64) -> Vec<String> {
+    fn top_programs(&self, fraction: f64) -> Vec<&'a str> {
         let by_modules = self.has_modules();
         let time = |p: &ProgramAcc| if by_modules { p.module_ns } else { p.thunk_ns };
-        let mut programs: Vec<(&str, i64)> =
+        let mut programs: Vec<(&'a str, i64)> =
             self.programs.iter().map(|(k, p)| (*k, time(p))).collect();
         programs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         let total: i64 = programs.iter().map(|p| p.1).fold(0, i64::saturating_add);
@@ -450,7 +448,7 @@ impl Settled<'_> {
         let mut out = Vec::new();
         for (key, ns) in programs {
             if seen < fraction {
-                out.push(key.to_string());
+                out.push(key);
             }
             seen += ns as f64 / total.max(1) as f64;
         }
@@ -530,9 +528,21 @@ impl partial::Aggregate for GpuTime {
 /// the computations it calls, the op_name and the Python frames. Op names and stacks are
 /// shared ([`Interner`]): the instructions of a program repeat few of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct ThunkInfo {
+pub struct ThunkInfo {
     opcode: String,
     insts: Vec<(Arc<str>, Stack)>,
+}
+
+impl ThunkInfo {
+    /// The HLO opcode of the thunk's instruction (`fusion`, `custom-call`, …).
+    pub fn opcode(&self) -> &str {
+        &self.opcode
+    }
+
+    /// The JAX op_name of the thunk's own instruction (empty where it has none).
+    pub fn op_name(&self) -> &str {
+        self.insts.first().map_or("", |(op_name, _)| op_name)
+    }
 }
 
 /// A Python stack, outermost frame first (`file:line[function]`).
@@ -574,7 +584,7 @@ struct Wanted<'a> {
 
 /// Per program: per thunk, what the dumps say (`None` for a thunk no dump has), or `None`
 /// for a program without any dump.
-type Infos = BTreeMap<String, Option<BTreeMap<String, Option<ThunkInfo>>>>;
+pub type Infos = BTreeMap<String, Option<BTreeMap<String, Option<ThunkInfo>>>>;
 
 /// Reads the after-optimizations dumps the programs need from every source (archives,
 /// also nsys-jax-combine ones, and XLA dump folders), each once, on every core: a dump is
@@ -791,6 +801,210 @@ fn locations(mode: GpuMode, info: Option<&ThunkInfo>) -> Vec<Vec<String>> {
     }
 }
 
+/// The executions that count and the programs among them that make up most of the time:
+/// the notebook's `steady_state` with `top_module_ids` (steady-state executions unless
+/// warm-up is included, autotuning left out; the largest programs until they cover a
+/// fraction of module time, or of thunk time without module records). Shared by every
+/// view of GPU time (flame graphs, `njx-thunks`), so that they all divide the same time.
+#[derive(Debug)]
+pub struct Selection<'a> {
+    settled: Settled<'a>,
+    rule: crate::executions::Rule<'a>,
+    include_warmup: bool,
+    chosen: BTreeSet<&'a str>,
+}
+
+impl<'a> Selection<'a> {
+    /// Whether the thunk executions of `program` in `phase` count (steady state unless
+    /// warm-up is included, never autotuning), whatever the program's share.
+    pub fn thunk_counts(&self, program: &str, phase: Phase) -> bool {
+        self.include_warmup || (!self.rule.thunk_is_warmup(program, phase) && program != "unknown")
+    }
+
+    /// Whether `program` is among those that cover the fraction of the time.
+    pub fn is_chosen(&self, program: &str) -> bool {
+        self.chosen.contains(program)
+    }
+
+    /// The module name of `program` (empty when unknown).
+    pub fn module_name(&self, program: &str) -> &str {
+        self.settled
+            .programs
+            .get(program)
+            .map_or("", |p| p.name.as_str())
+    }
+
+    /// Whether module executions were read (and so the idle time is known).
+    pub fn has_modules(&self) -> bool {
+        self.settled.has_modules()
+    }
+
+    /// GPU time per (program, thunk) over devices and executions, of the chosen programs.
+    pub fn thunk_time(&self) -> BTreeMap<(&'a str, &'a str), i64> {
+        let mut out: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+        for (&(program, name, _), &ns) in &self.settled.thunks {
+            if self.chosen.contains(program) {
+                let t = out.entry((program, name)).or_default();
+                *t = t.saturating_add(ns);
+            }
+        }
+        out
+    }
+
+    /// Per device: module time, thunk time, first start and last end of the chosen
+    /// programs' module executions on it.
+    fn devices(&self) -> BTreeMap<u32, (i64, i64, i64, i64)> {
+        let mut devices: BTreeMap<u32, (i64, i64, i64, i64)> = BTreeMap::new();
+        for (&(device, program), s) in &self.settled.spans {
+            if !self.chosen.contains(program) || s.module_ns == 0 {
+                continue;
+            }
+            // Saturating: partial results read back carry whatever times they were given.
+            let d = devices.entry(device).or_insert((0, 0, i64::MAX, i64::MIN));
+            d.0 = d.0.saturating_add(s.module_ns);
+            d.1 = d.1.saturating_add(s.thunk_ns);
+            d.2 = d.2.min(s.start);
+            d.3 = d.3.max(s.end);
+        }
+        devices
+    }
+
+    /// The notebook's three totals over the chosen programs, summed over devices: (1)
+    /// thunk time, (2) module time, (3) per device the first module start to the last
+    /// module end; `None` without module records.
+    pub fn totals(&self) -> Option<Totals> {
+        if !self.has_modules() {
+            return None;
+        }
+        let mut t = Totals::default();
+        for (m, th, start, end) in self.devices().into_values() {
+            t.module_ns = t.module_ns.saturating_add(m);
+            t.thunk_ns = t.thunk_ns.saturating_add(th);
+            t.wall_ns = t.wall_ns.saturating_add(end.saturating_sub(start));
+        }
+        Some(t)
+    }
+}
+
+/// GPU time totals of the chosen programs' module executions ([`Selection::totals`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Thunk time on the devices and programs with module executions.
+    pub thunk_ns: i64,
+    /// Module time.
+    pub module_ns: i64,
+    /// Per device, first module start to last module end, summed.
+    pub wall_ns: i64,
+}
+
+impl Totals {
+    /// `[GPU idle during module execution]`: module time less thunk time.
+    pub fn idle_inside(&self) -> i64 {
+        self.module_ns.saturating_sub(self.thunk_ns).max(0)
+    }
+
+    /// `[GPU idle between module executions]`: wall time less module time.
+    pub fn idle_between(&self) -> i64 {
+        self.wall_ns.saturating_sub(self.module_ns).max(0)
+    }
+}
+
+impl GpuTime {
+    /// The executions that count and the programs that cover `top_modules` of the time
+    /// ([`Selection`]); notes say when programs are left out or ranked without modules.
+    pub fn select(&self, include_warmup: bool, top_modules: f64, notes: &Notes) -> Selection<'_> {
+        let settled = self.settle(include_warmup);
+        if !settled.has_modules() && settled.thunks_read > 0 {
+            notes.note(
+                "no module records: programs ranked by thunk time, and the idle time left \
+                 out (pass the module records or the archives too)",
+            );
+        }
+        let programs = settled.top_programs(top_modules);
+        if programs.len() < settled.programs.len() {
+            notes.note(format!(
+                "{} of {} programs cover {:.0}% of the time and are shown (--top-modules)",
+                programs.len(),
+                settled.programs.len(),
+                top_modules * 100.0
+            ));
+        }
+        Selection {
+            chosen: programs.into_iter().collect(),
+            rule: self.warmup.rule(),
+            include_warmup,
+            settled,
+        }
+    }
+
+    /// What the HLO dumps say of the thunks `wanted` (program → thunk names): taken from
+    /// the profiles as they were read, carried by partial results, or read from `hlo`
+    /// (archives and dump folders) for the rest. Per program, `None` where no dump of it
+    /// was found; per thunk, `None` where its dump has no such instruction.
+    pub fn infos(
+        &self,
+        wanted: &BTreeMap<&str, BTreeSet<&str>>,
+        hlo: &[PathBuf],
+        notes: &Notes,
+    ) -> Result<Infos> {
+        let empty = BTreeSet::new();
+        let carried = self.infos.as_ref();
+        let is_carried = |program: &str| carried.is_some_and(|c| c.contains_key(program));
+        let to_read: BTreeMap<&str, Wanted<'_>> = wanted
+            .iter()
+            .filter(|(program, _)| !is_carried(program))
+            .map(|(&program, names)| {
+                (
+                    program,
+                    Wanted {
+                        from: self.dumps_of.get(program).unwrap_or(&empty),
+                        names: names.clone(),
+                    },
+                )
+            })
+            .collect();
+        let to_read: BTreeMap<&str, &Wanted<'_>> = to_read.iter().map(|(&p, w)| (p, w)).collect();
+        let mut read = read_infos(hlo, &to_read, notes)?;
+        let mut out = Infos::new();
+        for program in wanted.keys() {
+            let infos = match carried.and_then(|c| c.get(*program)) {
+                Some(c) => c.clone(),
+                None => read.remove(*program).flatten(),
+            };
+            out.insert(program.to_string(), infos);
+        }
+        Ok(out)
+    }
+
+    /// An error naming `inputs` when thunks take more time than their module executions
+    /// ([`GpuTime::thunks_beyond_modules`]).
+    pub fn check_within_modules(&self, inputs: &[PathBuf]) -> Result<()> {
+        let Some(problem) = self.thunks_beyond_modules() else {
+            return Ok(());
+        };
+        let mut place: Vec<String> = inputs
+            .iter()
+            .take(3)
+            .map(|p| p.display().to_string())
+            .collect();
+        if inputs.len() > 3 {
+            place.push(format!("and {} more", inputs.len() - 3));
+        }
+        Err(crate::error::Error::data(place.join(", "), problem))
+    }
+}
+
+/// The sources of HLO dumps: the archives among `inputs`, then `hlo` (`--hlo`).
+pub fn dump_sources(inputs: &[PathBuf], hlo: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = inputs
+        .iter()
+        .filter(|p| source::is_archive(p))
+        .cloned()
+        .collect();
+    out.extend(hlo.iter().cloned());
+    out
+}
+
 /// Folds the GPU time of `acc` by `options.mode`; `hlo` are the dump sources (archives
 /// among the inputs and `--hlo`).
 pub fn fold(
@@ -800,33 +1014,12 @@ pub fn fold(
     notes: &Notes,
 ) -> Result<Folded> {
     notes.progress().phase("folding");
-    let acc = &time.settle(options.include_warmup);
+    let selection = time.select(options.include_warmup, options.top_modules, notes);
+    let acc = &selection.settled;
     let mut folded = Folded::default();
-    let top = options.top_modules;
-    if !acc.has_modules() && acc.thunks_read > 0 {
-        notes.note(
-            "no module records: programs ranked by thunk time, and the [GPU idle …] stacks \
-             left out (pass the module records or the archives too)",
-        );
-    }
-    let programs = acc.top_programs(top);
-    let chosen: BTreeSet<&str> = programs.iter().map(String::as_str).collect();
-    if programs.len() < acc.programs.len() {
-        notes.note(format!(
-            "{} of {} programs cover {:.0}% of the time and are shown (--top-modules)",
-            programs.len(),
-            acc.programs.len(),
-            top * 100.0
-        ));
-    }
-    let module_frame = |program: &str| {
-        let name = acc.programs.get(program).map_or("", |p| p.name.as_str());
-        format!("{name} ({program})")
-    };
-    // Time per (program, thunk) over devices, and per device.
-    let mut per_thunk: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    let module_frame = |program: &str| format!("{} ({program})", selection.module_name(program));
     for (&(program, name, device), &ns) in &acc.thunks {
-        if !chosen.contains(program) {
+        if !selection.is_chosen(program) {
             continue;
         }
         match (options.mode, device) {
@@ -847,40 +1040,19 @@ pub fn fold(
                 ];
                 folded.add_path(&frames, ns as f64);
             }
-            _ => {
-                let t = per_thunk.entry((program, name)).or_default();
-                *t = t.saturating_add(ns);
-            }
+            _ => {}
         }
     }
     if options.mode.needs_hlo() {
-        let empty = BTreeSet::new();
-        let mut wanted: BTreeMap<&str, Wanted<'_>> = BTreeMap::new();
+        // Time per (program, thunk) over devices.
+        let per_thunk = selection.thunk_time();
+        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for &(program, name) in per_thunk.keys() {
-            wanted
-                .entry(program)
-                .or_insert_with(|| Wanted {
-                    from: acc.dumps_of.get(program).unwrap_or(&empty),
-                    names: BTreeSet::new(),
-                })
-                .names
-                .insert(name);
+            wanted.entry(program).or_default().insert(name);
         }
-        // The dumps are read for the programs whose infos did not come with the input
-        // (taken from the archives as they were read, or carried by partial results).
-        let carried = time.infos.as_ref();
-        let is_carried = |program: &str| carried.is_some_and(|c| c.contains_key(program));
-        let to_read: BTreeMap<&str, &Wanted<'_>> = wanted
-            .iter()
-            .filter(|(program, _)| !is_carried(program))
-            .map(|(&program, w)| (program, w))
-            .collect();
-        let read = read_infos(hlo, &to_read, notes)?;
-        for (program, w) in &wanted {
-            let infos = match carried.and_then(|c| c.get(*program)) {
-                Some(c) => c.as_ref(),
-                None => read.get(*program).and_then(Option::as_ref),
-            };
+        let infos = time.infos(&wanted, hlo, notes)?;
+        for (program, names) in &wanted {
+            let infos = infos.get(*program).and_then(Option::as_ref);
             if infos.is_none() {
                 notes.note(format!(
                     "no HLO dump of program {program} ({}): its time goes under \
@@ -888,7 +1060,7 @@ pub fn fold(
                     module_frame(program)
                 ));
             }
-            for &name in &w.names {
+            for &name in names {
                 let info = infos.and_then(|i| i.get(name)?.as_ref());
                 if infos.is_some() && info.is_none() {
                     notes.note(format!(
@@ -905,31 +1077,17 @@ pub fn fold(
             }
         }
     }
-    add_idle(acc, &chosen, options.mode, &mut folded);
+    add_idle(&selection, options.mode, &mut folded);
     Ok(folded)
 }
 
 /// The two idle stacks, per device in `--by device`.
-fn add_idle(acc: &Settled<'_>, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &mut Folded) {
-    if !acc.has_modules() {
-        return;
-    }
-    // Per device: module time, thunk time, first start, last end.
-    let mut devices: BTreeMap<u32, (i64, i64, i64, i64)> = BTreeMap::new();
-    for (&(device, program), s) in &acc.spans {
-        if !chosen.contains(program) || s.module_ns == 0 {
-            continue;
+fn add_idle(selection: &Selection<'_>, mode: GpuMode, folded: &mut Folded) {
+    if mode == GpuMode::Device {
+        if !selection.has_modules() {
+            return;
         }
-        // Saturating: partial results read back carry whatever times they were given.
-        let d = devices.entry(device).or_insert((0, 0, i64::MAX, i64::MIN));
-        d.0 = d.0.saturating_add(s.module_ns);
-        d.1 = d.1.saturating_add(s.thunk_ns);
-        d.2 = d.2.min(s.start);
-        d.3 = d.3.max(s.end);
-    }
-    let (mut modules, mut thunks, mut wall) = (0i64, 0i64, 0i64);
-    for (device, &(m, t, start, end)) in &devices {
-        if mode == GpuMode::Device {
+        for (device, (m, t, start, end)) in selection.devices() {
             let root = format!("device {device}");
             folded.add_path(
                 &[root.as_str(), IDLE_INSIDE],
@@ -940,14 +1098,10 @@ fn add_idle(acc: &Settled<'_>, chosen: &BTreeSet<&str>, mode: GpuMode, folded: &
                 end.saturating_sub(start).saturating_sub(m).max(0) as f64,
             );
         }
-        modules = modules.saturating_add(m);
-        thunks = thunks.saturating_add(t);
-        wall = wall.saturating_add(end.saturating_sub(start));
-    }
-    if mode != GpuMode::Device {
+    } else if let Some(totals) = selection.totals() {
         // The notebook's totals: (2) - (1) and (3) - (2), over all devices at once.
-        folded.add_path(&[IDLE_INSIDE], modules.saturating_sub(thunks).max(0) as f64);
-        folded.add_path(&[IDLE_BETWEEN], wall.saturating_sub(modules).max(0) as f64);
+        folded.add_path(&[IDLE_INSIDE], totals.idle_inside() as f64);
+        folded.add_path(&[IDLE_BETWEEN], totals.idle_between() as f64);
     }
 }
 

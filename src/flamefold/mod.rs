@@ -123,29 +123,13 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
         include_warmup: options.include_warmup,
     };
     let time = read_gpu_time(options, mode, inputs, notes)?;
-    if let Some(problem) = time.thunks_beyond_modules() {
-        let mut place: Vec<String> = inputs
-            .iter()
-            .take(3)
-            .map(|p| p.display().to_string())
-            .collect();
-        if inputs.len() > 3 {
-            place.push(format!("and {} more", inputs.len() - 3));
-        }
-        return Err(Error::data(place.join(", "), problem));
-    }
+    time.check_within_modules(inputs)?;
     gpu::fold(&time, &gpu_options, &hlo_sources(options, inputs), notes)
 }
 
 /// The sources of HLO dumps: the archives among the inputs, then `--hlo`.
 fn hlo_sources(options: &Options, inputs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut hlo: Vec<PathBuf> = inputs
-        .iter()
-        .filter(|p| source::is_archive(p))
-        .cloned()
-        .collect();
-    hlo.extend(options.hlo.iter().cloned());
-    hlo
+    gpu::dump_sources(inputs, &options.hlo)
 }
 
 /// The GPU time of `inputs` for folding by `mode`; an error where the mode needs HLO

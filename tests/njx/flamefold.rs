@@ -16,7 +16,7 @@ use std::path::Path;
 /// Parses folded output, checking every line is `stack count` with a count (decimals
 /// allowed, rounded here to whole units), no empty frame, and the lines sorted by stack
 /// without repeats.
-fn folded(text: &str) -> BTreeMap<String, u64> {
+pub(crate) fn folded(text: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     let mut last: Option<String> = None;
     for line in text.lines() {
@@ -183,7 +183,7 @@ fn a_child_before_its_parent_is_an_error() {
 /// Program `jit_f` (key [`FP`], program id 3): `fusion.1` calls a computation of a
 /// parameter, `mul` (the same op_name and stack as the fusion) and `add` (another
 /// stack); `custom-call.2` has an op_name but no stack; `copy.3` has no metadata.
-const FP: &str = "0123456789abcdef0123456789abcdef";
+pub(crate) const FP: &str = "0123456789abcdef0123456789abcdef";
 
 fn metadata(op_name: &str, frame: i32) -> Option<OpMetadata> {
     Some(OpMetadata {
@@ -212,7 +212,7 @@ fn inst(
 
 /// The after-optimizations dump of `jit_f`. Stack frames (1-based): 1 = main.py:10
 /// `<module>`; 2 = model.py:5:3 `f` called from 1; 3 = model.py:7 `g` called from 1.
-fn hlo_dump() -> Vec<u8> {
+pub(crate) fn hlo_dump() -> Vec<u8> {
     use stack_frame_index_proto::{FileLocation, StackFrame};
     let fused = HloComputationProto {
         id: 1,
@@ -338,7 +338,7 @@ fn records() -> (String, String) {
 }
 
 /// Module and thunk records and an XLA dump folder, in a fresh folder.
-fn gpu_fixture() -> (tempfile::TempDir, String, String, String) {
+pub(crate) fn gpu_fixture() -> (tempfile::TempDir, String, String, String) {
     let dir = tempdir();
     let (modules, thunks) = records();
     let m = write(dir.path(), "modules.jsonl", modules.as_bytes());

@@ -30,5 +30,6 @@ mod modules_sqlite;
 mod outputs;
 mod progress;
 mod ranges;
+mod thunks;
 mod trees;
 mod ux;

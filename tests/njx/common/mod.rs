@@ -20,6 +20,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-compile-summary" => env!("CARGO_BIN_EXE_njx-compile-summary"),
         "njx-modules" => env!("CARGO_BIN_EXE_njx-modules"),
         "njx-kernels" => env!("CARGO_BIN_EXE_njx-kernels"),
+        "njx-thunks" => env!("CARGO_BIN_EXE_njx-thunks"),
         "njx-collectives" => env!("CARGO_BIN_EXE_njx-collectives"),
         "njx-flamefold" => env!("CARGO_BIN_EXE_njx-flamefold"),
         "njx-capture" => env!("CARGO_BIN_EXE_njx-capture"),

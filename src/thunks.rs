@@ -1,0 +1,756 @@
+//! The nsys-jax Analysis notebook's thunk views as tables (`njx-thunks`): the top thunks
+//! by GPU time (its `thunk_summary`), GPU time by HLO opcode with the idle time during
+//! module executions (its `op_runtime`), and the variability of each compute thunk's
+//! execution time (its `compute_duration_stats`, with the slowest executions).
+//!
+//! The executions that count are those of the flame graphs ([`gpu::Selection`]): steady
+//! state, autotuning left out, and for the top and opcode views the programs that cover
+//! 99% of module time, so that `njx-thunks --view opcode` divides exactly the time of
+//! `njx-flamefold --by opcode`. As in the notebook, variability is over every program's
+//! steady-state compute (not communication) thunks.
+//!
+//! Only aggregates are held ([`ThunkTime`]): per (program, thunk, phase) a count, exact
+//! sums of durations and their squares, and the few slowest executions, beside the
+//! flame graphs' [`GpuTime`] (selection, idle time, what the dumps say).
+
+use crate::error::{Error, Result};
+use crate::executions::{self, Executions, Phase, Warmup};
+use crate::flamefold::gpu::{self, GpuTime, IDLE_INSIDE, Infos, Selection, UNKNOWN};
+use crate::notes::Notes;
+use crate::output::{Format, RecordWriter, write_table};
+use crate::partial;
+use crate::record::{Module, Thunk};
+use crate::source::records::RecordStream;
+use crate::stats::Sums;
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Which table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum View {
+    /// One row per thunk, largest total GPU time first, with its share of all thunk time.
+    Top,
+    /// One row per HLO opcode, with the idle time during module executions, shares of
+    /// module time.
+    Opcode,
+    /// One row per compute thunk executed at least twice: mean, standard deviation,
+    /// coefficient of variation and the slowest executions, largest mean first.
+    Variability,
+}
+
+/// What `njx-thunks` reports.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Which table.
+    pub view: View,
+    /// Table, JSON Lines or CSV.
+    pub format: Format,
+    /// At most this many rows.
+    pub top: Option<usize>,
+    /// Keep the largest programs until they cover this fraction of module time.
+    pub top_modules: f64,
+    /// Count initialisation executions too.
+    pub include_warmup: bool,
+    /// Variability: keep thunks whose coefficient of variation exceeds this (0 keeps all).
+    pub min_cv: f64,
+    /// Archives or XLA dump folders holding HLO dumps, besides the archives among the
+    /// inputs.
+    pub hlo: Vec<PathBuf>,
+}
+
+/// How many of the slowest executions of each thunk are kept.
+pub const SLOWEST: usize = 3;
+
+/// One execution of a thunk, as the variability view names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Slow {
+    dur_ns: i64,
+    device: u32,
+    execution: u32,
+    thunk_execution: u32,
+}
+
+impl Slow {
+    /// Slowest first; ties by device, then execution, so that merges are exact.
+    fn key(&self) -> (std::cmp::Reverse<i64>, u32, u32, u32) {
+        (
+            std::cmp::Reverse(self.dur_ns),
+            self.device,
+            self.execution,
+            self.thunk_execution,
+        )
+    }
+}
+
+/// The executions of one thunk of one program in one phase.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+struct Stats {
+    n: u64,
+    dur: Sums,
+    /// Whether it is a communication thunk.
+    comm: bool,
+    /// The slowest executions, slowest first, at most [`SLOWEST`].
+    slowest: Vec<Slow>,
+}
+
+impl Stats {
+    fn add(&mut self, t: &Thunk) {
+        self.n += 1;
+        self.dur.add(t.dur_ns);
+        self.comm |= t.comm;
+        self.keep(Slow {
+            dur_ns: t.dur_ns,
+            device: t.device,
+            execution: t.execution,
+            thunk_execution: t.thunk_execution,
+        });
+    }
+
+    fn keep(&mut self, s: Slow) {
+        let at = self.slowest.partition_point(|k| k.key() < s.key());
+        if at < SLOWEST {
+            self.slowest.insert(at, s);
+            self.slowest.truncate(SLOWEST);
+        }
+    }
+
+    fn merge(&mut self, o: &Stats) {
+        self.n += o.n;
+        self.dur.merge(o.dur);
+        self.comm |= o.comm;
+        o.slowest.iter().for_each(|&s| self.keep(s));
+    }
+}
+
+/// Thunk executions aggregated for the three views, of any number of inputs, and the
+/// partial result of `njx-thunks --partial` (kind [`PARTIAL`]): the flame graphs'
+/// [`GpuTime`] and per (program, thunk, [`Phase`]) the execution statistics.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThunkTime {
+    gpu: GpuTime,
+    #[serde(with = "crate::partial::pairs")]
+    stats: BTreeMap<(String, String, Phase), Stats>,
+}
+
+/// The kind of [`ThunkTime`]'s partial results.
+pub const PARTIAL: &str = "thunks";
+
+impl ThunkTime {
+    /// An empty aggregate; with `collect_infos`, what the profiles' own dumps say of
+    /// their thunks is taken as they are read.
+    pub fn new(collect_infos: bool) -> ThunkTime {
+        ThunkTime {
+            gpu: GpuTime::new(false, collect_infos),
+            stats: BTreeMap::new(),
+        }
+    }
+
+    fn thunk(&mut self, t: &Thunk, phase: Phase) {
+        self.stats
+            .entry((t.program.clone(), t.name.clone(), phase))
+            .or_default()
+            .add(t);
+    }
+}
+
+impl partial::Aggregate for ThunkTime {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "modules|thunks";
+
+    fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
+        if s.first_line_has("thunk_execution")? {
+            s.read(&mut |t: Thunk| {
+                self.gpu.add_thunk(&t);
+                self.thunk(&t, Phase::of_record(t.warmup));
+                Ok(())
+            })
+        } else {
+            s.read(&mut |m: Module| {
+                self.gpu.add_module(&m);
+                Ok(())
+            })
+        }
+        .map(drop)
+    }
+
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
+        self.gpu.add_profile(part, notes)?;
+        for t in &part.thunks {
+            self.thunk(t, Phase::of_profile(t.execution));
+        }
+        Ok(())
+    }
+
+    fn wants_dumps(&self) -> bool {
+        partial::Aggregate::wants_dumps(&self.gpu)
+    }
+
+    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
+        self.gpu.merge(other.gpu, notes);
+        for (k, s) in other.stats {
+            self.stats.entry(k).or_default().merge(&s);
+        }
+        Ok(())
+    }
+
+    fn warmup(&self) -> &Warmup {
+        partial::Aggregate::warmup(&self.gpu)
+    }
+}
+
+/// A row of the top view.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TopRow {
+    /// Program key.
+    pub program: String,
+    /// Module name.
+    pub module: String,
+    /// The thunk: its HLO instruction.
+    pub thunk: String,
+    /// The instruction's JAX op_name, from the HLO dump (null without one; empty where
+    /// the instruction has none).
+    pub op_name: Option<String>,
+    /// The instruction's HLO opcode, from the HLO dump (null without one).
+    pub opcode: Option<String>,
+    /// Executions counted, over devices.
+    pub executions: u64,
+    /// GPU time over devices and executions (exposed time for communication), ns.
+    pub total_ns: i64,
+    /// GPU time per execution, mean, ns.
+    pub mean_ns: f64,
+    /// Share of the time of all thunks shown and not, percent.
+    pub percent: f64,
+}
+
+/// A row of the opcode view.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OpcodeRow {
+    /// HLO opcode, `[Unknown]` for thunks without a dump, or
+    /// `[GPU idle during module execution]`.
+    pub opcode: String,
+    /// Distinct thunks (program, instruction) of the opcode; 0 for the idle row.
+    pub thunks: u64,
+    /// GPU time, ns.
+    pub total_ns: i64,
+    /// Share of module time (of thunk time without module records), percent.
+    pub percent: f64,
+}
+
+/// A row of the variability view.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct VariabilityRow {
+    /// Program key.
+    pub program: String,
+    /// Module name.
+    pub module: String,
+    /// The thunk: its HLO instruction.
+    pub thunk: String,
+    /// JAX op_name from the HLO dump (null without one).
+    pub op_name: Option<String>,
+    /// HLO opcode from the HLO dump (null without one).
+    pub opcode: Option<String>,
+    /// Executions, over devices.
+    pub executions: u64,
+    /// Mean execution time, ns.
+    pub mean_ns: f64,
+    /// Sample standard deviation (divisor n − 1, as pandas), ns.
+    pub std_ns: f64,
+    /// Coefficient of variation, std / mean (null for a mean of 0).
+    pub cv: Option<f64>,
+    /// The slowest execution, ns.
+    pub max_ns: i64,
+    /// The slowest execution: its time, device, module execution and thunk execution.
+    pub slowest1_ns: Option<i64>,
+    pub slowest1_device: Option<u32>,
+    pub slowest1_execution: Option<u32>,
+    pub slowest1_thunk_execution: Option<u32>,
+    /// The second slowest.
+    pub slowest2_ns: Option<i64>,
+    pub slowest2_device: Option<u32>,
+    pub slowest2_execution: Option<u32>,
+    pub slowest2_thunk_execution: Option<u32>,
+    /// The third slowest.
+    pub slowest3_ns: Option<i64>,
+    pub slowest3_device: Option<u32>,
+    pub slowest3_execution: Option<u32>,
+    pub slowest3_thunk_execution: Option<u32>,
+}
+
+impl VariabilityRow {
+    fn set_slowest(&mut self, slowest: &[Slow]) {
+        let get = |i: usize| slowest.get(i).copied();
+        let s = get(0);
+        self.slowest1_ns = s.map(|s| s.dur_ns);
+        self.slowest1_device = s.map(|s| s.device);
+        self.slowest1_execution = s.map(|s| s.execution);
+        self.slowest1_thunk_execution = s.map(|s| s.thunk_execution);
+        let s = get(1);
+        self.slowest2_ns = s.map(|s| s.dur_ns);
+        self.slowest2_device = s.map(|s| s.device);
+        self.slowest2_execution = s.map(|s| s.execution);
+        self.slowest2_thunk_execution = s.map(|s| s.thunk_execution);
+        let s = get(2);
+        self.slowest3_ns = s.map(|s| s.dur_ns);
+        self.slowest3_device = s.map(|s| s.device);
+        self.slowest3_execution = s.map(|s| s.execution);
+        self.slowest3_thunk_execution = s.map(|s| s.thunk_execution);
+    }
+
+    fn slowest(&self) -> Vec<(i64, u32, u32, u32)> {
+        [
+            (
+                self.slowest1_ns,
+                self.slowest1_device,
+                self.slowest1_execution,
+                self.slowest1_thunk_execution,
+            ),
+            (
+                self.slowest2_ns,
+                self.slowest2_device,
+                self.slowest2_execution,
+                self.slowest2_thunk_execution,
+            ),
+            (
+                self.slowest3_ns,
+                self.slowest3_device,
+                self.slowest3_execution,
+                self.slowest3_thunk_execution,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(n, d, e, t)| Some((n?, d?, e?, t?)))
+        .collect()
+    }
+}
+
+/// The rows of one view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rows {
+    /// `--view top`.
+    Top(Vec<TopRow>),
+    /// `--view opcode`.
+    Opcode(Vec<OpcodeRow>),
+    /// `--view variability`.
+    Variability(Vec<VariabilityRow>),
+}
+
+/// Reads module and thunk executions from every input: record streams (a file of module
+/// records and one of thunk records, in any order), partial results, nsys-jax archives
+/// and nsys SQLite exports or reports (one input path at a time, HLO dumps also from
+/// `options.hlo`); an error where the view needs the dumps and none are given.
+pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
+    // Clock alignment shifts each device as a whole: no time here depends on it.
+    let keyed = executions::Hlo {
+        dumps: &options.hlo,
+        key: executions::KeyBy::Fingerprint,
+    };
+    let time = partial::aggregate(inputs, keyed, notes, || ThunkTime::new(true))?;
+    if options.view == View::Opcode
+        && gpu::dump_sources(inputs, &options.hlo).is_empty()
+        && !time.gpu.has_infos()
+    {
+        return Err(Error::Usage(
+            "--view opcode needs the HLO dumps: pass the nsys-jax archives as inputs or with \
+             --hlo"
+                .to_string(),
+        ));
+    }
+    time.gpu.check_within_modules(inputs)?;
+    Ok(time)
+}
+
+/// The partial result of `inputs` (`njx-thunks --partial`): their aggregate with what the
+/// HLO dumps say of each thunk, so the reduce step needs neither archives nor dumps.
+pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
+    let mut time = read(options, inputs, notes)?;
+    let sources = gpu::dump_sources(inputs, &options.hlo);
+    if !sources.is_empty() {
+        time.gpu.attach_infos(&sources, notes)?;
+    }
+    Ok(time)
+}
+
+/// The rows of `options.view` of an aggregate; `inputs` are where it came from (their
+/// archives, with `--hlo`, are the dumps read for op_names and opcodes).
+pub fn rows(
+    time: &ThunkTime,
+    options: &Options,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<Rows> {
+    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--top-modules {}: a fraction in (0, 1]",
+            options.top_modules
+        )));
+    }
+    let selection = time
+        .gpu
+        .select(options.include_warmup, options.top_modules, notes);
+    // Per (program, thunk): the statistics of the executions that count.
+    let mut per_thunk: BTreeMap<(&str, &str), Stats> = BTreeMap::new();
+    for ((program, name, phase), s) in &time.stats {
+        if !selection.thunk_counts(program, *phase) {
+            continue;
+        }
+        if options.view != View::Variability && !selection.is_chosen(program) {
+            continue;
+        }
+        if options.view == View::Variability && s.comm {
+            continue;
+        }
+        per_thunk.entry((program, name)).or_default().merge(s);
+    }
+    if options.view == View::Variability {
+        per_thunk.retain(|_, s| s.n >= 2);
+    }
+    let sources = gpu::dump_sources(inputs, &options.hlo);
+    let infos = if sources.is_empty() && !time.gpu.has_infos() {
+        None
+    } else {
+        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for &(program, name) in per_thunk.keys() {
+            wanted.entry(program).or_default().insert(name);
+        }
+        let infos = time.gpu.infos(&wanted, &sources, notes)?;
+        note_missing(&infos, &wanted, &selection, notes);
+        Some(infos)
+    };
+    let info = |program: &str, name: &str| {
+        infos
+            .as_ref()?
+            .get(program)?
+            .as_ref()?
+            .get(name)?
+            .as_ref()
+            .map(|i| (i.op_name().to_string(), i.opcode().to_string()))
+    };
+    let mut rows = match options.view {
+        View::Top => Rows::Top(top_rows(&per_thunk, &selection, &info)),
+        View::Opcode => Rows::Opcode(opcode_rows(&per_thunk, &selection, &info)),
+        View::Variability => Rows::Variability(variability_rows(
+            &per_thunk,
+            &selection,
+            &info,
+            options.min_cv,
+        )),
+    };
+    if let Some(n) = options.top {
+        match &mut rows {
+            Rows::Top(r) => r.truncate(n),
+            Rows::Opcode(r) => r.truncate(n),
+            Rows::Variability(r) => r.truncate(n),
+        }
+    }
+    Ok(rows)
+}
+
+/// Notes for the programs without a dump and the thunks their dump lacks.
+fn note_missing(
+    infos: &Infos,
+    wanted: &BTreeMap<&str, BTreeSet<&str>>,
+    selection: &Selection<'_>,
+    notes: &Notes,
+) {
+    for (program, names) in wanted {
+        let module = selection.module_name(program);
+        match infos.get(*program).and_then(Option::as_ref) {
+            None => notes.note(format!(
+                "no HLO dump of program {program} ({module}): its thunks have no op_name \
+                 or opcode ({UNKNOWN} by opcode)"
+            )),
+            Some(infos) => {
+                for name in names {
+                    if infos.get(*name).is_none_or(Option::is_none) {
+                        notes.note(format!(
+                            "program {program} ({module}): no instruction {name} in its HLO \
+                             dump: no op_name or opcode ({UNKNOWN} by opcode)"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What the dumps say of a thunk: (op_name, opcode).
+type Info<'a> = dyn Fn(&str, &str) -> Option<(String, String)> + 'a;
+
+fn percent(part: i128, whole: i128) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// Held at the ends of i64: only made-up records reach them.
+fn clamp(ns: i128) -> i64 {
+    ns.clamp(i64::MIN.into(), i64::MAX.into()) as i64
+}
+
+fn top_rows(
+    per_thunk: &BTreeMap<(&str, &str), Stats>,
+    selection: &Selection<'_>,
+    info: &Info<'_>,
+) -> Vec<TopRow> {
+    let total: i128 = per_thunk
+        .values()
+        .map(|s| s.dur.sum())
+        .fold(0, i128::saturating_add);
+    let mut rows: Vec<TopRow> = per_thunk
+        .iter()
+        .map(|(&(program, name), s)| {
+            let info = info(program, name);
+            TopRow {
+                program: program.to_string(),
+                module: selection.module_name(program).to_string(),
+                thunk: name.to_string(),
+                op_name: info.as_ref().map(|i| i.0.clone()),
+                opcode: info.map(|i| i.1),
+                executions: s.n,
+                total_ns: clamp(s.dur.sum()),
+                mean_ns: s.dur.mean(s.n),
+                percent: percent(s.dur.sum(), total),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.program.cmp(&b.program))
+            .then_with(|| a.thunk.cmp(&b.thunk))
+    });
+    rows
+}
+
+fn opcode_rows(
+    per_thunk: &BTreeMap<(&str, &str), Stats>,
+    selection: &Selection<'_>,
+    info: &Info<'_>,
+) -> Vec<OpcodeRow> {
+    let mut by_opcode: BTreeMap<String, (u64, i128)> = BTreeMap::new();
+    for (&(program, name), s) in per_thunk {
+        let opcode = info(program, name).map_or_else(|| UNKNOWN.to_string(), |i| i.1);
+        let o = by_opcode.entry(opcode).or_default();
+        o.0 += 1;
+        o.1 = o.1.saturating_add(s.dur.sum());
+    }
+    let thunk_total: i128 = by_opcode
+        .values()
+        .map(|o| o.1)
+        .fold(0, i128::saturating_add);
+    // The notebook's `_total`: module time (2), with the idle time during modules as a
+    // row of its own; thunk time where there are no module records.
+    let totals = selection.totals();
+    let whole = totals.map_or(thunk_total, |t| i128::from(t.module_ns));
+    let mut rows: Vec<OpcodeRow> = by_opcode
+        .into_iter()
+        .map(|(opcode, (thunks, ns))| OpcodeRow {
+            opcode,
+            thunks,
+            total_ns: clamp(ns),
+            percent: percent(ns, whole),
+        })
+        .collect();
+    if let Some(t) = totals {
+        rows.push(OpcodeRow {
+            opcode: IDLE_INSIDE.to_string(),
+            thunks: 0,
+            total_ns: t.idle_inside(),
+            percent: percent(t.idle_inside().into(), whole),
+        });
+    }
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.opcode.cmp(&b.opcode))
+    });
+    rows
+}
+
+fn variability_rows(
+    per_thunk: &BTreeMap<(&str, &str), Stats>,
+    selection: &Selection<'_>,
+    info: &Info<'_>,
+    min_cv: f64,
+) -> Vec<VariabilityRow> {
+    let mut rows: Vec<VariabilityRow> = Vec::new();
+    for (&(program, name), s) in per_thunk {
+        let mean = s.dur.mean(s.n);
+        let std = s.dur.std(s.n).unwrap_or(0.0);
+        let cv = (mean != 0.0).then(|| std / mean.abs());
+        // The notebook's `var_threshold`: σ/μ above it (0 keeps every thunk).
+        if min_cv > 0.0 && cv.is_none_or(|cv| cv <= min_cv) {
+            continue;
+        }
+        let info = info(program, name);
+        let mut row = VariabilityRow {
+            program: program.to_string(),
+            module: selection.module_name(program).to_string(),
+            thunk: name.to_string(),
+            op_name: info.as_ref().map(|i| i.0.clone()),
+            opcode: info.map(|i| i.1),
+            executions: s.n,
+            mean_ns: mean,
+            std_ns: std,
+            cv,
+            max_ns: s.slowest.first().map_or(0, |x| x.dur_ns),
+            ..VariabilityRow::default()
+        };
+        row.set_slowest(&s.slowest);
+        rows.push(row);
+    }
+    // As the notebook's detailed view: the slowest (largest mean) of the variable ones.
+    rows.sort_by(|a, b| {
+        b.mean_ns
+            .total_cmp(&a.mean_ns)
+            .then_with(|| a.program.cmp(&b.program))
+            .then_with(|| a.thunk.cmp(&b.thunk))
+    });
+    rows
+}
+
+/// The rows of `inputs` as `options` ask, written to `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    let time = read(options, inputs, notes)?;
+    let rows = rows(&time, options, inputs, notes)?;
+    write(options.format, &rows, out)
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1e3)
+}
+
+/// Writes rows as a table for people, or as records.
+pub fn write(format: Format, rows: &Rows, out: &mut dyn Write) -> Result<()> {
+    if format != Format::Table {
+        let mut w = RecordWriter::new(out, format)?;
+        return match rows {
+            Rows::Top(r) => {
+                r.iter().try_for_each(|x| w.write(x))?;
+                w.finish::<TopRow>()
+            }
+            Rows::Opcode(r) => {
+                r.iter().try_for_each(|x| w.write(x))?;
+                w.finish::<OpcodeRow>()
+            }
+            Rows::Variability(r) => {
+                r.iter().try_for_each(|x| w.write(x))?;
+                w.finish::<VariabilityRow>()
+            }
+        };
+    }
+    let empty = match rows {
+        Rows::Top(r) => r.is_empty(),
+        Rows::Opcode(r) => r.is_empty(),
+        Rows::Variability(r) => r.is_empty(),
+    };
+    if empty {
+        writeln!(out, "No thunk executions in the input.").map_err(Error::Output)?;
+        return out.flush().map_err(Error::Output);
+    }
+    let text = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let (table, right): (Vec<Vec<String>>, &[usize]) = match rows {
+        Rows::Top(r) => {
+            let mut t = vec![
+                [
+                    "percent",
+                    "ms total",
+                    "executions",
+                    "µs mean",
+                    "thunk",
+                    "opcode",
+                    "module",
+                    "op_name",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ];
+            t.extend(r.iter().map(|x| {
+                vec![
+                    format!("{:.2}", x.percent),
+                    ms(x.total_ns as f64),
+                    x.executions.to_string(),
+                    us(x.mean_ns),
+                    x.thunk.clone(),
+                    text(&x.opcode),
+                    format!("{} ({})", x.module, x.program),
+                    text(&x.op_name),
+                ]
+            }));
+            (t, &[0, 1, 2, 3])
+        }
+        Rows::Opcode(r) => {
+            let mut t = vec![vec![
+                "percent".to_string(),
+                "ms total".into(),
+                "thunks".into(),
+                "opcode".into(),
+            ]];
+            t.extend(r.iter().map(|x| {
+                vec![
+                    format!("{:.2}", x.percent),
+                    ms(x.total_ns as f64),
+                    x.thunks.to_string(),
+                    x.opcode.clone(),
+                ]
+            }));
+            (t, &[0, 1, 2])
+        }
+        Rows::Variability(r) => {
+            let mut t = vec![
+                [
+                    "µs mean",
+                    "µs std",
+                    "cv %",
+                    "executions",
+                    "thunk",
+                    "slowest µs (device/execution)",
+                    "module",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ];
+            t.extend(r.iter().map(|x| {
+                let slowest = x
+                    .slowest()
+                    .iter()
+                    .map(|&(ns, d, e, k)| {
+                        let k = if k > 0 {
+                            format!(".{k}")
+                        } else {
+                            String::new()
+                        };
+                        format!("{} ({d}/{e}{k})", us(ns as f64))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                vec![
+                    us(x.mean_ns),
+                    us(x.std_ns),
+                    x.cv.map_or("-".into(), |cv| format!("{:.1}", 100.0 * cv)),
+                    x.executions.to_string(),
+                    x.thunk.clone(),
+                    slowest,
+                    format!("{} ({})", x.module, x.program),
+                ]
+            }));
+            (t, &[0, 1, 2, 3])
+        }
+    };
+    write_table(out, &table, right)?;
+    out.flush().map_err(Error::Output)
+}
