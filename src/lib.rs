@@ -69,6 +69,7 @@ pub mod record;
 pub mod source;
 pub mod stats;
 pub mod thunks;
+pub mod timeline;
 
 pub use cmd::commands;
 pub use error::{Error, Result};

@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod modules;
 pub mod ranges;
 pub mod thunks;
+pub mod timeline;
 
 use crate::error::Result;
 use crate::notes::Notes;
@@ -216,6 +217,7 @@ pub fn commands() -> Vec<Command> {
         command::<flamefold::Args>(),
         command::<kernels::Args>(),
         command::<thunks::Args>(),
+        command::<timeline::Args>(),
     ]
     .into_iter()
     .map(|c| c.long_version(None::<&str>))
