@@ -180,7 +180,7 @@ impl<'w> Trace<'w> {
         self.event(|w| {
             write!(
                 w,
-                "\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"{what}\",\"args\":{{\"{key}\":"
+                "\"ph\":\"M\",\"cat\":\"__metadata\",\"pid\":{pid},\"tid\":{tid},\"name\":\"{what}\",\"args\":{{\"{key}\":"
             )?;
             serde_json::to_writer(&mut *w, value)?;
             w.write_all(b"}")
