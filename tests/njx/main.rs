@@ -31,5 +31,6 @@ mod outputs;
 mod progress;
 mod ranges;
 mod thunks;
+mod timeline;
 mod trees;
 mod ux;

@@ -125,7 +125,7 @@ fn hlo_dump() -> Vec<u8> {
 const DUMP: &str = "module_0003.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb";
 
 /// `xla.sqlite` and an XLA dump folder `xla_dump/`, in a fresh folder.
-fn fixture(launcher_names: bool) -> (tempfile::TempDir, String, String) {
+pub(crate) fn fixture(launcher_names: bool) -> (tempfile::TempDir, String, String) {
     let dir = tempdir();
     let db = dir.path().join("xla.sqlite");
     export(&db, launcher_names);
