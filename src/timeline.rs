@@ -143,7 +143,7 @@ struct RangeArgs {
 impl<'w> Trace<'w> {
     fn new(out: &'w mut dyn Write) -> Result<Trace<'w>> {
         out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")
-            .map_err(|e| Error::io("output", e))?;
+            .map_err(Error::Output)?;
         Ok(Trace {
             out,
             first: true,
@@ -165,7 +165,7 @@ impl<'w> Trace<'w> {
             .write_all(sep)
             .and_then(|()| body(self.out))
             .and_then(|()| self.out.write_all(b"}"))
-            .map_err(|e| Error::io("output", e))
+            .map_err(Error::Output)
     }
 
     /// A metadata event (`process_name`, `thread_name`, `…_sort_index`).
@@ -368,9 +368,7 @@ impl<'w> Trace<'w> {
     }
 
     fn finish(self) -> Result<u64> {
-        self.out
-            .write_all(b"\n]}\n")
-            .map_err(|e| Error::io("output", e))?;
+        self.out.write_all(b"\n]}\n").map_err(Error::Output)?;
         Ok(self.events)
     }
 }
