@@ -55,6 +55,7 @@ pub mod error;
 pub mod executions;
 pub mod export;
 pub mod flamefold;
+pub mod heap;
 pub mod hlo;
 pub mod kernels;
 pub mod modules;
