@@ -523,6 +523,12 @@ fn groups(heap: &ProgramHeap, key: impl Fn(&BufferRecord) -> &str) -> Vec<GroupR
 pub fn read(inputs: &[PathBuf], options: &Options, notes: &Notes) -> Result<Vec<ProgramHeap>> {
     let mut out = Vec::new();
     for path in inputs {
+        if path.as_os_str() == "-" {
+            return Err(Error::Usage(
+                "njx-heap reads nsys-jax archives or folders of XLA dumps, not stdin: name them"
+                    .into(),
+            ));
+        }
         let mut archive = source::open_dumps(path, notes.progress())?;
         let mut dumps = Dumps::new(&archive);
         let members: Vec<String> = dumps

@@ -16,7 +16,8 @@
 //!   [`modules`] (module summary), [`collectives`] (bandwidth, hidden time, wait,
 //!   stragglers; [`plot`] draws its SVG), [`flamefold`] (folded stacks and flame graphs),
 //!   [`thunks`] (the notebook's thunk tables: top thunks, opcodes, variability; exact
-//!   running statistics in [`stats`]), [`capture`] (profiling a program under nsys into
+//!   running statistics in [`stats`]), [`heap`] (heap memory per program from the
+//!   dumps' buffer assignment: peak, live buffers, breakdowns), [`capture`] (profiling a program under nsys into
 //!   an archive);
 //! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr
 //!   and [`progress`] how far they are (on a terminal), [`error`] is the one error type

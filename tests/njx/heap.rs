@@ -99,7 +99,6 @@ fn module() -> HloProto {
         function_name_id: 1,
         line,
         column: 0,
-        ..Default::default()
     };
     let frame = |location| stack_frame_index_proto::StackFrame {
         file_location_id: location,
@@ -298,6 +297,10 @@ fn dump_folders_and_the_program_filter() {
     let out = run("njx-heap", &["--program", "jit_h", folder], b"");
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("--program jit_h"));
+    // Dumps are files: stdin is refused as bad usage.
+    let out = run("njx-heap", &[], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("not stdin"));
 }
 
 #[test]
