@@ -59,6 +59,8 @@ pub struct Options {
     pub format: Format,
     /// Only programs with this module name, program id or fingerprint.
     pub program: Option<String>,
+    /// Also draw the live total over each trace's events into this SVG file.
+    pub svg: Option<PathBuf>,
 }
 
 /// One row of `--view peak`: one heap simulator trace of one program.
@@ -158,6 +160,8 @@ pub struct ProgramHeap {
     pub peaks: Vec<PeakRecord>,
     /// The live buffers at each trace's peak, by trace, largest first.
     pub buffers: Vec<BufferRecord>,
+    /// The live total after each event of each trace, by trace.
+    pub totals: Vec<Vec<i64>>,
 }
 
 /// The replay of one trace.
@@ -169,6 +173,8 @@ pub struct Replay {
     pub peak_event: Option<usize>,
     /// (buffer id, bytes counted) live just after that event, by buffer id.
     pub live: Vec<(i64, i64)>,
+    /// The live total after each event (events not counted keep the total).
+    pub totals: Vec<i64>,
 }
 
 /// Replays heap simulator `events` as XLA's `ComputePeakMemoryLogicalBuffers`; `size`
@@ -185,8 +191,10 @@ pub fn replay(
     let mut canonical: HashMap<i64, i64> = HashMap::new();
     let mut total: i64 = 0;
     let mut best = Replay::default();
+    let mut totals = Vec::with_capacity(events.len());
     for (i, e) in events.iter().enumerate() {
         let Some(bytes) = size(e.buffer_id) else {
+            totals.push(total);
             continue;
         };
         let kind =
@@ -224,6 +232,7 @@ pub fn replay(
                 total -= counted;
             }
         }
+        totals.push(total);
         if total > best.peak {
             best.peak = total;
             best.peak_event = Some(i);
@@ -236,6 +245,7 @@ pub fn replay(
             best.live = set;
         }
     }
+    best.totals = totals;
     Ok(best)
 }
 
@@ -340,6 +350,7 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto) -> Result<ProgramHeap> {
     let by_id: HashMap<i64, Instruction<'_>> = hlo.instructions().map(|i| (i.id(), i)).collect();
     let mut peaks = Vec::new();
     let mut buffers = Vec::new();
+    let mut totals = Vec::new();
     for (t, trace) in ba.heap_simulator_traces.iter().enumerate() {
         if let Some(e) = trace
             .events
@@ -395,6 +406,7 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto) -> Result<ProgramHeap> {
             temp_bytes: temp,
             total_bytes: total,
         });
+        totals.push(r.totals.clone());
         let mut live = Vec::with_capacity(r.live.len());
         for &(id, bytes) in &r.live {
             let b = logical[&id];
@@ -451,7 +463,11 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto) -> Result<ProgramHeap> {
             ..PeakRecord::default()
         });
     }
-    Ok(ProgramHeap { peaks, buffers })
+    Ok(ProgramHeap {
+        peaks,
+        buffers,
+        totals,
+    })
 }
 
 /// The allocation a trace sized: the one its `buffer_allocation_index` names where that
@@ -704,6 +720,25 @@ fn records<'a, T: Serialize + Default + 'a>(
     w.finish::<T>()
 }
 
+/// The curves of `--svg`: one per trace, named `program (id) trace N` (the trace only
+/// where a program has several), with the index of its peak event.
+pub fn curves(heaps: &[ProgramHeap]) -> Vec<(String, Vec<i64>, Option<usize>)> {
+    let mut out = Vec::new();
+    for h in heaps {
+        let traced: Vec<&PeakRecord> = h.peaks.iter().filter(|p| p.trace >= 0).collect();
+        for (p, totals) in traced.iter().zip(&h.totals) {
+            let name = if traced.len() > 1 {
+                format!("{} ({}) trace {}", p.program, p.program_id, p.trace)
+            } else {
+                format!("{} ({})", p.program, p.program_id)
+            };
+            let peak = usize::try_from(p.peak_event).ok();
+            out.push((name, totals.clone(), peak));
+        }
+    }
+    out
+}
+
 /// Reads `inputs` and writes their heaps: njx-heap's job.
 pub fn run(
     options: &Options,
@@ -712,7 +747,11 @@ pub fn run(
     notes: &Notes,
 ) -> Result<()> {
     let heaps = read(inputs, options, notes)?;
-    write(options, &heaps, out)
+    write(options, &heaps, out)?;
+    if let Some(svg) = &options.svg {
+        crate::plot::heap_svg(svg, &curves(&heaps))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ assignment statistics count them.
 Examples:
   njx-heap rank0.zip
   njx-heap --view by-source --program pjit__wrapped_step_fn rank0.zip
+  njx-heap --program pjit__wrapped_step_fn --svg heap.svg rank0.zip
   njx-heap --view buffers --format json rank0.zip | jq -r .op_name | head"
 )]
 pub struct Args {
@@ -38,6 +39,10 @@ pub struct Args {
     /// Only this program: its module name, program id or fingerprint.
     #[arg(long, value_name = "NAME_OR_ID")]
     pub program: Option<String>,
+
+    /// Also draw the live heap total over each trace's events (peak marked) into FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<std::path::PathBuf>,
 }
 
 impl Args {
@@ -47,6 +52,7 @@ impl Args {
             view: self.view,
             format: self.io.format.unwrap_or(Format::Table),
             program: self.program.clone(),
+            svg: self.svg.clone(),
         }
     }
 }
@@ -60,5 +66,8 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &inputs)?;
     out.ends_progress(notes.progress());
     crate::heap::write(&options, &heaps, &mut out)?;
+    if let Some(svg) = &options.svg {
+        crate::plot::heap_svg(svg, &crate::heap::curves(&heaps))?;
+    }
     out.finish()
 }

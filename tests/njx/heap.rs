@@ -259,6 +259,19 @@ fn the_peak_broken_down_by_op_name_and_by_source() {
 }
 
 #[test]
+fn svg_draws_the_live_total_with_its_peak() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), &module());
+    let svg = dir.path().join("heap.svg");
+    ok("njx-heap", &["--svg", svg.to_str().unwrap(), &zip]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.ends_with("</svg>\n"));
+    assert!(text.contains("jit_f (7): peak 112 B at event 4"), "{text}");
+    assert!(text.contains("live buffers [B]"), "{text}");
+    assert_eq!(text.matches("<polyline").count(), 1);
+}
+
+#[test]
 fn dump_folders_and_the_program_filter() {
     let dir = tempdir();
     let proto = module();
