@@ -423,6 +423,9 @@ fn the_pax_dumps_agree_with_their_own_allocations() {
         assert_eq!(step["output_bytes"], json!(376_933_486), "{zip}");
         assert_eq!(step["total_bytes"], json!(16_761_245_927_i64), "{zip}");
         assert_eq!(step["peak_event"], json!(640), "{zip}");
+        // The trace says allocation 1187 (numbered before XLA combined its temp
+        // allocations); its buffers are in 1322, the temp allocation.
+        assert_eq!(step["allocation"], json!(1322), "{zip}");
         assert_eq!(step["live_buffers"], json!(379), "{zip}");
     }
 }
