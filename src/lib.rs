@@ -17,7 +17,9 @@
 //!   stragglers; [`plot`] draws its SVG), [`flamefold`] (folded stacks and flame graphs),
 //!   [`thunks`] (the notebook's thunk tables: top thunks, opcodes, variability; exact
 //!   running statistics in [`stats`]), [`timeline`] (Trace Event JSON for Perfetto UI and
-//!   chrome://tracing), [`capture`] (profiling a program under nsys into an archive);
+//!   chrome://tracing), [`heap`] (heap memory per program from the dumps' buffer
+//!   assignment: peak, live buffers, breakdowns), [`capture`] (profiling a program under
+//!   nsys into an archive);
 //! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr
 //!   and [`progress`] how far they are (on a terminal), [`error`] is the one error type
 //!   with exit codes;
@@ -55,6 +57,7 @@ pub mod error;
 pub mod executions;
 pub mod export;
 pub mod flamefold;
+pub mod heap;
 pub mod hlo;
 pub mod kernels;
 pub mod modules;

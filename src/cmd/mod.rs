@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod compile_summary;
 pub mod export;
 pub mod flamefold;
+pub mod heap;
 pub mod kernels;
 pub mod modules;
 pub mod ranges;
@@ -218,6 +219,7 @@ pub fn commands() -> Vec<Command> {
         command::<kernels::Args>(),
         command::<thunks::Args>(),
         command::<timeline::Args>(),
+        command::<heap::Args>(),
     ]
     .into_iter()
     .map(|c| c.long_version(None::<&str>))

@@ -175,6 +175,23 @@ impl Dumps {
             .flat_map(|f| f.copies.iter().map(String::as_str))
     }
 
+    /// Every member holding an after-optimizations dump of any program, in member order
+    /// (in a combine archive, every profile's copy).
+    pub fn after_optimizations(&self) -> Vec<&str> {
+        let mut members: Vec<&str> = self
+            .files
+            .iter()
+            .filter(|f| {
+                f.rest
+                    .split_once('.')
+                    .is_some_and(|(_, stage)| stage.ends_with(AFTER_OPTIMIZATIONS))
+            })
+            .flat_map(|f| f.copies.iter().map(String::as_str))
+            .collect();
+        members.sort_unstable();
+        members
+    }
+
     /// The archive member holding the after-optimizations dump of program `program_id`
     /// (module `module`) for `profile`, or `None` when the archive has none. Several
     /// candidate files for one program are an error, as in nsys-jax.

@@ -514,6 +514,11 @@ impl<'m> Instruction<'m> {
         .map_err(|e| self.error(format!("not a valid HloInstructionProto: {e}")))
     }
 
+    /// Its id (unique in the module; buffer assignments refer to instructions by it).
+    pub fn id(&self) -> i64 {
+        self.lean().id
+    }
+
     /// Its name (`fusion.12`, `all-gather-start.3`): the thunk name in profiles.
     pub fn name(&self) -> &'m str {
         &self.lean().name

@@ -19,6 +19,7 @@ mod export;
 mod export_gpu;
 mod export_sqlite;
 mod flamefold;
+mod heap;
 mod hlo;
 mod hostile;
 mod kernels;

@@ -1,0 +1,431 @@
+//! njx-heap: a buffer assignment built here (peak, live set and breakdowns computed by
+//! hand; archives and dump folders; errors), and conformance on the real pax archives.
+
+use crate::common::{self, computation, instruction, ok, run, stderr_of, tempdir, write};
+use njx::hlo::proto::{
+    BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloModuleProto, HloProto,
+    LogicalBufferProto, OpMetadata, PrimitiveType, ShapeProto, StackFrameIndexProto,
+    buffer_allocation_proto::Assigned, heap_simulator_trace, logical_buffer_proto,
+    stack_frame_index_proto,
+};
+use prost::Message;
+use serde_json::{Value, json};
+
+const MEMBER: &str = "dump/module_0007.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb.xz";
+
+fn f32s(dims: &[i64]) -> ShapeProto {
+    common::f32s(dims)
+}
+
+fn meta(op_name: &str, frame: i32) -> Option<OpMetadata> {
+    Some(OpMetadata {
+        op_name: op_name.into(),
+        stack_frame_id: frame,
+        ..Default::default()
+    })
+}
+
+fn buffer(id: i64, size: i64, inst: i64, index: &[i64]) -> LogicalBufferProto {
+    LogicalBufferProto {
+        id,
+        size,
+        defined_at: Some(logical_buffer_proto::Location {
+            instruction_id: inst,
+            shape_index: index.to_vec(),
+            ..Default::default()
+        }),
+        color: 0,
+    }
+}
+
+fn allocation(index: i64, size: i64, assigned: &[(i64, i64, i64)]) -> BufferAllocationProto {
+    BufferAllocationProto {
+        index,
+        size,
+        assigned: assigned
+            .iter()
+            .map(|&(logical_buffer_id, offset, size)| Assigned {
+                logical_buffer_id,
+                offset,
+                size,
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn event(
+    kind: heap_simulator_trace::event::Kind,
+    id: i64,
+    canonical: i64,
+    inst: &str,
+) -> heap_simulator_trace::Event {
+    heap_simulator_trace::Event {
+        kind: kind as i32,
+        buffer_id: id,
+        computation_name: "main".into(),
+        instruction_name: inst.into(),
+        share_with_canonical_id: canonical,
+    }
+}
+
+/// Module `jit_f` (program 7): a parameter `p0` (f32[4]), fusions `a` (f32[8], op
+/// `jit(f)/mul`, f.py:10) and `b` (f32[16], `jit(f)/add`, f.py:11), a bitcast `c` that
+/// shares `b`'s buffer, `d` with a tuple result (its buffer at {1}: f32[4], `jit(f)/mul`,
+/// no frame) and the output `out`. Allocations: 0 the parameter (16 B), 1 the temp buffer
+/// (120 B: `a`, `b`, `c`, `d`), 2 the output (16 B). The trace (its allocation index
+/// stale, as in older dumps) also allocates the output, which is not in the temp buffer
+/// and so does not count: live totals 32, 96, 96 (the share adds nothing), 112 (the peak,
+/// event 4: `a`, `b`, `d`), then down to 0.
+fn module() -> HloProto {
+    use heap_simulator_trace::event::Kind::*;
+    let mut a = instruction(2, "a", "fusion", f32s(&[8]), &[1], &[]);
+    a.metadata = meta("jit(f)/mul", 1);
+    let mut b = instruction(3, "b", "fusion", f32s(&[16]), &[2], &[]);
+    b.metadata = meta("jit(f)/add", 2);
+    let mut c = instruction(4, "c", "bitcast", f32s(&[16]), &[3], &[]);
+    c.metadata = meta("jit(f)/add", 2);
+    let tuple = ShapeProto {
+        element_type: PrimitiveType::Tuple as i32,
+        tuple_shapes: vec![f32s(&[2]), f32s(&[4])],
+        ..Default::default()
+    };
+    let mut d = instruction(5, "d", "fusion", tuple, &[4], &[]);
+    d.metadata = meta("jit(f)/mul", 0);
+    let out = instruction(6, "out", "get-tuple-element", f32s(&[4]), &[5], &[]);
+    let p0 = instruction(1, "p0", "parameter", f32s(&[4]), &[], &[]);
+    let loc = |line| stack_frame_index_proto::FileLocation {
+        file_name_id: 1,
+        function_name_id: 1,
+        line,
+        column: 0,
+    };
+    let frame = |location| stack_frame_index_proto::StackFrame {
+        file_location_id: location,
+        parent_frame_id: 0,
+    };
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            id: 7,
+            name: "jit_f".into(),
+            entry_computation_id: 1,
+            entry_computation_name: "main".into(),
+            computations: vec![computation(1, "main", vec![p0, a, b, c, d, out])],
+            stack_frame_index: Some(StackFrameIndexProto {
+                file_names: vec!["f.py".into()],
+                function_names: vec!["f".into()],
+                file_locations: vec![loc(10), loc(11)],
+                stack_frames: vec![frame(1), frame(2)],
+            }),
+            ..Default::default()
+        }),
+        buffer_assignment: Some(BufferAssignmentProto {
+            logical_buffers: vec![
+                buffer(1, 16, 1, &[]),
+                buffer(2, 32, 2, &[]),
+                buffer(3, 64, 3, &[]),
+                buffer(4, 64, 4, &[]),
+                buffer(5, 16, 5, &[1]),
+                buffer(6, 16, 6, &[]),
+            ],
+            buffer_allocations: vec![
+                BufferAllocationProto {
+                    is_entry_computation_parameter: true,
+                    ..allocation(0, 16, &[(1, 0, 16)])
+                },
+                allocation(1, 120, &[(2, 0, 32), (3, 32, 64), (4, 32, 64), (5, 96, 16)]),
+                BufferAllocationProto {
+                    maybe_live_out: true,
+                    ..allocation(2, 16, &[(6, 0, 16)])
+                },
+            ],
+            heap_simulator_traces: vec![HeapSimulatorTrace {
+                events: vec![
+                    event(Alloc, 6, 0, "out"),
+                    event(Alloc, 2, 0, "a"),
+                    event(Alloc, 3, 0, "b"),
+                    event(ShareWith, 4, 3, "c"),
+                    event(Alloc, 5, 0, "d"),
+                    event(Free, 2, 0, "d"),
+                    event(Free, 4, 0, "out"),
+                    event(Free, 3, 0, "out"),
+                    event(Free, 5, 0, "out"),
+                    event(Free, 6, 0, "out"),
+                ],
+                whole_module_simulation: true,
+                buffer_allocation_index: 5,
+            }],
+            ..Default::default()
+        }),
+    }
+}
+
+/// An nsys-jax-like archive holding `proto` as program 7's after-optimizations dump.
+fn archive(dir: &std::path::Path, proto: &HloProto) -> String {
+    let xz = common::xz(&proto.encode_to_vec());
+    write(dir, "rank0.zip", &common::zip(&[(MEMBER, &xz)], false))
+}
+
+fn json(args: &[&str]) -> Vec<Value> {
+    common::json_lines(&ok("njx-heap", args))
+}
+
+#[test]
+fn the_peak_is_replayed_as_xla_computes_it() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), &module());
+    let rows = json(&["--format", "json", &zip]);
+    assert_eq!(rows.len(), 1);
+    let mut row = rows[0].clone();
+    assert!(
+        row["dump"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("rank0.zip!{MEMBER}"))
+    );
+    row.as_object_mut().unwrap().remove("dump");
+    assert_eq!(
+        row,
+        json!({
+            "program": "jit_f", "program_id": 7, "trace": 0, "whole_module": true,
+            "allocation": 1, "allocation_bytes": 120, "peak_bytes": 112,
+            "fragmentation_bytes": 8, "peak_event": 4, "events": 10, "peak_at": "main/d",
+            "live_buffers": 3, "parameter_bytes": 16, "constant_bytes": 0,
+            "output_bytes": 16, "temp_bytes": 120, "total_bytes": 152
+        })
+    );
+}
+
+#[test]
+fn the_live_buffers_at_the_peak_with_their_instructions() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), &module());
+    let rows = json(&["--view", "buffers", "--format", "json", &zip]);
+    let got: Vec<(i64, i64, &str, &str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["buffer"].as_i64().unwrap(),
+                r["bytes"].as_i64().unwrap(),
+                r["shape"].as_str().unwrap(),
+                r["shape_index"].as_str().unwrap(),
+                r["instruction"].as_str().unwrap(),
+                r["op_name"].as_str().unwrap(),
+                r["source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (3, 64, "f32[16]", "{}", "b", "jit(f)/add", "f.py:11[f]"),
+            (2, 32, "f32[8]", "{}", "a", "jit(f)/mul", "f.py:10[f]"),
+            (5, 16, "f32[4]", "{1}", "d", "jit(f)/mul", ""),
+        ]
+    );
+    assert_eq!(rows[0]["percent"], json!(57.14));
+    assert_eq!(rows[0]["opcode"], json!("fusion"));
+}
+
+#[test]
+fn the_peak_broken_down_by_op_name_and_by_source() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), &module());
+    let csv = ok(
+        "njx-heap",
+        &["--view", "by-op-name", "--format", "csv", &zip],
+    );
+    assert_eq!(
+        csv,
+        "program,program_id,trace,key,bytes,percent,buffers\n\
+         jit_f,7,0,jit(f)/add,64,57.14,1\n\
+         jit_f,7,0,jit(f)/mul,48,42.86,2\n"
+    );
+    let rows = json(&["--view", "by-source", "--format", "json", &zip]);
+    let got: Vec<(&str, i64)> = rows
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap(), r["bytes"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![("f.py:11[f]", 64), ("f.py:10[f]", 32), ("(none)", 16)]
+    );
+    // The table for people: sizes in units.
+    let table = ok("njx-heap", &[&zip]);
+    assert!(
+        table.contains("112 B") && table.contains("120 B"),
+        "{table}"
+    );
+}
+
+#[test]
+fn svg_draws_the_live_total_with_its_peak() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), &module());
+    let svg = dir.path().join("heap.svg");
+    ok("njx-heap", &["--svg", svg.to_str().unwrap(), &zip]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.ends_with("</svg>\n"));
+    assert!(text.contains("jit_f (7): peak 112 B at event 4"), "{text}");
+    assert!(text.contains("live buffers [B]"), "{text}");
+    assert_eq!(text.matches("<polyline").count(), 1);
+}
+
+#[test]
+fn dump_folders_and_the_program_filter() {
+    let dir = tempdir();
+    let proto = module();
+    let mut other = proto.clone();
+    let m = other.hlo_module.as_mut().unwrap();
+    m.id = 9;
+    m.name = "jit_g".into();
+    write(
+        dir.path(),
+        "module_0007.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb",
+        &proto.encode_to_vec(),
+    );
+    write(
+        dir.path(),
+        "module_0009.jit_g.sm_8.0_gpu_after_optimizations.hlo.pb",
+        &other.encode_to_vec(),
+    );
+    // Before optimisation there is no buffer assignment: not read.
+    write(
+        dir.path(),
+        "module_0009.jit_g.before_optimizations.hlo.pb",
+        b"junk",
+    );
+    let folder = dir.path().to_str().unwrap();
+    let rows = json(&["--format", "json", folder]);
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["program"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["jit_f", "jit_g"]);
+    for wanted in ["jit_g", "9"] {
+        let rows = json(&["--format", "json", "--program", wanted, folder]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["program_id"], json!(9));
+    }
+    let out = run("njx-heap", &["--program", "jit_h", folder], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--program jit_h"));
+    // Dumps are files: stdin is refused as bad usage.
+    let out = run("njx-heap", &[], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("not stdin"));
+}
+
+#[test]
+fn a_dump_without_buffer_assignment_is_an_error_naming_it() {
+    let dir = tempdir();
+    let mut proto = module();
+    proto.buffer_assignment = None;
+    let zip = archive(dir.path(), &proto);
+    let out = run("njx-heap", &[&zip], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!("rank0.zip!{MEMBER}")) && err.contains("no buffer assignment"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn dangling_buffer_ids_are_errors() {
+    let dir = tempdir();
+    // A trace event naming no logical buffer.
+    let mut proto = module();
+    let ba = proto.buffer_assignment.as_mut().unwrap();
+    ba.heap_simulator_traces[0].events[1].buffer_id = 99;
+    let zip = archive(dir.path(), &proto);
+    let out = run("njx-heap", &[&zip], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(MEMBER) && err.contains("buffer 99 is not a logical buffer"),
+        "{err}"
+    );
+    // A logical buffer defined by an instruction the module lacks.
+    let mut proto = module();
+    let ba = proto.buffer_assignment.as_mut().unwrap();
+    ba.logical_buffers[2]
+        .defined_at
+        .as_mut()
+        .unwrap()
+        .instruction_id = 42;
+    let zip = archive(dir.path(), &proto);
+    let out = run("njx-heap", &["--view", "buffers", &zip], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("logical buffer 3: defined by instruction 42"),
+        "{err}"
+    );
+    // A FREE of a buffer that is not live.
+    let mut proto = module();
+    let ba = proto.buffer_assignment.as_mut().unwrap();
+    ba.heap_simulator_traces[0].events.swap(1, 5);
+    let zip = archive(dir.path(), &proto);
+    let out = run("njx-heap", &[&zip], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("FREE of buffer 2, which is not live"), "{err}");
+}
+
+/// The real dumps: every trace's peak is what its live buffers add up to, and the
+/// allocation XLA sized from the simulation is never smaller than it; the temp
+/// allocations hold it. The step function's numbers are XLA's on proc0.
+#[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
+fn the_pax_dumps_agree_with_their_own_allocations() {
+    let Some(dir) = common::shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    for zip in common::pax_archives(&dir) {
+        let peaks = json(&["--format", "json", &zip]);
+        let buffers = json(&["--view", "buffers", "--format", "json", &zip]);
+        let mut traced = 0;
+        for p in &peaks {
+            let trace = p["trace"].as_i64().unwrap();
+            if trace < 0 {
+                continue;
+            }
+            traced += 1;
+            let (peak, alloc) = (
+                p["peak_bytes"].as_i64().unwrap(),
+                p["allocation_bytes"].as_i64().unwrap(),
+            );
+            assert!(alloc >= peak && peak > 0, "{p}");
+            assert!(p["temp_bytes"].as_i64().unwrap() >= alloc, "{p}");
+            let live: Vec<&Value> = buffers
+                .iter()
+                .filter(|b| b["program_id"] == p["program_id"] && b["trace"] == p["trace"])
+                .collect();
+            assert_eq!(live.len() as u64, p["live_buffers"].as_u64().unwrap());
+            let sum: i64 = live.iter().map(|b| b["bytes"].as_i64().unwrap()).sum();
+            assert_eq!(sum, peak, "{p}");
+        }
+        assert_eq!(
+            traced, 2,
+            "{zip}: init_model_from_seed and the step function"
+        );
+        let step = peaks
+            .iter()
+            .find(|p| p["program"] == "pjit__wrapped_step_fn")
+            .unwrap();
+        // Every rank runs the same program: the same plan.
+        assert_eq!(step["peak_bytes"], json!(16_384_076_800_i64), "{zip}");
+        assert_eq!(step["allocation_bytes"], json!(16_384_178_784_i64), "{zip}");
+        assert_eq!(step["temp_bytes"], json!(16_384_178_784_i64), "{zip}");
+        assert_eq!(step["parameter_bytes"], json!(376_927_268), "{zip}");
+        assert_eq!(step["output_bytes"], json!(376_933_486), "{zip}");
+        assert_eq!(step["total_bytes"], json!(16_761_245_927_i64), "{zip}");
+        assert_eq!(step["peak_event"], json!(640), "{zip}");
+        // The trace says allocation 1187 (numbered before XLA combined its temp
+        // allocations); its buffers are in 1322, the temp allocation.
+        assert_eq!(step["allocation"], json!(1322), "{zip}");
+        assert_eq!(step["live_buffers"], json!(379), "{zip}");
+    }
+}
