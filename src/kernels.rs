@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::notes::Notes;
-use crate::output::{Format, RecordWriter, write_table};
+use crate::output::{Format, write_records, write_table};
 use crate::record::{Kernel, Memop};
 use crate::source::{self, gpu_ops};
 use clap::ValueEnum;
@@ -203,9 +203,7 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
 /// Writes the summary rows as a table or records.
 pub fn write(format: Format, rows: &[Row], out: &mut dyn Write) -> Result<()> {
     if format != Format::Table {
-        let mut w = RecordWriter::new(out, format)?;
-        rows.iter().try_for_each(|r| w.write(r))?;
-        return w.finish::<Row>();
+        return write_records(out, format, rows);
     }
     if rows.is_empty() {
         writeln!(out, "No kernels or memory operations in the input.").map_err(Error::Output)?;

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::executions::{Executions, Phase, Warmup};
 use crate::notes::Notes;
-use crate::output::{Format, RecordWriter, write_table};
+use crate::output::{Format, write_records, write_table};
 use crate::partial;
 use crate::record::Module;
 use crate::source::records::RecordStream;
@@ -226,9 +226,7 @@ pub fn run(
 /// Writes a summary as a table for people, or as records.
 pub fn write(format: Format, summary: &[ProgramSummary], out: &mut dyn Write) -> Result<()> {
     if format != Format::Table {
-        let mut w = RecordWriter::new(out, format)?;
-        summary.iter().try_for_each(|s| w.write(s))?;
-        return w.finish::<ProgramSummary>();
+        return write_records(out, format, summary);
     }
     if summary.is_empty() {
         writeln!(out, "No module executions in the input.").map_err(Error::Output)?;

@@ -326,6 +326,17 @@ impl<W: Write> RecordWriter<W> {
     }
 }
 
+/// Writes `rows` as records in `format` (json or csv), a CSV of none with its header.
+pub fn write_records<T: Serialize + Default>(
+    out: &mut dyn Write,
+    format: Format,
+    rows: &[T],
+) -> Result<()> {
+    let mut w = RecordWriter::new(out, format)?;
+    rows.iter().try_for_each(|r| w.write(r))?;
+    w.finish::<T>()
+}
+
 /// Writes rows of text cells as a table aligned on a terminal: the first row is the header,
 /// columns listed in `right` are right-aligned (numbers).
 pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], right: &[usize]) -> Result<()> {

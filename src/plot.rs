@@ -121,19 +121,25 @@ pub fn bandwidth_svg_text(series: &BTreeMap<String, Vec<(u64, f64)>>) -> String 
                 escape(name)
             );
         }
-        let ly = top + 20.0 + 22.0 * i as f64;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
-            x1 + 20.0,
-            x1 + 45.0,
-            x1 + 52.0,
-            ly + 4.0,
-            escape(name)
-        );
+        legend_entry(&mut s, x1, top, i, colour, name);
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The `i`th line of a legend right of the plot (which ends at `x1`): a stroke of the
+/// series' colour and its name.
+fn legend_entry(s: &mut String, x1: f64, top: f64, i: usize, colour: &str, name: &str) {
+    let ly = top + 20.0 + 22.0 * i as f64;
+    let _ = writeln!(
+        s,
+        r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+        x1 + 20.0,
+        x1 + 45.0,
+        x1 + 52.0,
+        ly + 4.0,
+        escape(name)
+    );
 }
 
 /// The live heap total (GiB, MiB or KiB as fits) over the events of heap simulator
@@ -250,16 +256,7 @@ pub fn heap_svg_text(series: &[(String, Vec<i64>, Option<usize>)]) -> String {
                 escape(name)
             );
         }
-        let ly = top + 20.0 + 22.0 * i as f64;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
-            x1 + 20.0,
-            x1 + 45.0,
-            x1 + 52.0,
-            ly + 4.0,
-            escape(name)
-        );
+        legend_entry(&mut s, x1, top, i, colour, name);
     }
     s.push_str("</svg>\n");
     s

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::executions::{self, Executions, Phase, Warmup};
 use crate::flamefold::gpu::{self, GpuTime, IDLE_INSIDE, Infos, Selection, UNKNOWN};
 use crate::notes::Notes;
-use crate::output::{Format, RecordWriter, write_table};
+use crate::output::{Format, write_records, write_table};
 use crate::partial;
 use crate::record::{Module, Thunk};
 use crate::source::records::RecordStream;
@@ -637,20 +637,10 @@ fn us(ns: f64) -> String {
 /// Writes rows as a table for people, or as records.
 pub fn write(format: Format, rows: &Rows, out: &mut dyn Write) -> Result<()> {
     if format != Format::Table {
-        let mut w = RecordWriter::new(out, format)?;
         return match rows {
-            Rows::Top(r) => {
-                r.iter().try_for_each(|x| w.write(x))?;
-                w.finish::<TopRow>()
-            }
-            Rows::Opcode(r) => {
-                r.iter().try_for_each(|x| w.write(x))?;
-                w.finish::<OpcodeRow>()
-            }
-            Rows::Variability(r) => {
-                r.iter().try_for_each(|x| w.write(x))?;
-                w.finish::<VariabilityRow>()
-            }
+            Rows::Top(r) => write_records(out, format, r),
+            Rows::Opcode(r) => write_records(out, format, r),
+            Rows::Variability(r) => write_records(out, format, r),
         };
     }
     let empty = match rows {
