@@ -214,7 +214,121 @@ impl Part {
     }
 }
 
+impl Part {
+    /// Its table for people: title, column headings, the right-aligned (numeric)
+    /// columns, and a footnote.
+    fn layout(
+        self,
+    ) -> (
+        &'static str,
+        &'static [&'static str],
+        &'static [usize],
+        Option<&'static str>,
+    ) {
+        match self {
+            Part::Bandwidth => (
+                "Bus bandwidth [GB/s], fastest device per collective instance (mean ± standard \
+                 error, 4 significant digits)",
+                &["collective", "size [B]", "busbw", "± stderr", "instances"],
+                &[1, 2, 3, 4],
+                None,
+            ),
+            Part::Hidden => (
+                "Communication hidden behind compute",
+                &["collective", "hidden %", "hidden ms", "total ms"],
+                &[1, 2, 3],
+                None,
+            ),
+            Part::Wait => (
+                "Wait time per module execution (longest − shortest exposed time over devices, \
+                 summed)",
+                &[
+                    "program",
+                    "name",
+                    "executions",
+                    "wait ms",
+                    "± std",
+                    "module ms",
+                    "wait %",
+                ],
+                &[2, 3, 4, 5, 6],
+                Some(
+                    "wait % = wait ms / module ms, as nsys-jax defines it: the wait is summed \
+                     over a module's collectives, so it can pass 100 %",
+                ),
+            ),
+            Part::Stragglers => (
+                "Stragglers: the device that arrives last at a collective (the others wait for it)",
+                &["device", "instances", "last", "last %", "mean lateness ms"],
+                &[0, 1, 2, 3, 4],
+                None,
+            ),
+        }
+    }
+}
+
 impl Row {
+    /// The row's cells in its table for people ([`Part::layout`]): times in ms,
+    /// bandwidths to 4 significant digits, `-` where there is no value.
+    fn table_cells(&self) -> Vec<String> {
+        match self {
+            Row::Bandwidth {
+                collective,
+                message_bytes,
+                busbw_mean_gbps,
+                busbw_stderr_gbps,
+                count,
+            } => vec![
+                collective.clone(),
+                message_bytes.to_string(),
+                significant(*busbw_mean_gbps),
+                busbw_stderr_gbps.map_or("-".to_string(), significant),
+                count.to_string(),
+            ],
+            Row::Hidden {
+                collective,
+                hidden_ratio,
+                hidden_ns,
+                total_ns,
+            } => vec![
+                collective.clone(),
+                format!("{:.2}", hidden_ratio * 100.0),
+                format!("{:.3}", *hidden_ns as f64 / 1e6),
+                format!("{:.3}", *total_ns as f64 / 1e6),
+            ],
+            Row::Wait {
+                program,
+                name,
+                executions,
+                wait_mean_ns,
+                wait_std_ns,
+                module_mean_ns,
+                wait_percent,
+            } => vec![
+                program.clone(),
+                name.clone(),
+                executions.to_string(),
+                format!("{:.3}", wait_mean_ns / 1e6),
+                fmt_opt(*wait_std_ns, 1e6, 3),
+                format!("{:.3}", module_mean_ns / 1e6),
+                format!("{wait_percent:.2}"),
+            ],
+            Row::Stragglers {
+                device,
+                instances,
+                last,
+                last_percent,
+                lateness_mean_ns,
+            } => vec![
+                device.to_string(),
+                instances.to_string(),
+                last.to_string(),
+                format!("{last_percent:.1}"),
+                fmt_opt(*lateness_mean_ns, 1e6, 3),
+            ],
+        }
+    }
+
     fn part(&self) -> Part {
         match self {
             Row::Bandwidth { .. } => Part::Bandwidth,
@@ -787,151 +901,26 @@ fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<(u64, f64)>> {
 
 fn write_report(out: &mut dyn Write, rows: &[Row], only: Option<Part>) -> Result<()> {
     let w = |out: &mut dyn Write, s: &str| writeln!(out, "{s}").map_err(Error::Output);
-    let show = |part: Part| only.is_none_or(|o| o == part);
     let mut first = true;
-    let mut start = |out: &mut dyn Write| -> Result<()> {
+    for part in [Part::Bandwidth, Part::Hidden, Part::Wait, Part::Stragglers] {
+        if only.is_some_and(|o| o != part) {
+            continue;
+        }
         if !std::mem::take(&mut first) {
             w(out, "")?;
         }
-        Ok(())
-    };
-    if show(Part::Bandwidth) {
-        start(out)?;
-        w(
-            out,
-            "Bus bandwidth [GB/s], fastest device per collective instance (mean ± standard error, \
-             4 significant digits)",
-        )?;
-        let mut t = vec![vec![
-            "collective".to_string(),
-            "size [B]".into(),
-            "busbw".into(),
-            "± stderr".into(),
-            "instances".into(),
-        ]];
-        for r in rows {
-            if let Row::Bandwidth {
-                collective,
-                message_bytes,
-                busbw_mean_gbps,
-                busbw_stderr_gbps,
-                count,
-            } = r
-            {
-                t.push(vec![
-                    collective.clone(),
-                    message_bytes.to_string(),
-                    significant(*busbw_mean_gbps),
-                    busbw_stderr_gbps.map_or("-".to_string(), significant),
-                    count.to_string(),
-                ]);
-            }
+        let (title, header, right, footnote) = part.layout();
+        w(out, title)?;
+        let mut t = vec![header.iter().map(|h| h.to_string()).collect()];
+        t.extend(
+            rows.iter()
+                .filter(|r| r.part() == part)
+                .map(Row::table_cells),
+        );
+        write_table(out, &t, right)?;
+        if let Some(footnote) = footnote {
+            w(out, footnote)?;
         }
-        write_table(out, &t, &[1, 2, 3, 4])?;
-    }
-    if show(Part::Hidden) {
-        start(out)?;
-        w(out, "Communication hidden behind compute")?;
-        let mut t = vec![vec![
-            "collective".to_string(),
-            "hidden %".into(),
-            "hidden ms".into(),
-            "total ms".into(),
-        ]];
-        for r in rows {
-            if let Row::Hidden {
-                collective,
-                hidden_ratio,
-                hidden_ns,
-                total_ns,
-            } = r
-            {
-                t.push(vec![
-                    collective.clone(),
-                    format!("{:.2}", hidden_ratio * 100.0),
-                    format!("{:.3}", *hidden_ns as f64 / 1e6),
-                    format!("{:.3}", *total_ns as f64 / 1e6),
-                ]);
-            }
-        }
-        write_table(out, &t, &[1, 2, 3])?;
-    }
-    if show(Part::Wait) {
-        start(out)?;
-        w(
-            out,
-            "Wait time per module execution (longest − shortest exposed time over devices, summed)",
-        )?;
-        let mut t = vec![vec![
-            "program".to_string(),
-            "name".into(),
-            "executions".into(),
-            "wait ms".into(),
-            "± std".into(),
-            "module ms".into(),
-            "wait %".into(),
-        ]];
-        for r in rows {
-            if let Row::Wait {
-                program,
-                name,
-                executions,
-                wait_mean_ns,
-                wait_std_ns,
-                module_mean_ns,
-                wait_percent,
-            } = r
-            {
-                t.push(vec![
-                    program.clone(),
-                    name.clone(),
-                    executions.to_string(),
-                    format!("{:.3}", wait_mean_ns / 1e6),
-                    fmt_opt(*wait_std_ns, 1e6, 3),
-                    format!("{:.3}", module_mean_ns / 1e6),
-                    format!("{wait_percent:.2}"),
-                ]);
-            }
-        }
-        write_table(out, &t, &[2, 3, 4, 5, 6])?;
-        w(
-            out,
-            "wait % = wait ms / module ms, as nsys-jax defines it: the wait is summed over a \
-             module's collectives, so it can pass 100 %",
-        )?;
-    }
-    if show(Part::Stragglers) {
-        start(out)?;
-        w(
-            out,
-            "Stragglers: the device that arrives last at a collective (the others wait for it)",
-        )?;
-        let mut t = vec![vec![
-            "device".to_string(),
-            "instances".into(),
-            "last".into(),
-            "last %".into(),
-            "mean lateness ms".into(),
-        ]];
-        for r in rows {
-            if let Row::Stragglers {
-                device,
-                instances,
-                last,
-                last_percent,
-                lateness_mean_ns,
-            } = r
-            {
-                t.push(vec![
-                    device.to_string(),
-                    instances.to_string(),
-                    last.to_string(),
-                    format!("{last_percent:.1}"),
-                    fmt_opt(*lateness_mean_ns, 1e6, 3),
-                ]);
-            }
-        }
-        write_table(out, &t, &[0, 1, 2, 3, 4])?;
     }
     Ok(())
 }

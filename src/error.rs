@@ -45,11 +45,6 @@ impl Error {
     /// errors, and those that already name it, are left as they are.
     pub fn within(self, outer: &str) -> Error {
         match self {
-            // A rule about the record alone, said where it was read.
-            Error::Data { place, msg } if place.is_empty() => Error::Data {
-                place: outer.to_string(),
-                msg,
-            },
             Error::Data { place, msg } if !place.starts_with(outer) => Error::Data {
                 place: format!("{outer}: {place}"),
                 msg,

@@ -87,7 +87,9 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
                     &mut |r| folder.push(&mut folded, r),
                     Some(&mut |stack: &str, count: f64| {
                         stacks += 1;
-                        read_stacks.add_path(&stack.split(';').collect::<Vec<_>>(), count);
+                        let node = (stack.split(';'))
+                            .fold(Folded::ROOT, |at, frame| read_stacks.child(at, frame));
+                        read_stacks.add(node, count);
                         Ok(())
                     }),
                 )?;
@@ -451,8 +453,8 @@ pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
         *sum += count;
         if !sum.is_finite() {
             return Err(Error::data(
-                "",
-                "the counts of this stack add up past the largest number",
+                format!("stack {stack}"),
+                "its counts add up past the largest number",
             ));
         }
         Ok(())
