@@ -85,7 +85,9 @@ pub fn notes_and_progress(
     out: Option<&mut Output>,
 ) -> Notes {
     let notes = Notes::for_tool(tool, quiet);
-    let notes = if inputs.iter().any(|p| p == Path::new("-")) && stdin_is_pipe() {
+    // Nor one that reads what is typed at the terminal: the line would run over it.
+    let stdin_read = inputs.iter().any(|p| p == Path::new("-"));
+    let notes = if stdin_read && (stdin_is_pipe() || std::io::stdin().is_terminal()) {
         notes
     } else {
         notes.with_progress()

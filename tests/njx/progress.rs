@@ -208,6 +208,28 @@ fn quick_and_quiet_jobs_draw_nothing_on_a_terminal() {
     assert_eq!(screen(&quiet), [NSYS_SAYS]);
 }
 
+/// A tool waiting for what is typed at the terminal draws no progress over it: its hint
+/// alone.
+#[test]
+fn a_tool_reading_the_terminal_draws_nothing_over_it() {
+    let dir = tempdir();
+    let pause = PAUSE.as_secs_f64();
+    let exe = exe("njx-ranges");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let Some(raw) = on_terminal(
+        dir.path(),
+        &path,
+        &format!("{exe} -o out.jsonl < /dev/tty & sleep {pause}; kill $!; wait; true"),
+    ) else {
+        return;
+    };
+    assert!(!raw.contains('\x1b'), "{raw:?}");
+    assert!(
+        raw.starts_with("njx-ranges: no input files: reading stdin"),
+        "{raw:?}"
+    );
+}
+
 #[test]
 fn a_tool_reading_a_pipe_leaves_progress_to_the_stage_before_it() {
     let dir = tempdir();
