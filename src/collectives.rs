@@ -281,8 +281,8 @@ impl Row {
             } => vec![
                 collective.clone(),
                 message_bytes.to_string(),
-                significant(*busbw_mean_gbps),
-                busbw_stderr_gbps.map_or("-".to_string(), significant),
+                crate::plot::significant(*busbw_mean_gbps, 4),
+                busbw_stderr_gbps.map_or("-".to_string(), |v| crate::plot::significant(v, 4)),
                 count.to_string(),
             ],
             Row::Hidden {
@@ -682,16 +682,6 @@ impl Partial {
     }
 }
 
-/// `v` to 4 significant digits (`145.9`, `0.0003534`): small bandwidths keep their size.
-fn significant(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let magnitude = v.abs().log10().floor() as i32;
-    let decimals = (3 - magnitude).clamp(0, 15) as usize;
-    format!("{v:.decimals$}")
-}
-
 fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
 }
@@ -879,21 +869,24 @@ fn write_csv(out: &mut dyn Write, rows: &[Row], one: bool) -> Result<()> {
     w.flush().map_err(Error::Output)
 }
 
-/// (collective → [(message bytes, mean bus bandwidth)]) for the plot.
-fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<(u64, f64)>> {
-    let mut series: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+/// (collective → [(message bytes, mean bus bandwidth, its standard error)]) for the
+/// plot.
+fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<crate::plot::BandwidthPoint>> {
+    let mut series: BTreeMap<String, Vec<crate::plot::BandwidthPoint>> = BTreeMap::new();
     for r in rows {
         if let Row::Bandwidth {
             collective,
             message_bytes,
             busbw_mean_gbps,
+            busbw_stderr_gbps,
             ..
         } = r
         {
-            series
-                .entry(collective.clone())
-                .or_default()
-                .push((*message_bytes, *busbw_mean_gbps));
+            series.entry(collective.clone()).or_default().push((
+                *message_bytes,
+                *busbw_mean_gbps,
+                *busbw_stderr_gbps,
+            ));
         }
     }
     series

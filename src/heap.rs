@@ -722,7 +722,7 @@ fn records<'a, T: Serialize + Default + 'a>(
 
 /// The curves of `--svg`: one per trace, named `program (id) trace N` (the trace only
 /// where a program has several), with the index of its peak event.
-pub fn curves(heaps: &[ProgramHeap]) -> Vec<(String, Vec<i64>, Option<usize>)> {
+pub fn curves(heaps: &[ProgramHeap]) -> Vec<crate::plot::HeapCurve> {
     let mut out = Vec::new();
     for h in heaps {
         let traced: Vec<&PeakRecord> = h.peaks.iter().filter(|p| p.trace >= 0).collect();

@@ -282,11 +282,37 @@ fn the_pax_profiles_match_the_peers_communication_summary() {
         .unwrap();
     assert!((step["wait_mean_ns"].as_f64().unwrap() / 1e6 - 1.749).abs() < 0.001);
     assert!((step["wait_percent"].as_f64().unwrap() - 1.383).abs() < 0.001);
-    // The plot: one series per collective.
+    // The plot: a point per bandwidth row (and one per legend entry), an error bar per
+    // row with a standard error, round decade ticks on both log axes.
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<polyline").count(), 3);
+    let texts = svg_texts(&svg);
     for c in ["all-gather", "all-reduce", "reduce-scatter"] {
-        assert!(svg.contains(&format!(">{c}</text>")), "{c}");
+        assert!(texts.iter().any(|t| t == c), "{c}: {texts:?}");
     }
+    let bandwidth: Vec<_> = rows.iter().filter(|r| r["table"] == "bandwidth").collect();
+    // Filled circles (plotters outlines each point's circle too): points and legend.
+    let filled = svg
+        .split("<circle")
+        .skip(1)
+        .filter(|c| !c[..c.find("/>").unwrap()].contains(r#"fill="none""#))
+        .count();
+    assert_eq!(filled, bandwidth.len() + 3);
+    let with_error = bandwidth
+        .iter()
+        .filter(|r| r["busbw_stderr_gbps"].as_f64().is_some_and(|e| e > 0.0))
+        .count();
+    assert!(with_error > 0);
+    // An error bar: three lines (two whiskers and the stem) in the series' colour; the
+    // axes and grid are black.
+    let coloured_lines = svg
+        .split("<line")
+        .skip(1)
+        .filter(|l| !l[..l.find("/>").unwrap()].contains(r##"stroke="#000000""##))
+        .count();
+    assert_eq!(coloured_lines, 3 * with_error);
+    for tick in ["1 kB", "1 MB", "10 MB", "0.01", "1", "100"] {
+        assert!(texts.iter().any(|t| t == tick), "{tick}: {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t == "bus bandwidth [GB/s]"));
 }

@@ -1,7 +1,9 @@
 //! njx-heap: a buffer assignment built here (peak, live set and breakdowns computed by
 //! hand; archives and dump folders; errors), and conformance on the real pax archives.
 
-use crate::common::{self, computation, instruction, ok, run, stderr_of, tempdir, write};
+use crate::common::{
+    self, computation, instruction, ok, run, stderr_of, svg_texts, tempdir, write,
+};
 use njx::hlo::proto::{
     BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloModuleProto, HloProto,
     LogicalBufferProto, OpMetadata, PrimitiveType, ShapeProto, StackFrameIndexProto,
@@ -266,9 +268,20 @@ fn svg_draws_the_live_total_with_its_peak() {
     ok("njx-heap", &["--svg", svg.to_str().unwrap(), &zip]);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.ends_with("</svg>\n"));
-    assert!(text.contains("jit_f (7): peak 112 B at event 4"), "{text}");
-    assert!(text.contains("live buffers [B]"), "{text}");
-    assert_eq!(text.matches("<polyline").count(), 1);
+    let texts = svg_texts(&text);
+    assert!(texts.iter().any(|t| t == "jit_f (7)"), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t == "peak 112 B at event 4"),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t == "live buffers [B]"), "{texts:?}");
+    // The line and the legend's stroke are in the series' colour; axes and ticks black.
+    let coloured = text
+        .split("<polyline")
+        .skip(1)
+        .filter(|l| !l[..l.find("/>").unwrap()].contains(r##"stroke="#000000""##))
+        .count();
+    assert_eq!(coloured, 2);
 }
 
 #[test]

@@ -356,3 +356,14 @@ pub fn fake_nsys(bin: &Path, fixture: &Path, status: i32, pause: f64) {
     std::fs::write(&path, script).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// The texts of an SVG chart's `<text>` elements, whitespace trimmed, in order.
+pub fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
