@@ -27,21 +27,25 @@ pub fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
-/// The size of every chart, pixels.
+/// The size of a chart, pixels.
 pub const SIZE: (u32, u32) = (960, 600);
+
+/// The size of two charts side by side, pixels.
+pub const SIZE_WIDE: (u32, u32) = (1500, 600);
 
 /// A drawing failed: only writing into a string can, so this is an output error.
 fn failed(e: impl std::fmt::Display) -> Error {
     Error::Output(std::io::Error::other(format!("drawing the chart: {e}")))
 }
 
-/// Draws a chart of [`SIZE`] with `draw` and returns its SVG text.
+/// Draws a picture of `size` with `draw` and returns its SVG text.
 pub fn render(
+    size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(failed)?;
         draw(&root).map_err(failed)?;
         root.present().map_err(failed)?;
@@ -78,7 +82,7 @@ pub fn round_label(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
-    if v.abs() < 1e-3 || v.abs() >= 1e7 {
+    if v.abs() < 1e-4 || v.abs() >= 1e7 {
         let s = format!("{v:.3e}");
         // 1.000e-5 → 1e-5, 2.500e-5 → 2.5e-5
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
@@ -132,7 +136,7 @@ pub fn bandwidth_svg_text(series: &BTreeMap<String, Vec<BandwidthPoint>>) -> Res
     let points = || series.values().flatten();
     let (xlo, xhi) = decades(points().map(|p| p.0 as f64));
     let (ylo, yhi) = decades(points().flat_map(|p| [p.1, p.1 + p.2.unwrap_or(0.0)]));
-    render(|root| {
+    render(SIZE, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
                 "Bus bandwidth by message size (fastest device; mean, ± standard error)",
@@ -270,7 +274,7 @@ pub fn heap_svg_text(series: &[HeapCurve]) -> Result<String> {
         .max(1) as f64;
     let (unit, div) = binary_unit(max);
     let events = series.iter().map(|s| s.1.len()).max().unwrap_or(0).max(1);
-    render(|root| {
+    render(SIZE, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
                 "Live heap over the heap simulator's events (peak marked)",

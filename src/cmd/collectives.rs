@@ -27,11 +27,28 @@ module's GPU time (first thunk start to last thunk end)
   stragglers  per device: how often it was the last to arrive at a collective (shortest \
 exposed time: the others waited for it) and its mean lateness when it was
 
+Tables on clocks aligned across devices (--table only; from thunk records or profiles, not \
+partial results), the Analysis notebook's communication cells:
+  instances       each collective instance over two or more devices: wait = last end − \
+first start − the fastest device's full time, that wait ÷ the fastest time, message size, \
+the last device to arrive and by how much
+  wait-quantiles  per collective: min, 25/50/75/90/99 % (linear interpolation) and max of \
+the wait, its mean, and quantiles of wait ÷ fastest
+  wait-histogram  per collective: instances per 1-2-5 bin of wait (ns), empty bins between \
+included
+  lateness        per program, collective and device: the device's start minus the first \
+device's, mean over executions, at the collective's mean time within the module (which \
+device is late, and when)
+
 Examples:
   njx-export --table thunks rank*.zip | njx-collectives
   njx-export --table thunks rank*.zip | njx-collectives --records \\
     | jq .busbw_gbps
-  njx-collectives --plot busbw.svg rank*.zip"
+  njx-collectives --plot busbw.svg rank*.zip
+  njx-collectives --table wait-quantiles --wait-plot wait.svg \\
+    --lateness-plot late.svg rank*.zip
+  njx-export --table thunks rank*.zip \\
+    | njx-collectives --table lateness --format csv > late.csv"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -46,14 +63,27 @@ pub struct Args {
     #[arg(long)]
     pub include_warmup: bool,
 
-    /// Also draw bus bandwidth against message size (log scale) into FILE.svg.
+    /// Also draw bus bandwidth against message size (log-log, ± standard error) into
+    /// FILE.svg.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+
+    /// Also draw the wait distributions into FILE.svg: a box plot of the wait per
+    /// collective, and each instance's wait ÷ the fastest device's time against message
+    /// size (clocks aligned).
+    #[arg(long, value_name = "FILE", conflicts_with = "records")]
+    pub wait_plot: Option<PathBuf>,
+
+    /// Also draw lateness along the module timeline into FILE.svg: per program (the four
+    /// with most collectives), the eight latest devices' lateness at each collective and
+    /// the band of all devices (clocks aligned).
+    #[arg(long, value_name = "FILE", conflicts_with = "records")]
+    pub lateness_plot: Option<PathBuf>,
 
     /// Write the partial result of these inputs instead of the report: the map step of a
     /// map/reduce over ranks (one JSON line; give the partials of every rank to
     /// njx-collectives, or `cat` them into it, for the report of all).
-    #[arg(long, conflicts_with_all = ["records", "plot"])]
+    #[arg(long, conflicts_with_all = ["records", "plot", "wait_plot", "lateness_plot"])]
     pub partial: bool,
 
     /// How programs are keyed across profiles: `fingerprint` (the HLO fingerprint, as
@@ -63,9 +93,10 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
     pub program_key: crate::executions::KeyBy,
 
-    /// Write one table of the report only: `bandwidth`, `hidden`, `wait` or `stragglers`
-    /// (with --format csv, a CSV of that table's columns, in the order of its JSON
-    /// records; without --table the four share one CSV with a `table` column).
+    /// Write one table only: of the report, `bandwidth`, `hidden`, `wait` or
+    /// `stragglers` (with --format csv, a CSV of that table's columns, in the order of
+    /// its JSON records; without --table the four share one CSV with a `table` column);
+    /// on aligned clocks, `instances`, `wait-quantiles`, `wait-histogram` or `lateness`.
     #[arg(long, value_enum, value_name = "TABLE", conflicts_with_all = ["records", "partial"])]
     pub table: Option<crate::collectives::Part>,
 }
@@ -84,6 +115,8 @@ impl Args {
             }),
             program_key: self.program_key,
             table: self.table,
+            wait_plot: self.wait_plot.clone(),
+            lateness_plot: self.lateness_plot.clone(),
         }
     }
 }
@@ -99,13 +132,19 @@ pub fn run(args: &Args) -> Result<()> {
         &inputs,
         Some(&mut out),
     );
-    if let Some(plot) = &options.plot {
+    for plot in [&options.plot, &options.wait_plot, &options.lateness_plot]
+        .into_iter()
+        .flatten()
+    {
         // Checked now, like the output (an input, a missing folder); written at the end.
         drop(open_output(Some(plot), &inputs)?);
     }
     if options.records {
         let thunks = crate::collectives::read(&options, &inputs, &notes)?;
         crate::collectives::write_records(options.format, thunks, &mut out)?;
+    } else if options.needs_timing() {
+        let (acc, timing) = crate::collectives::aggregate_with_timing(&options, &inputs, &notes)?;
+        crate::collectives::write_with_timing(&options, &acc, &timing, &mut out, &notes)?;
     } else {
         let acc = crate::collectives::aggregate(&inputs, args.program_key, &notes)?;
         if args.partial {

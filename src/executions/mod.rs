@@ -757,6 +757,36 @@ pub fn read_records<T: DeserializeOwned + crate::record::Check>(
     Ok(out)
 }
 
+/// Hands every thunk execution of `paths` to `f` without holding them: thunk records as
+/// they are read (in input order), then the profiles through [`visit`] (warm-up marked,
+/// clocks aligned when `align`).
+pub fn each_thunk(
+    paths: &[PathBuf],
+    key: KeyBy,
+    align: bool,
+    notes: &Notes,
+    f: &mut dyn FnMut(Thunk) -> Result<()>,
+) -> Result<()> {
+    let profiles = source::split_inputs(paths, "thunks", notes.progress(), &mut |s| {
+        s.read(&mut |t: Thunk| f(t)).map(drop)
+    })?;
+    if profiles.is_empty() {
+        return Ok(());
+    }
+    let hlo = Hlo { dumps: &[], key };
+    visit(
+        &profiles,
+        hlo,
+        align,
+        Want::Thunks,
+        notes,
+        &mut |e| match e {
+            Execution::Thunk(t) => f(t),
+            Execution::Module(_) => Ok(()),
+        },
+    )
+}
+
 /// A source of HLO dumps: an archive and its index.
 type DumpSource = (Archive, Dumps);
 

@@ -237,7 +237,15 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
         plot: input.bit(2).then(|| input.dir.join("plot.svg")),
         format: format(input, 3, !records),
         program_key: key(input, 5),
-        table: None,
+        // The aligned-clock tables and pictures: one of them, or none.
+        table: match (input.bit(6), input.bit(7)) {
+            (true, true) => Some(collectives::Part::Lateness),
+            (true, false) => Some(collectives::Part::WaitHistogram),
+            (false, true) => Some(collectives::Part::Instances),
+            (false, false) => None,
+        },
+        wait_plot: input.bit(6).then(|| input.dir.join("wait.svg")),
+        lateness_plot: input.bit(7).then(|| input.dir.join("late.svg")),
     };
     collectives::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);

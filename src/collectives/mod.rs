@@ -20,6 +20,8 @@
 //! - Stragglers: in each instance the device with the shortest exposed time arrived last
 //!   (the others waited for it); per device, how often it was last and by how much on
 //!   average (longest minus shortest exposed time).
+//! - The notebook's wait distributions and lateness along the module timeline, on
+//!   clocks aligned across profiles: [`timing`].
 
 use crate::error::{Error, Result};
 use crate::executions::{self, Executions, Phase, Warmup};
@@ -33,6 +35,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+
+pub mod timing;
 
 /// What `njx-collectives` writes.
 #[derive(Debug, Clone)]
@@ -49,6 +53,19 @@ pub struct Options {
     pub program_key: crate::executions::KeyBy,
     /// One table of the report only.
     pub table: Option<Part>,
+    /// Also draw the wait distributions into this SVG file.
+    pub wait_plot: Option<PathBuf>,
+    /// Also draw lateness along the module timeline into this SVG file.
+    pub lateness_plot: Option<PathBuf>,
+}
+
+impl Options {
+    /// Whether the job compares clocks of different devices ([`timing`]).
+    pub fn needs_timing(&self) -> bool {
+        self.table.is_some_and(Part::is_timing)
+            || self.wait_plot.is_some()
+            || self.lateness_plot.is_some()
+    }
 }
 
 /// A communication thunk execution with its bandwidths: the thunk's fields then
@@ -156,7 +173,7 @@ fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
 }
 
 #[derive(Debug, Serialize)]
-#[serde(tag = "table", rename_all = "lowercase")]
+#[serde(tag = "table", rename_all = "kebab-case")]
 enum Row {
     Bandwidth {
         collective: String,
@@ -187,6 +204,54 @@ enum Row {
         last_percent: f64,
         lateness_mean_ns: Option<f64>,
     },
+    Instances {
+        collective: String,
+        program: String,
+        name: String,
+        execution: u32,
+        thunk: String,
+        thunk_execution: u32,
+        message_bytes: Option<u64>,
+        devices: u64,
+        start_ns: i64,
+        fastest_ns: i64,
+        wait_ns: f64,
+        wait_ratio: Option<f64>,
+        last_device: u32,
+        last_late_ns: f64,
+    },
+    WaitQuantiles {
+        collective: String,
+        instances: usize,
+        wait_min_ns: f64,
+        wait_p25_ns: f64,
+        wait_median_ns: f64,
+        wait_p75_ns: f64,
+        wait_p90_ns: f64,
+        wait_p99_ns: f64,
+        wait_max_ns: f64,
+        wait_mean_ns: f64,
+        ratio_median: Option<f64>,
+        ratio_p90: Option<f64>,
+        ratio_max: Option<f64>,
+    },
+    WaitHistogram {
+        collective: String,
+        bin_lo_ns: u64,
+        bin_hi_ns: u64,
+        count: usize,
+    },
+    Lateness {
+        program: String,
+        name: String,
+        thunk: String,
+        thunk_execution: u32,
+        collective: String,
+        offset_ns: f64,
+        device: u32,
+        executions: u64,
+        lateness_ns: f64,
+    },
 }
 
 /// The four tables of the report (`--table`).
@@ -200,6 +265,15 @@ pub enum Part {
     Wait,
     /// The devices that arrive last.
     Stragglers,
+    /// Each collective instance: its wait (last end − first start − fastest device's
+    /// time), as a multiple of the fastest time, and the last device (aligned clocks).
+    Instances,
+    /// Wait quantiles per collective (aligned clocks).
+    WaitQuantiles,
+    /// Wait histogram per collective, 1-2-5 bins (aligned clocks).
+    WaitHistogram,
+    /// Each device's lateness at each collective along the module (aligned clocks).
+    Lateness,
 }
 
 impl Part {
@@ -210,7 +284,20 @@ impl Part {
             Part::Hidden => "hidden",
             Part::Wait => "wait",
             Part::Stragglers => "stragglers",
+            Part::Instances => "instances",
+            Part::WaitQuantiles => "wait-quantiles",
+            Part::WaitHistogram => "wait-histogram",
+            Part::Lateness => "lateness",
         }
+    }
+
+    /// Whether the table compares clocks of different devices ([`timing`]): not part of
+    /// the default report.
+    pub fn is_timing(self) -> bool {
+        matches!(
+            self,
+            Part::Instances | Part::WaitQuantiles | Part::WaitHistogram | Part::Lateness
+        )
     }
 }
 
@@ -262,6 +349,73 @@ impl Part {
                 &["device", "instances", "last", "last %", "mean lateness ms"],
                 &[0, 1, 2, 3, 4],
                 None,
+            ),
+            Part::Instances => (
+                "Collective instances: wait = last end − first start − fastest device's time \
+                 (clocks aligned)",
+                &[
+                    "collective",
+                    "program",
+                    "execution",
+                    "thunk",
+                    "#",
+                    "size [B]",
+                    "devices",
+                    "fastest ms",
+                    "wait ms",
+                    "wait ÷ fastest",
+                    "last device",
+                    "late ms",
+                ],
+                &[2, 4, 5, 6, 7, 8, 9, 10, 11],
+                None,
+            ),
+            Part::WaitQuantiles => (
+                "Wait per collective instance [ms]: last end − first start − fastest device's \
+                 time (clocks aligned)",
+                &[
+                    "collective",
+                    "instances",
+                    "min",
+                    "25 %",
+                    "median",
+                    "75 %",
+                    "90 %",
+                    "99 %",
+                    "max",
+                    "mean",
+                    "÷ fastest median",
+                    "90 %",
+                    "max",
+                ],
+                &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+                Some(
+                    "quantiles interpolate linearly between instances (as numpy); ÷ fastest: \
+                     the wait as a multiple of the fastest device's time",
+                ),
+            ),
+            Part::WaitHistogram => (
+                "Wait per collective instance: histogram (clocks aligned)",
+                &["collective", "from ms", "to ms", "instances"],
+                &[1, 2, 3],
+                Some("bins are [from, to); a bin from 0 to 0 counts waits of exactly zero"),
+            ),
+            Part::Lateness => (
+                "Lateness: each device's start minus the first device's at each collective, \
+                 mean over executions (clocks aligned)",
+                &[
+                    "program",
+                    "name",
+                    "at ms",
+                    "thunk",
+                    "#",
+                    "collective",
+                    "device",
+                    "executions",
+                    "late ms",
+                ],
+                &[2, 4, 6, 7, 8],
+                Some("at ms: the collective's mean first start within its module execution"),
             ),
         }
     }
@@ -326,6 +480,101 @@ impl Row {
                 format!("{last_percent:.1}"),
                 fmt_opt(*lateness_mean_ns, 1e6, 3),
             ],
+            Row::Instances {
+                collective,
+                program,
+                execution,
+                thunk,
+                thunk_execution,
+                message_bytes,
+                devices,
+                fastest_ns,
+                wait_ns,
+                wait_ratio,
+                last_device,
+                last_late_ns,
+                ..
+            } => vec![
+                collective.clone(),
+                program.clone(),
+                execution.to_string(),
+                thunk.clone(),
+                thunk_execution.to_string(),
+                message_bytes.map_or("-".to_string(), |b| b.to_string()),
+                devices.to_string(),
+                format!("{:.3}", *fastest_ns as f64 / 1e6),
+                format!("{:.3}", wait_ns / 1e6),
+                wait_ratio.map_or("-".to_string(), |r| crate::plot::significant(r, 4)),
+                last_device.to_string(),
+                format!("{:.3}", last_late_ns / 1e6),
+            ],
+            Row::WaitQuantiles {
+                collective,
+                instances,
+                wait_min_ns,
+                wait_p25_ns,
+                wait_median_ns,
+                wait_p75_ns,
+                wait_p90_ns,
+                wait_p99_ns,
+                wait_max_ns,
+                wait_mean_ns,
+                ratio_median,
+                ratio_p90,
+                ratio_max,
+            } => {
+                let mut cells = vec![collective.clone(), instances.to_string()];
+                cells.extend(
+                    [
+                        wait_min_ns,
+                        wait_p25_ns,
+                        wait_median_ns,
+                        wait_p75_ns,
+                        wait_p90_ns,
+                        wait_p99_ns,
+                        wait_max_ns,
+                        wait_mean_ns,
+                    ]
+                    .map(|v| format!("{:.3}", v / 1e6)),
+                );
+                cells.extend(
+                    [ratio_median, ratio_p90, ratio_max]
+                        .map(|r| r.map_or("-".to_string(), |r| crate::plot::significant(r, 4))),
+                );
+                cells
+            }
+            Row::WaitHistogram {
+                collective,
+                bin_lo_ns,
+                bin_hi_ns,
+                count,
+            } => vec![
+                collective.clone(),
+                crate::plot::round_label(*bin_lo_ns as f64 / 1e6),
+                crate::plot::round_label(*bin_hi_ns as f64 / 1e6),
+                count.to_string(),
+            ],
+            Row::Lateness {
+                program,
+                name,
+                thunk,
+                thunk_execution,
+                collective,
+                offset_ns,
+                device,
+                executions,
+                lateness_ns,
+            } => vec![
+                program.clone(),
+                name.clone(),
+                format!("{:.3}", offset_ns / 1e6),
+                thunk.clone(),
+                thunk_execution.to_string(),
+                collective.clone(),
+                device.to_string(),
+                executions.to_string(),
+                format!("{:.3}", lateness_ns / 1e6),
+            ],
         }
     }
 
@@ -335,6 +584,10 @@ impl Row {
             Row::Hidden { .. } => Part::Hidden,
             Row::Wait { .. } => Part::Wait,
             Row::Stragglers { .. } => Part::Stragglers,
+            Row::Instances { .. } => Part::Instances,
+            Row::WaitQuantiles { .. } => Part::WaitQuantiles,
+            Row::WaitHistogram { .. } => Part::WaitHistogram,
+            Row::Lateness { .. } => Part::Lateness,
         }
     }
 
@@ -398,6 +651,101 @@ impl Row {
                 ("last", last.to_string()),
                 ("last_percent", num(*last_percent)),
                 ("lateness_mean_ns", opt(lateness_mean_ns)),
+            ],
+            Row::Instances {
+                collective,
+                program,
+                name,
+                execution,
+                thunk,
+                thunk_execution,
+                message_bytes,
+                devices,
+                start_ns,
+                fastest_ns,
+                wait_ns,
+                wait_ratio,
+                last_device,
+                last_late_ns,
+            } => vec![
+                ("collective", collective.clone()),
+                ("program", program.clone()),
+                ("name", name.clone()),
+                ("execution", execution.to_string()),
+                ("thunk", thunk.clone()),
+                ("thunk_execution", thunk_execution.to_string()),
+                (
+                    "message_bytes",
+                    message_bytes.map_or(String::new(), |b| b.to_string()),
+                ),
+                ("devices", devices.to_string()),
+                ("start_ns", start_ns.to_string()),
+                ("fastest_ns", fastest_ns.to_string()),
+                ("wait_ns", num(*wait_ns)),
+                ("wait_ratio", opt(wait_ratio)),
+                ("last_device", last_device.to_string()),
+                ("last_late_ns", num(*last_late_ns)),
+            ],
+            Row::WaitQuantiles {
+                collective,
+                instances,
+                wait_min_ns,
+                wait_p25_ns,
+                wait_median_ns,
+                wait_p75_ns,
+                wait_p90_ns,
+                wait_p99_ns,
+                wait_max_ns,
+                wait_mean_ns,
+                ratio_median,
+                ratio_p90,
+                ratio_max,
+            } => vec![
+                ("collective", collective.clone()),
+                ("instances", instances.to_string()),
+                ("wait_min_ns", num(*wait_min_ns)),
+                ("wait_p25_ns", num(*wait_p25_ns)),
+                ("wait_median_ns", num(*wait_median_ns)),
+                ("wait_p75_ns", num(*wait_p75_ns)),
+                ("wait_p90_ns", num(*wait_p90_ns)),
+                ("wait_p99_ns", num(*wait_p99_ns)),
+                ("wait_max_ns", num(*wait_max_ns)),
+                ("wait_mean_ns", num(*wait_mean_ns)),
+                ("ratio_median", opt(ratio_median)),
+                ("ratio_p90", opt(ratio_p90)),
+                ("ratio_max", opt(ratio_max)),
+            ],
+            Row::WaitHistogram {
+                collective,
+                bin_lo_ns,
+                bin_hi_ns,
+                count,
+            } => vec![
+                ("collective", collective.clone()),
+                ("bin_lo_ns", bin_lo_ns.to_string()),
+                ("bin_hi_ns", bin_hi_ns.to_string()),
+                ("count", count.to_string()),
+            ],
+            Row::Lateness {
+                program,
+                name,
+                thunk,
+                thunk_execution,
+                collective,
+                offset_ns,
+                device,
+                executions,
+                lateness_ns,
+            } => vec![
+                ("program", program.clone()),
+                ("name", name.clone()),
+                ("thunk", thunk.clone()),
+                ("thunk_execution", thunk_execution.to_string()),
+                ("collective", collective.clone()),
+                ("offset_ns", num(*offset_ns)),
+                ("device", device.to_string()),
+                ("executions", executions.to_string()),
+                ("lateness_ns", num(*lateness_ns)),
             ],
         }
     }
@@ -785,8 +1133,64 @@ pub fn run(
         let thunks = read(options, inputs, notes)?;
         return write_records(options.format, thunks, out);
     }
+    if options.needs_timing() {
+        let (acc, timing) = aggregate_with_timing(options, inputs, notes)?;
+        return write_with_timing(options, &acc, &timing, out, notes);
+    }
     let acc = aggregate(inputs, options.program_key, notes)?;
     write(options, &acc, out)
+}
+
+/// The aggregate and the [`timing::Timing`] of `inputs` in one reading: thunk records,
+/// or profiles with clocks aligned (two passes, [`executions::visit`]); partial results
+/// cannot be compared across devices, so they are refused.
+pub fn aggregate_with_timing(
+    options: &Options,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<(Partial, timing::Timing)> {
+    let mut acc = Partial::default();
+    let mut timing = timing::Timing::new(options.include_warmup);
+    let mut no_time = 0;
+    executions::each_thunk(inputs, options.program_key, true, notes, &mut |t| {
+        no_time += u64::from(of_no_time(&t));
+        acc.add_record(&t);
+        timing.add(&t);
+        Ok(())
+    })?;
+    say_no_time("the input", no_time, notes);
+    Ok((acc, timing))
+}
+
+/// Writes the report (or the one table `--table` asks for) and every picture, the
+/// wait and lateness pictures from `timing`.
+pub fn write_with_timing(
+    options: &Options,
+    acc: &Partial,
+    timing: &timing::Timing,
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    timing.say_alone(notes);
+    if let Some(path) = &options.wait_plot {
+        timing::wait_svg(path, timing)?;
+    }
+    if let Some(path) = &options.lateness_plot {
+        timing::lateness_svg(path, timing, notes)?;
+    }
+    match options.table.filter(|p| p.is_timing()) {
+        Some(part) => {
+            if let Some(path) = &options.plot {
+                crate::plot::bandwidth_svg(
+                    path,
+                    &bandwidth_series(&acc.report(options.include_warmup)),
+                )?;
+            }
+            let rows = timing.rows(part, notes);
+            write_rows(options, &rows, out)
+        }
+        None => write(options, acc, out),
+    }
 }
 
 /// Writes the collective records of `thunks` (from [`read`]).
@@ -825,19 +1229,26 @@ pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()
     if let Some(path) = &options.plot {
         crate::plot::bandwidth_svg(path, &bandwidth_series(&rows))?;
     }
-    if let Some(part) = options.table {
-        rows.retain(|r| r.part() == part);
+    match options.table {
+        Some(part) => rows.retain(|r| r.part() == part),
+        None => rows.retain(|r| !r.part().is_timing()),
     }
+    write_rows(options, &rows, out)
+}
+
+/// Writes `rows` (of the report, or of one table) in the format asked for.
+fn write_rows(options: &Options, rows: &[Row], out: &mut dyn Write) -> Result<()> {
+    let format = options.format;
     if format != Format::Table {
         if format == Format::Csv {
-            return write_csv(out, &rows, options.table.is_some());
+            return write_csv(out, rows, options.table.is_some());
         }
         let mut w = RecordWriter::new(out, format)?;
         rows.iter().try_for_each(|r| w.write(r))?;
         // JSON Lines only (CSV is written above).
         return w.finish::<()>();
     }
-    write_report(out, &rows, options.table)?;
+    write_report(out, rows, options.table)?;
     out.flush().map_err(Error::Output)
 }
 
@@ -895,8 +1306,17 @@ fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<crate::plot::Bandwidth
 fn write_report(out: &mut dyn Write, rows: &[Row], only: Option<Part>) -> Result<()> {
     let w = |out: &mut dyn Write, s: &str| writeln!(out, "{s}").map_err(Error::Output);
     let mut first = true;
-    for part in [Part::Bandwidth, Part::Hidden, Part::Wait, Part::Stragglers] {
-        if only.is_some_and(|o| o != part) {
+    for part in [
+        Part::Bandwidth,
+        Part::Hidden,
+        Part::Wait,
+        Part::Stragglers,
+        Part::Instances,
+        Part::WaitQuantiles,
+        Part::WaitHistogram,
+        Part::Lateness,
+    ] {
+        if only.is_some_and(|o| o != part) || (only.is_none() && part.is_timing()) {
             continue;
         }
         if !std::mem::take(&mut first) {
