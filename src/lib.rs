@@ -65,6 +65,7 @@ pub mod notes;
 pub mod output;
 pub mod parallel;
 pub mod partial;
+pub mod pgle;
 pub mod plot;
 pub mod progress;
 pub mod ranges;
