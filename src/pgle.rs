@@ -18,7 +18,7 @@
 //! the partial results of ranks reduce to the files of one process reading every rank.
 
 use crate::error::{Error, Result};
-use crate::executions::{self, Executions, Phase, Warmup};
+use crate::executions::{self, Executions, Phase, Variants, Warmup};
 use crate::hlo::ProgramKey;
 use crate::notes::Notes;
 use crate::output::{Format, write_records, write_table};
@@ -136,6 +136,11 @@ impl Costs {
     }
 
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
+        // Thunk records name their module too: module records are not needed.
+        let p = self.programs.entry((t.program.clone(), phase)).or_default();
+        if !p.names.contains(&t.module) {
+            p.names.insert(t.module.clone());
+        }
         let c = Cost::of(t);
         match self
             .costs
@@ -176,13 +181,11 @@ impl partial::Aggregate for Costs {
     fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
         if s.first_line_has("thunk_execution")? {
             s.read(&mut |t: Thunk| {
-                self.warmup.variants.add(&t.module, &t.program, t.device);
                 self.thunk(&t, Phase::of_record(t.warmup));
                 Ok(())
             })
         } else {
             s.read(&mut |m: Module| {
-                self.warmup.variants.add(&m.name, &m.program, m.device);
                 self.module(&m, Phase::of_record(m.warmup));
                 Ok(())
             })
@@ -192,6 +195,9 @@ impl partial::Aggregate for Costs {
 
     fn add_profile(&mut self, part: &Executions, _: &Notes) -> Result<()> {
         self.warmup.add(part);
+        // A module compiled differently across ranks is a program (file) per fingerprint
+        // here, said by `profiles`; the other tools' note on comparing them does not apply.
+        self.warmup.variants = Variants::default();
         for m in &part.modules {
             self.module(m, Phase::of_profile(m.execution));
         }
@@ -470,6 +476,20 @@ pub fn profiles(costs: &Costs, options: &Options, notes: &Notes) -> Vec<Profile>
         }
         n == 1
     });
+    let mut by_module: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for p in &out {
+        by_module.entry(&p.module).or_default().push(&p.fingerprint);
+    }
+    for (module, fingerprints) in by_module {
+        if fingerprints.len() > 1 {
+            notes.note(format!(
+                "module {module} was compiled differently across devices: {} programs \
+                 ({}), a profile each",
+                fingerprints.len(),
+                fingerprints.join(", ")
+            ));
+        }
+    }
     out.sort_by(|a, b| {
         b.module_ns
             .cmp(&a.module_ns)

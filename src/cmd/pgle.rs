@@ -121,7 +121,9 @@ pub fn run(args: &Args) -> Result<()> {
         return out.finish();
     }
     let Some(dir) = &args.output else {
-        unreachable!("checked above");
+        return Err(Error::Usage(
+            "-o DIR is required: the folder to write the profiles into".into(),
+        ));
     };
     let profiles = crate::pgle::profiles(&costs, &options, &notes);
     if profiles.is_empty() {
