@@ -11,7 +11,12 @@
 # njx-pgle wrote is also parsed back with protobuf's own text-format parser into a
 # ProfiledInstructionsProto (field names and numbers as XLA's
 # tsl/profiler/protobuf/profiled_instructions.proto), compiled here with protoc, and its
-# costs compared with the file's. Prints one line per run and exits 1 on any mismatch.
+# costs compared with the file's. The peer's analysis itself (pgle_costs.py, unchanged) is
+# then run too, on a copy of the extracted archive whose protos/xla/xla_data.proto gets
+# OpMetadata.scheduling_name (field 16, as XLA's current xla_data.proto has it) where it
+# lacks it: its files must be the same, line for line, with costs within its 0.05 µs
+# rounding; how many names it left empty is said (njx-pgle writes instruction names
+# there). Prints one line per comparison and exits 1 on any mismatch.
 #
 # Usage (from anywhere):  scripts/check-pgle.sh [ARCHIVE...]
 #
@@ -113,6 +118,46 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+peer_files() { # label extracted-folder njx-dir: the peer's analysis itself
+    local label=$1 x=$2 njx=$3 run
+    run=$(mktemp -d -p "$work")
+    cp -r "$x" "$run/x"
+    grep -q 'scheduling_name' "$run/x/protos/xla/xla_data.proto" ||
+        sed -i '/^message OpMetadata {/,/^}/ s/^}$/  string scheduling_name = 16;\n}/' \
+            "$run/x/protos/xla/xla_data.proto"
+    (cd "$run" && "$PY" "$PEER_ANALYSIS" x > log 2>&1) ||
+        { echo "$label: the peer's analysis failed:"; tail -3 "$run/log"; return 1; }
+    "$PY" - "$label" "$run/maxcomm_mincompute" "$njx" <<'PY'
+import pathlib, re, sys
+label, peer, njx = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+rx = re.compile(r'^costs \{ name: "((?:[^"\\]|\\.)*)" cost_us: (-?[0-9.]+) \}$')
+files = sorted(p.name for p in peer.glob("*.pbtxt"))
+bad, n, empty, worst = [], 0, 0, 0.0
+if files != sorted(p.name for p in njx.glob("*.pbtxt")):
+    bad.append("the files written differ")
+for f in files:
+    a = [rx.match(l).groups() for l in (peer / f).read_text().splitlines()]
+    b = [rx.match(l).groups() for l in (njx / f).read_text().splitlines()]
+    if len(a) != len(b):
+        bad.append(f"{f}: {len(a)} lines from the peer, {len(b)} from njx")
+        continue
+    for (na, ca), (nb, cb) in zip(a, b):
+        n += 1
+        empty += na == ""
+        d = abs(float(ca) - float(cb))
+        worst = max(worst, d)
+        if (na and na != nb) or d > 0.05 + 1e-9:
+            bad.append(f"{f}: peer {na!r} {ca}, njx {nb!r} {cb}")
+print(f"{label}, the peer's own files: {len(files)} files, {n} lines, largest difference "
+      f"{worst:.3f} µs (its %.1f rounding), {empty} names left empty by the peer: "
+      f"{'MISMATCH' if bad else 'ok'}")
+for b in bad[:20]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+PEER_ANALYSIS=$("$PY" -c 'import nsys_jax, pathlib; print(pathlib.Path(nsys_jax.__file__).parent / "analyses" / "pgle_costs.py")')
+
 status=0
 for a in "$@"; do
     name=$(basename "$a" .zip)
@@ -121,6 +166,7 @@ for a in "$@"; do
     (cd "$work/$name" && "$PY" "$here/scripts/pgle-peer.py" x > peer.tsv 2> peer.log)
     "$BIN/njx-pgle" -q -o "$work/$name/njx" "$a" > /dev/null
     compare "$name" "$work/$name/peer.tsv" "$work/$name/njx" || status=1
+    peer_files "$name" "$work/$name/x" "$work/$name/njx" || status=1
 done
 if [ $# -gt 1 ]; then
     mkdir -p "$work/all"
@@ -130,5 +176,6 @@ if [ $# -gt 1 ]; then
     (cd "$work/all" && "$PY" "$here/scripts/pgle-peer.py" x > peer.tsv 2> peer.log)
     "$BIN/njx-pgle" -q -o "$work/all/njx" "$@" > /dev/null
     compare "all $# combined" "$work/all/peer.tsv" "$work/all/njx" || status=1
+    peer_files "all $# combined" "$work/all/x" "$work/all/njx" || status=1
 fi
 exit $status
