@@ -320,10 +320,14 @@ pub struct Row {
     pub file: String,
 }
 
-/// Whether a program key can name a profile file: a fingerprint, not a program id
-/// (XLA without `fingerprint_before_lhs`) nor `unknown` (autotuning).
+/// Whether the program key of a record (no dump to ask) is a fingerprint, which names a
+/// profile file: hexadecimal (XLA's 128-bit fingerprint, `25fa0b3e…`), not a program id
+/// (decimal: XLA without `fingerprint_before_lhs`), `unknown` (autotuning) or a module
+/// name (records written with `--program-key name`).
 fn is_fingerprint(key: &str) -> bool {
-    key != "unknown" && !key.bytes().all(|b| b.is_ascii_digit())
+    !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_hexdigit())
+        && (key.len() == 32 || !key.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The profiles of an aggregate, largest steady-state module time first; what was left
@@ -372,11 +376,26 @@ pub fn profiles(costs: &Costs, options: &Options, notes: &Notes) -> Vec<Profile>
             None => is_fingerprint(program).then(|| program.to_string()),
         };
         let Some(fingerprint) = fingerprint else {
-            notes.note(format!(
-                "program {program} ({module}): its HLO dump has no fingerprint_before_lhs \
-                 (XLA older than the attribute), so XLA would look for no file of it: no \
-                 profile written"
-            ));
+            let id = program.bytes().all(|b| b.is_ascii_digit());
+            notes.note(if dump.is_none() && !id {
+                format!(
+                    "program {program} ({module}): records keyed by something else than the \
+                     HLO fingerprint (njx-export --program-key name?), which XLA looks \
+                     profiles up by: no profile written"
+                )
+            } else if dump.is_none() {
+                format!(
+                    "program {program} ({module}): keyed by its program id, without \
+                     fingerprint_before_lhs (no HLO dump of it, or XLA older than the \
+                     attribute), so XLA would look for no file of it: no profile written"
+                )
+            } else {
+                format!(
+                    "program {program} ({module}): no fingerprint_before_lhs in its HLO dump \
+                     (XLA older than the attribute), so XLA would look for no file of it: \
+                     no profile written"
+                )
+            });
             continue;
         };
         if dump.is_none() {
@@ -611,6 +630,17 @@ mod tests {
         assert_eq!(quoted("fusion.12"), "\"fusion.12\"");
         assert_eq!(quoted("a\"b\\c"), "\"a\\\"b\\\\c\"");
         assert_eq!(quoted("é"), "\"\\303\\251\"");
+    }
+
+    #[test]
+    fn fingerprints_are_told_from_ids_and_names() {
+        assert!(is_fingerprint("25fa0b3e673a92036f22550cd7bcb068"));
+        assert!(is_fingerprint("12345678901234567890123456789012"));
+        assert!(is_fingerprint("5fa0b3e"));
+        assert!(!is_fingerprint("17"));
+        assert!(!is_fingerprint("unknown"));
+        assert!(!is_fingerprint("jit_f"));
+        assert!(!is_fingerprint(""));
     }
 
     #[test]

@@ -179,7 +179,8 @@ fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
 /// `scheduling`, as XLA with `OpMetadata.scheduling_name` writes it:
 /// `fusion.1` scheduled under its own name, `fusion.2` under `fusion.7` (renamed after
 /// scheduling), `all-reduce-start.1` without one.
-fn hlo_dump_with(scheduling: bool) -> Vec<u8> {
+/// Without `fingerprint`, as XLA before `fingerprint_before_lhs`.
+fn hlo_proto(scheduling: bool, fingerprint: bool) -> Vec<u8> {
     let add = computation(
         1,
         "add",
@@ -262,7 +263,7 @@ fn hlo_dump_with(scheduling: bool) -> Vec<u8> {
             name: "jit_step".into(),
             entry_computation_id: 10,
             entry_computation_name: "main.10".into(),
-            frontend_attributes: Some(FrontendAttributes {
+            frontend_attributes: fingerprint.then(|| FrontendAttributes {
                 map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
             }),
             computations: vec![add, fused1, fused2, entry],
@@ -281,6 +282,7 @@ struct Opts {
     compiled: bool,
     autotuner: bool,
     scheduling_names: bool,
+    fingerprint: bool,
 }
 
 const NORMAL: Opts = Opts {
@@ -289,13 +291,14 @@ const NORMAL: Opts = Opts {
     compiled: true,
     autotuner: false,
     scheduling_names: false,
+    fingerprint: true,
 };
 
 /// Writes `dir/rank<rank>.zip` and returns its path.
 fn archive(dir: &Path, rank: usize, opts: Opts) -> String {
     let trace = gpu_proj_trace(rank);
     let threads = thread_metadata(rank);
-    let mut dump = hlo_dump_with(opts.scheduling_names);
+    let mut dump = hlo_proto(opts.scheduling_names, opts.fingerprint);
     if opts.corrupt_dump {
         dump.truncate(dump.len() / 2);
     }
@@ -917,6 +920,27 @@ costs { name: \"fusion.2\" cost_us: 150.000 }
         stderr.contains("3 instructions have no scheduling_name in their HLO dump"),
         "{stderr}"
     );
+}
+
+/// Dumps of XLA before `fingerprint_before_lhs`: programs are keyed by id, XLA would look
+/// for no file of them, so none is written and the tool says why (exit 1: nothing else
+/// to write but autotuning).
+#[test]
+fn njx_pgle_writes_no_profile_for_a_program_without_fingerprint() {
+    let (dir, r0, r1) = archives(Opts {
+        fingerprint: false,
+        ..NORMAL
+    });
+    let out = dir.path().join("pgle");
+    let got = run("njx-pgle", &["-o", out.to_str().unwrap(), &r0, &r1], b"");
+    assert_eq!(got.status.code(), Some(1), "{}", stderr_of(&got));
+    let stderr = stderr_of(&got);
+    assert!(
+        stderr.contains("program 7 (jit_step): no fingerprint_before_lhs in its HLO dump"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no profile to write"), "{stderr}");
+    assert!(!out.exists());
 }
 
 // ---------------------------------------------------------------- errors

@@ -98,8 +98,8 @@ const ODD: &str = "custom-call \"x\"\\y";
 /// state: fusion.1 (compute) 500 and 300 ns on device 0, 400 on device 1 (fastest 300;
 /// 100 in warm-up); all-gather-start.1 (communication) 1000 + 500 hidden on device 0,
 /// 200 + 1700 hidden on device 1 (slowest full time 1900; 5000 in warm-up); the oddly
-/// named custom call 1234567 ns. Program `17` (keyed by id: no fingerprint) and `unknown`
-/// (autotuning) get no file.
+/// named custom call 1234567 ns. Program `17` (keyed by id: no fingerprint), `unknown`
+/// (autotuning) and `jit_a` (keyed by module name) get no file.
 fn records() -> [Vec<Value>; 2] {
     [
         vec![
@@ -111,6 +111,7 @@ fn records() -> [Vec<Value>; 2] {
             thunk(FPA, 0, 2, ODD, 1_234_567, 0, false, false),
             thunk("17", 0, 1, "fusion.9", 50, 0, false, false),
             thunk("unknown", 0, 1, "fusion", 60, 0, false, false),
+            thunk("jit_a", 0, 1, "fusion.1", 70, 0, false, false),
         ],
         vec![
             thunk(FPA, 1, 1, "fusion.1", 400, 0, false, false),
@@ -189,7 +190,15 @@ fn steady_state_slowest_communication_fastest_compute_in_exact_microseconds() {
     // Steady-state module time: 3000 + 2000 + 2500 ns.
     assert!((rows[0]["module_ms"].as_f64().unwrap() - 0.0075).abs() < 1e-12);
     assert!(stderr.contains("program 17 (jit_a)"), "{stderr}");
-    assert!(stderr.contains("no fingerprint_before_lhs"), "{stderr}");
+    assert!(
+        stderr.contains("without fingerprint_before_lhs"),
+        "{stderr}"
+    );
+    // Records keyed by module name (njx-export --program-key name): no file either.
+    assert!(
+        stderr.contains("program jit_a (jit_a): records keyed by"),
+        "{stderr}"
+    );
     assert!(stderr.contains("program unknown"), "{stderr}");
     assert!(
         stderr.contains("3 instructions from records, without their HLO dump"),
