@@ -15,8 +15,10 @@ use std::path::{Path, PathBuf};
     version,
     long_version = super::LONG_VERSION,
     after_help = "Input is nsys-jax archives (or their extracted folders, nsys-jax-combine \
-archives, nsys SQLite exports), or thunk and module records (njx-export --table \
-thunks|modules), or partial results of njx-pgle --partial.
+archives), whose HLO dumps give the scheduling names, or thunk and module records \
+(njx-export --table thunks|modules; from an nsys SQLite export, whose programs are keyed by \
+fingerprint only with --hlo: njx-export --table thunks --hlo DUMPS report.sqlite), or partial \
+results of njx-pgle --partial.
 
 For every program with a fingerprint (the HLO frontend attribute fingerprint_before_lhs, \
 which XLA looks profiles up by) it writes DIR/<fingerprint>.pbtxt in the text format of \
