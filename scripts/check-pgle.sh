@@ -49,23 +49,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The schema XLA parses profiles with, for protobuf's parser.
 mkdir -p "$work/proto"
-cat > "$work/proto/profiled_instructions.proto" <<'PROTO'
-syntax = "proto3";
-package tensorflow.profiler;
-message ProfiledInstructionsProto {
-  message InstructionCost {
-    string name = 1;
-    double cost_us = 2;
-  }
-  message Latency {
-    string source = 1;
-    string target = 2;
-    double latency_us = 3;
-  }
-  repeated InstructionCost costs = 1;
-  repeated Latency latencies = 2;
-}
-PROTO
+cp tests/data/profiled_instructions.proto "$work/proto/"
 protoc -I "$work/proto" --python_out="$work/proto" "$work/proto/profiled_instructions.proto"
 
 compare() { # label peer.tsv njx-dir

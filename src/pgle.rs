@@ -142,16 +142,10 @@ impl Costs {
             p.names.insert(t.module.clone());
         }
         let c = Cost::of(t);
-        match self
-            .costs
-            .get_mut(&(t.program.clone(), t.name.clone(), phase))
-        {
-            Some(have) => have.merge(&c),
-            None => {
-                self.costs
-                    .insert((t.program.clone(), t.name.clone(), phase), c);
-            }
-        }
+        self.costs
+            .entry((t.program.clone(), t.name.clone(), phase))
+            .and_modify(|have| have.merge(&c))
+            .or_insert(c);
     }
 
     fn merge_dump(&mut self, program: String, dump: Dump) {
@@ -237,12 +231,10 @@ impl partial::Aggregate for Costs {
             self.programs.entry(k).or_default().merge(&p);
         }
         for (k, c) in other.costs {
-            match self.costs.get_mut(&k) {
-                Some(have) => have.merge(&c),
-                None => {
-                    self.costs.insert(k, c);
-                }
-            }
+            self.costs
+                .entry(k)
+                .and_modify(|have| have.merge(&c))
+                .or_insert(c);
         }
         for (program, dump) in other.dumps {
             self.merge_dump(program, dump);

@@ -15,22 +15,7 @@ pub(crate) const FPA: &str = "0123456789abcdef0123456789abcdef";
 
 /// XLA's `tsl/profiler/protobuf/profiled_instructions.proto`: the same package, message,
 /// field names and numbers.
-const SCHEMA: &str = r#"syntax = "proto3";
-package tensorflow.profiler;
-message ProfiledInstructionsProto {
-  message InstructionCost {
-    string name = 1;
-    double cost_us = 2;
-  }
-  message Latency {
-    string source = 1;
-    string target = 2;
-    double latency_us = 3;
-  }
-  repeated InstructionCost costs = 1;
-  repeated Latency latencies = 2;
-}
-"#;
+const SCHEMA: &str = include_str!("../data/profiled_instructions.proto");
 
 /// Parses a profile as XLA does (text format into `ProfiledInstructionsProto`): (name,
 /// cost_us) of every `costs` entry, in order.
