@@ -18,7 +18,8 @@
 //!   [`thunks`] (the notebook's thunk tables: top thunks, opcodes, variability; exact
 //!   running statistics in [`stats`]), [`timeline`] (Trace Event JSON for Perfetto UI and
 //!   chrome://tracing), [`heap`] (heap memory per program from the dumps' buffer
-//!   assignment: peak, live buffers, breakdowns), [`capture`] (profiling a program under
+//!   assignment: peak, live buffers, breakdowns), [`pgle`] (profiles for XLA's
+//!   profile-guided latency estimator), [`capture`] (profiling a program under
 //!   nsys into an archive);
 //! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr
 //!   and [`progress`] how far they are (on a terminal), [`error`] is the one error type
@@ -65,6 +66,7 @@ pub mod notes;
 pub mod output;
 pub mod parallel;
 pub mod partial;
+pub mod pgle;
 pub mod plot;
 pub mod progress;
 pub mod ranges;

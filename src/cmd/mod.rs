@@ -13,6 +13,7 @@ pub mod flamefold;
 pub mod heap;
 pub mod kernels;
 pub mod modules;
+pub mod pgle;
 pub mod ranges;
 pub mod thunks;
 pub mod timeline;
@@ -222,6 +223,7 @@ pub fn commands() -> Vec<Command> {
         command::<thunks::Args>(),
         command::<timeline::Args>(),
         command::<heap::Args>(),
+        command::<pgle::Args>(),
     ]
     .into_iter()
     .map(|c| c.long_version(None::<&str>))

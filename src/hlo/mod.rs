@@ -537,6 +537,16 @@ impl<'m> Instruction<'m> {
             .map_or("", |m| m.op_name.as_str())
     }
 
+    /// The name XLA's latency-hiding scheduler gives it (`OpMetadata.scheduling_name`,
+    /// set when the module is scheduled), or "" where the dump has none (XLA before the
+    /// field).
+    pub fn scheduling_name(&self) -> &'m str {
+        self.lean()
+            .metadata
+            .as_ref()
+            .map_or("", |m| m.scheduling_name.as_str())
+    }
+
     /// Its result shape (decoded on each call).
     pub fn shape(&self) -> Result<Option<proto::ShapeProto>> {
         Ok(self.proto()?.shape)

@@ -29,6 +29,7 @@ mod modules;
 mod modules_archive;
 mod modules_sqlite;
 mod outputs;
+mod pgle;
 mod progress;
 mod ranges;
 mod thunks;

@@ -175,8 +175,12 @@ fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
 
 /// The after-optimizations HloProto of program 7 (`jit_step`), fingerprint [`FP`]: the
 /// entry computation runs `fusion.1`, the all-reduce of its f32[1024] result over the
-/// group {0,1} (`all-reduce-start.1` / `all-reduce-done.1`) and `fusion.2`.
-fn hlo_dump() -> Vec<u8> {
+/// group {0,1} (`all-reduce-start.1` / `all-reduce-done.1`) and `fusion.2`; with
+/// `scheduling`, as XLA with `OpMetadata.scheduling_name` writes it:
+/// `fusion.1` scheduled under its own name, `fusion.2` under `fusion.7` (renamed after
+/// scheduling), `all-reduce-start.1` without one.
+/// Without `fingerprint`, as XLA before `fingerprint_before_lhs`.
+fn hlo_proto(scheduling: bool, fingerprint: bool) -> Vec<u8> {
     let add = computation(
         1,
         "add",
@@ -220,12 +224,24 @@ fn hlo_dump() -> Vec<u8> {
     all_reduce.replica_groups = vec![ReplicaGroup {
         replica_ids: vec![0, 1],
     }];
+    let scheduled = |mut i: njx::hlo::proto::HloInstructionProto, name: &str| {
+        if scheduling {
+            i.metadata = Some(njx::hlo::proto::OpMetadata {
+                scheduling_name: name.into(),
+                ..Default::default()
+            });
+        }
+        i
+    };
     let entry = computation(
         10,
         "main.10",
         vec![
             inst(100, "p0", "parameter", f32s(&[1024]), &[], &[]),
-            inst(101, "fusion.1", "fusion", f32s(&[1024]), &[100], &[2]),
+            scheduled(
+                inst(101, "fusion.1", "fusion", f32s(&[1024]), &[100], &[2]),
+                "fusion.1",
+            ),
             all_reduce,
             inst(
                 103,
@@ -235,7 +251,10 @@ fn hlo_dump() -> Vec<u8> {
                 &[102],
                 &[],
             ),
-            inst(104, "fusion.2", "fusion", f32s(&[1024]), &[103], &[3]),
+            scheduled(
+                inst(104, "fusion.2", "fusion", f32s(&[1024]), &[103], &[3]),
+                "fusion.7",
+            ),
         ],
     );
     let proto = HloProto {
@@ -244,7 +263,7 @@ fn hlo_dump() -> Vec<u8> {
             name: "jit_step".into(),
             entry_computation_id: 10,
             entry_computation_name: "main.10".into(),
-            frontend_attributes: Some(FrontendAttributes {
+            frontend_attributes: fingerprint.then(|| FrontendAttributes {
                 map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
             }),
             computations: vec![add, fused1, fused2, entry],
@@ -262,6 +281,8 @@ struct Opts {
     corrupt_dump: bool,
     compiled: bool,
     autotuner: bool,
+    scheduling_names: bool,
+    fingerprint: bool,
 }
 
 const NORMAL: Opts = Opts {
@@ -269,13 +290,15 @@ const NORMAL: Opts = Opts {
     corrupt_dump: false,
     compiled: true,
     autotuner: false,
+    scheduling_names: false,
+    fingerprint: true,
 };
 
 /// Writes `dir/rank<rank>.zip` and returns its path.
 fn archive(dir: &Path, rank: usize, opts: Opts) -> String {
     let trace = gpu_proj_trace(rank);
     let threads = thread_metadata(rank);
-    let mut dump = hlo_dump();
+    let mut dump = hlo_proto(opts.scheduling_names, opts.fingerprint);
     if opts.corrupt_dump {
         dump.truncate(dump.len() / 2);
     }
@@ -800,6 +823,124 @@ fn njx_modules_include_warmup_and_autotuning() {
         1_100_000,
         100.0 * 1.1 / 9.95,
     );
+}
+
+// ---------------------------------------------------------------- njx-pgle
+
+/// The PGLE profile of program 7 from `args` (into the folder `name` of `dir`): the file's text
+/// and stderr.
+fn pgle_profile(dir: &Path, name: &str, args: &[&str]) -> (String, String) {
+    let out = dir.join(name);
+    let mut all = vec!["-o", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let got = run("njx-pgle", &all, b"");
+    assert!(got.status.success(), "{}", stderr_of(&got));
+    let files: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    // Autotuning (program unknown) gets none.
+    assert_eq!(files, [format!("{FP}.pbtxt")]);
+    let text = std::fs::read_to_string(out.join(format!("{FP}.pbtxt"))).unwrap();
+    (text, stderr_of(&got).to_string())
+}
+
+/// nsys-jax's pgle_costs on the two archives: over executions 2 and 3 (0 and 1 are
+/// warm-up: compilation profiled, communication), the fastest fusion.1 (300 µs) and
+/// fusion.2 (150 µs) and the slowest all-reduce, exposed plus hidden: 280 µs (rank 1's
+/// last); rank 0 alone 220 µs. Names are the dump's scheduling names, the instruction name
+/// where it has none.
+#[test]
+fn njx_pgle_writes_the_peers_costs_under_scheduling_names() {
+    let dir = tempdir();
+    let opts = Opts {
+        scheduling_names: true,
+        ..NORMAL
+    };
+    let r0 = archive(dir.path(), 0, opts);
+    let r1 = archive(dir.path(), 1, opts);
+    let (text, stderr) = pgle_profile(dir.path(), "both", &[&r0, &r1]);
+    assert_eq!(
+        text,
+        "costs { name: \"all-reduce-start.1\" cost_us: 280.000 }
+costs { name: \"fusion.1\" cost_us: 300.000 }
+costs { name: \"fusion.7\" cost_us: 150.000 }
+"
+    );
+    assert_eq!(
+        crate::pgle::parse_back(&text),
+        [
+            ("all-reduce-start.1".to_string(), 280.0),
+            ("fusion.1".to_string(), 300.0),
+            ("fusion.7".to_string(), 150.0),
+        ]
+    );
+    assert!(
+        stderr.contains("1 instructions have no scheduling_name in their HLO dump"),
+        "{stderr}"
+    );
+    // One rank: its own slowest all-reduce.
+    let (alone, _) = pgle_profile(dir.path(), "alone", &["-q", &r0]);
+    assert!(
+        alone.starts_with("costs { name: \"all-reduce-start.1\" cost_us: 220.000 }\n"),
+        "{alone}"
+    );
+    // Partial results carry the scheduling names: the reduce step reads no archive.
+    let mut partials = Vec::new();
+    for r in [&r0, &r1] {
+        let got = run("njx-pgle", &["--partial", r], b"");
+        assert!(got.status.success(), "{}", stderr_of(&got));
+        partials.extend_from_slice(&got.stdout);
+    }
+    let p = write(dir.path(), "all.pgle", &partials);
+    let (reduced, _) = pgle_profile(dir.path(), "reduced", &["-q", &p]);
+    assert_eq!(reduced, text);
+    // Records carry no dump: instruction names (fusion.2, not fusion.7), said on stderr.
+    let records = ok("njx-export", &["--table", "thunks", &r0, &r1]);
+    let t = write(dir.path(), "thunks.jsonl", records.as_bytes());
+    let (from_records, stderr) = pgle_profile(dir.path(), "records", &["-q", &t]);
+    assert_eq!(from_records, text.replace("fusion.7", "fusion.2"));
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+/// Dumps of XLA before `scheduling_name`: every instruction under its own name, and a note
+/// saying how many.
+#[test]
+fn njx_pgle_falls_back_to_instruction_names_without_scheduling_names() {
+    let (dir, r0, r1) = archives(NORMAL);
+    let (text, stderr) = pgle_profile(dir.path(), "old", &[&r0, &r1]);
+    assert_eq!(
+        text,
+        "costs { name: \"all-reduce-start.1\" cost_us: 280.000 }
+costs { name: \"fusion.1\" cost_us: 300.000 }
+costs { name: \"fusion.2\" cost_us: 150.000 }
+"
+    );
+    assert!(
+        stderr.contains("3 instructions have no scheduling_name in their HLO dump"),
+        "{stderr}"
+    );
+}
+
+/// Dumps of XLA before `fingerprint_before_lhs`: programs are keyed by id, XLA would look
+/// for no file of them, so none is written and the tool says why (exit 1: nothing else
+/// to write but autotuning).
+#[test]
+fn njx_pgle_writes_no_profile_for_a_program_without_fingerprint() {
+    let (dir, r0, r1) = archives(Opts {
+        fingerprint: false,
+        ..NORMAL
+    });
+    let out = dir.path().join("pgle");
+    let got = run("njx-pgle", &["-o", out.to_str().unwrap(), &r0, &r1], b"");
+    assert_eq!(got.status.code(), Some(1), "{}", stderr_of(&got));
+    let stderr = stderr_of(&got);
+    assert!(
+        stderr.contains("program 7 (jit_step): no fingerprint_before_lhs in its HLO dump"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no profile to write"), "{stderr}");
+    assert!(!out.exists());
 }
 
 // ---------------------------------------------------------------- errors

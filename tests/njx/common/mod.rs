@@ -26,6 +26,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-capture" => env!("CARGO_BIN_EXE_njx-capture"),
         "njx-timeline" => env!("CARGO_BIN_EXE_njx-timeline"),
         "njx-heap" => env!("CARGO_BIN_EXE_njx-heap"),
+        "njx-pgle" => env!("CARGO_BIN_EXE_njx-pgle"),
         other => panic!("unknown tool {other}"),
     }
 }

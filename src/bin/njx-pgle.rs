@@ -1,0 +1,10 @@
+use std::process::ExitCode;
+
+// mimalloc instead of glibc malloc: see the README, "Performance".
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let args = njx::cmd::parse::<njx::cmd::pgle::Args>();
+    njx::cmd::finish("njx-pgle", njx::cmd::pgle::run(&args))
+}
