@@ -141,6 +141,18 @@ struct Copy {
     index: usize,
     /// Its name in the output.
     name: String,
+    stored: Stored,
+}
+
+/// How a member is stored in the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// Once, under its own name.
+    Once,
+    /// As `<name>/<profile>`: its content differs between inputs.
+    PerProfile,
+    /// An input's report, as `<profile>.nsys-rep`.
+    Report,
 }
 
 /// Combines `inputs` into one archive as `options` say. Returns false when an
@@ -164,9 +176,26 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     // First pass: every member read through, inputs in parallel.
     let progress = notes.progress();
     let keys = (RandomState::new(), RandomState::new());
-    let jobs: Vec<(&PathBuf, &String)> = inputs.iter().zip(&profiles).collect();
-    let scans = crate::parallel::parallel_map(&jobs, |(path, profile)| {
-        let scan = scan(path, profile, options.keep_nsys_rep, &keys, progress);
+    let jobs: Vec<(usize, &PathBuf, &String)> = inputs
+        .iter()
+        .zip(&profiles)
+        .enumerate()
+        .map(|(i, (p, n))| (i, p, n))
+        .collect();
+    let scans = crate::parallel::parallel_map(&jobs, |&(i, path, profile)| {
+        let keep_report = match options.keep_nsys_rep {
+            KeepNsysRep::All => true,
+            KeepNsysRep::First => i == 0,
+            KeepNsysRep::None => false,
+        };
+        let scan = scan(
+            path,
+            profile,
+            options.keep_nsys_rep,
+            keep_report,
+            &keys,
+            progress,
+        );
         progress.input_done();
         scan
     });
@@ -223,19 +252,12 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     )?;
     stage.place(&dest, options.force_overwrite, false)?;
 
-    let shared = copies
-        .iter()
-        .filter(|c| !c.name.ends_with(".nsys-rep"))
-        .count();
-    let per_profile = copies
-        .iter()
-        .filter(|c| {
-            c.name
-                .strip_suffix(scans[c.input].profile.as_str())
-                .is_some_and(|n| n.ends_with('/'))
-        })
-        .count();
-    let reports = copies.len() - shared;
+    let count = |kind| copies.iter().filter(|c| c.stored == kind).count();
+    let (once, per_profile, reports) = (
+        count(Stored::Once),
+        count(Stored::PerProfile),
+        count(Stored::Report),
+    );
     let size = std::fs::metadata(&dest).map_or(0, |m| m.len());
     note(
         notes,
@@ -244,7 +266,7 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
             "{} archives combined: {} members stored once, {per_profile} per profile, {reports} \
              report{} ({:.1} MB)",
             scans.len(),
-            shared - per_profile,
+            once,
             if reports == 1 { "" } else { "s" },
             size as f64 / 1e6
         ),
@@ -315,11 +337,13 @@ fn profile_of(path: &Path) -> String {
 }
 
 /// The first pass over one input: opens it (a zip archive of nsys-jax's or njx-capture's,
-/// not a combined one), reads every member through and returns what it found.
+/// not a combined one), reads every member through (but a report that is not kept,
+/// `keep_report` false) and returns what it found.
 fn scan(
     path: &Path,
     profile: &str,
     keep: KeepNsysRep,
+    keep_report: bool,
     keys: &(RandomState, RandomState),
     progress: &Progress,
 ) -> Result<Scan> {
@@ -378,6 +402,14 @@ fn scan(
                      report, or leave the reports out with --keep-nsys-rep none"
                 ),
             ));
+        }
+        if report && !keep_report {
+            entries.push(Entry {
+                index,
+                name,
+                digest: None,
+            });
+            continue;
         }
         let (declared, crc) = (entry.size(), entry.crc32());
         let mut hashers = (keys.0.build_hasher(), keys.1.build_hasher());
@@ -542,7 +574,7 @@ fn plan(scans: &[Scan], keep: KeepNsysRep) -> Vec<Copy> {
     let mut copies = Vec::new();
     for (i, scan) in scans.iter().enumerate() {
         for entry in &scan.entries {
-            let name = match entry.digest {
+            let (name, stored) = match entry.digest {
                 None => {
                     let kept = match keep {
                         KeepNsysRep::All => true,
@@ -552,7 +584,7 @@ fn plan(scans: &[Scan], keep: KeepNsysRep) -> Vec<Copy> {
                     if !kept {
                         continue;
                     }
-                    format!("{}.nsys-rep", scan.profile)
+                    (format!("{}.nsys-rep", scan.profile), Stored::Report)
                 }
                 Some(_) => {
                     let (contents, first) = &seen[entry.name.as_str()];
@@ -560,9 +592,12 @@ fn plan(scans: &[Scan], keep: KeepNsysRep) -> Vec<Copy> {
                         if *first != i {
                             continue;
                         }
-                        entry.name.clone()
+                        (entry.name.clone(), Stored::Once)
                     } else {
-                        format!("{}/{}", entry.name, scan.profile)
+                        (
+                            format!("{}/{}", entry.name, scan.profile),
+                            Stored::PerProfile,
+                        )
                     }
                 }
             };
@@ -570,6 +605,7 @@ fn plan(scans: &[Scan], keep: KeepNsysRep) -> Vec<Copy> {
                 input: i,
                 index: entry.index,
                 name,
+                stored,
             });
         }
     }

@@ -513,3 +513,38 @@ fn the_pax_archives_combined_read_as_the_archives_themselves() {
         ok("njx-modules", &from_inputs)
     );
 }
+
+#[test]
+fn reports_left_out_are_not_read() {
+    // rank1's report is damaged: that matters only when it is kept.
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    let mut bytes = zip_of(&[
+        (
+            "report_nvtx_pushpop_trace.csv.xz",
+            b"ranges of rank 1",
+            true,
+        ),
+        ("rank1.nsys-rep", b"report of rank 1", true),
+    ]);
+    let at = bytes
+        .windows(16)
+        .position(|w| w == b"report of rank 1")
+        .unwrap();
+    bytes[at] = b'R';
+    write(dir.path(), "rank1.zip", &bytes);
+    let (status, err) = combine(dir.path(), &["-o", "first", "rank0.zip", "rank1.zip"]);
+    assert_eq!(status, 0, "{err}");
+    fails(
+        dir.path(),
+        &[
+            "--keep-nsys-rep",
+            "all",
+            "-o",
+            "all",
+            "rank0.zip",
+            "rank1.zip",
+        ],
+        &["rank1.zip!rank1.nsys-rep: its content does not match its CRC-32"],
+    );
+}
