@@ -40,7 +40,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 /// Which inputs' `.nsys-rep` reports the combined archive keeps.
@@ -53,6 +53,17 @@ pub enum KeepNsysRep {
     First,
     /// No report.
     None,
+}
+
+impl KeepNsysRep {
+    /// Whether the report of the `input`-th input (from 0) is kept.
+    fn keeps(self, input: usize) -> bool {
+        match self {
+            KeepNsysRep::All => true,
+            KeepNsysRep::First => input == 0,
+            KeepNsysRep::None => false,
+        }
+    }
 }
 
 /// What to combine, and how.
@@ -68,14 +79,23 @@ pub struct Options {
     pub analysis: Vec<String>,
 }
 
-/// The archive that `-o NAME` names: NAME itself when it ends in `.zip`, else NAME.zip.
-pub fn output_path(name: &Path) -> PathBuf {
+/// The archive that `-o NAME` names: NAME itself when it ends in `.zip`, else NAME.zip; a
+/// usage error when NAME names a folder (`out/`, `..`).
+pub fn output_path(name: &Path) -> Result<PathBuf> {
+    let folder = name.as_os_str().to_string_lossy().ends_with('/')
+        || !matches!(name.components().next_back(), Some(Component::Normal(_)));
+    if folder {
+        return Err(Error::Usage(format!(
+            "-o `{}` names a folder, not an archive",
+            name.display()
+        )));
+    }
     if name.extension().is_some_and(|e| e == "zip") {
-        name.to_path_buf()
+        Ok(name.to_path_buf())
     } else {
         let mut with = name.as_os_str().to_owned();
         with.push(".zip");
-        PathBuf::from(with)
+        Ok(PathBuf::from(with))
     }
 }
 
@@ -161,7 +181,7 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     if inputs.is_empty() {
         return Err(Error::Usage("no input archives".into()));
     }
-    let dest = output_path(&options.output);
+    let dest = output_path(&options.output)?;
     if dest.is_dir() {
         return Err(Error::data(
             dest.display().to_string(),
@@ -183,19 +203,8 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
         .map(|(i, (p, n))| (i, p, n))
         .collect();
     let scans = crate::parallel::parallel_map(&jobs, |&(i, path, profile)| {
-        let keep_report = match options.keep_nsys_rep {
-            KeepNsysRep::All => true,
-            KeepNsysRep::First => i == 0,
-            KeepNsysRep::None => false,
-        };
-        let scan = scan(
-            path,
-            profile,
-            options.keep_nsys_rep,
-            keep_report,
-            &keys,
-            progress,
-        );
+        let keep = options.keep_nsys_rep;
+        let scan = scan(path, profile, keep, keep.keeps(i), &keys, progress);
         progress.input_done();
         scan
     });
@@ -205,7 +214,10 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     let copies = plan(&scans, options.keep_nsys_rep);
     check_names(&copies, &scans, &dest)?;
 
-    // Second pass: the stored bytes copied into the staged archive.
+    // Second pass: the stored bytes copied into the staged archive, in the output's folder
+    // (created if missing, as njx-capture does, once the inputs are known to be good).
+    let folder = archive_out::folder_of(&dest);
+    std::fs::create_dir_all(folder).map_err(|e| Error::io(folder.display().to_string(), e))?;
     let stage = Stage::new("njx-combine", &dest)?;
     let mut zip = ArchiveWriter::create(stage.path())?;
     let mut at = 0;
@@ -576,12 +588,7 @@ fn plan(scans: &[Scan], keep: KeepNsysRep) -> Vec<Copy> {
         for entry in &scan.entries {
             let (name, stored) = match entry.digest {
                 None => {
-                    let kept = match keep {
-                        KeepNsysRep::All => true,
-                        KeepNsysRep::First => i == 0,
-                        KeepNsysRep::None => false,
-                    };
-                    if !kept {
+                    if !keep.keeps(i) {
                         continue;
                     }
                     (format!("{}.nsys-rep", scan.profile), Stored::Report)
@@ -665,12 +672,16 @@ mod tests {
 
     #[test]
     fn output_names_get_zip_appended() {
-        assert_eq!(output_path(Path::new("all")), PathBuf::from("all.zip"));
-        assert_eq!(output_path(Path::new("all.zip")), PathBuf::from("all.zip"));
-        assert_eq!(
-            output_path(Path::new("run.v2")),
-            PathBuf::from("run.v2.zip")
-        );
+        let out = |name: &str| output_path(Path::new(name)).map_err(|e| e.to_string());
+        assert_eq!(out("all"), Ok(PathBuf::from("all.zip")));
+        assert_eq!(out("d/all.zip"), Ok(PathBuf::from("d/all.zip")));
+        assert_eq!(out("run.v2"), Ok(PathBuf::from("run.v2.zip")));
+        for folder in ["out/", "..", ".", "/", "a/.."] {
+            assert!(
+                out(folder).unwrap_err().contains("names a folder"),
+                "{folder}"
+            );
+        }
         assert_eq!(profile_of(Path::new("a/rank0.zip")), "rank0");
         assert_eq!(profile_of(Path::new("rank0")), "rank0");
     }

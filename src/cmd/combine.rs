@@ -46,7 +46,7 @@ pub struct Args {
     pub inputs: Vec<PathBuf>,
 
     /// Archive to write: NAME, with .zip appended unless NAME ends in .zip (nsys-jax-combine
-    /// replaces any other suffix).
+    /// replaces any other suffix). Missing folders are created.
     #[arg(short, long, value_name = "NAME", required = true)]
     pub output: PathBuf,
 

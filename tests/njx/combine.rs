@@ -91,10 +91,10 @@ fn identical_members_are_stored_once_and_differing_ones_per_profile() {
     let dir = tempdir();
     rank(dir.path(), 0, &[("only-in-0.txt", b"zero", false)]);
     rank(dir.path(), 1, &[]);
-    let (status, err) = combine(dir.path(), &["-o", "all", "rank0.zip", "rank1.zip"]);
+    let (status, err) = combine(dir.path(), &["-o", "out/all", "rank0.zip", "rank1.zip"]);
     assert_eq!(status, 0, "{err}");
-    assert!(err.contains("2 archives combined"), "{err}");
-    let got = members(&dir.path().join("all.zip"));
+    assert!(err.contains("out/all.zip: 2 archives combined"), "{err}");
+    let got = members(&dir.path().join("out/all.zip"));
     let want: Vec<(&str, &[u8])> = vec![
         (
             "report_nvtx_pushpop_trace.csv.xz/rank0",
@@ -116,7 +116,7 @@ fn identical_members_are_stored_once_and_differing_ones_per_profile() {
     assert_eq!(got, want);
     // Stored as they were: the deflated source deflated, the rest stored.
     let mut z =
-        zip::ZipArchive::new(std::fs::File::open(dir.path().join("all.zip")).unwrap()).unwrap();
+        zip::ZipArchive::new(std::fs::File::open(dir.path().join("out/all.zip")).unwrap()).unwrap();
     assert_eq!(
         z.by_name("sources/train.py").unwrap().compression(),
         zip::CompressionMethod::Deflated
@@ -125,7 +125,15 @@ fn identical_members_are_stored_once_and_differing_ones_per_profile() {
         z.by_name("rank0.nsys-rep").unwrap().compression(),
         zip::CompressionMethod::Stored
     );
-    assert_eq!(listing(dir.path()), ["all.zip", "rank0.zip", "rank1.zip"]);
+    assert_eq!(listing(dir.path()), ["out", "rank0.zip", "rank1.zip"]);
+    assert_eq!(listing(&dir.path().join("out")), ["all.zip"]);
+    // A folder is no archive name.
+    let (status, err) = combine(dir.path(), &["-o", "out/", "rank0.zip", "rank1.zip"]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains("-o `out/` names a folder, not an archive"),
+        "{err}"
+    );
 }
 
 /// Two different byte strings of one length with the same CRC-32 (a birthday search over
