@@ -20,7 +20,8 @@
 //!   chrome://tracing), [`heap`] (heap memory per program from the dumps' buffer
 //!   assignment: peak, live buffers, breakdowns), [`pgle`] (profiles for XLA's
 //!   profile-guided latency estimator), [`capture`] (profiling a program under
-//!   nsys into an archive);
+//!   nsys into an archive), [`combine`] (several archives into one, as nsys-jax-combine;
+//!   [`archive_out`] writes the archives of both);
 //! - [`output`] writes records and tables, [`notes`] carries what tools say on stderr
 //!   and [`progress`] how far they are (on a terminal), [`error`] is the one error type
 //!   with exit codes;
@@ -50,9 +51,11 @@
 //! # }
 //! ```
 
+pub mod archive_out;
 pub mod capture;
 pub mod cmd;
 pub mod collectives;
+pub mod combine;
 pub mod compile;
 pub mod error;
 pub mod executions;

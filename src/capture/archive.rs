@@ -1,7 +1,8 @@
 //! Post-processing a capture into its archive, with njx's own code once nsys has exported
 //! the report: the HLO dumps xz-compressed, the Python sources their stack frames name,
-//! the zip written under a temporary name beside its destination, the `--analysis`
-//! pipelines run on it and their outputs added, and the rename into place.
+//! and what is left to `crate::archive_out`, shared with njx-combine: the zip written
+//! under a temporary name beside its destination, the `--analysis` pipelines run on it and
+//! their outputs added, and the rename into place.
 //!
 //! The layout (README, "njx-capture archives"):
 //!
@@ -14,18 +15,16 @@
 //! analysis/<n>-<name>/<file>           files that pipeline wrote in its working folder
 //! ```
 
+pub use crate::archive_out::{ANALYSIS_DIR, note};
 use crate::error::{Error, Result};
 use crate::hlo::proto::HloProto;
 use crate::notes::Notes;
 use crate::source::sqlite::Db;
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use zip::write::SimpleFileOptions;
-use zip::{CompressionMethod, ZipWriter};
 
 /// The report, as the archive holds it.
 pub const REPORT: &str = "report.nsys-rep";
@@ -35,8 +34,6 @@ pub const SQLITE: &str = crate::source::SQLITE_MEMBER;
 pub const DUMP_DIR: &str = "dump/";
 /// The folder of the Python sources.
 pub const SOURCES_DIR: &str = "sources/";
-/// The folder of the analyses' outputs.
-pub const ANALYSIS_DIR: &str = "analysis/";
 
 /// xz preset of the dumps: HLO protobufs shrink about tenfold already at low presets, and
 /// the higher ones cost far more time than they save space.
@@ -45,11 +42,6 @@ const XZ_PRESET: u32 = 3;
 /// At most this many dumps are compressed at once: each worker holds a whole dump (they
 /// reach hundreds of MB for large models) and, while reading its sources, its decoded form.
 const MAX_WORKERS: usize = 8;
-
-/// A line of progress about `archive`.
-pub fn note(notes: &Notes, archive: &Path, msg: impl std::fmt::Display) {
-    notes.note(format!("{}: {msg}", archive.display()));
-}
 
 /// The HLO dumps of a capture, compressed, and the source files they name.
 #[derive(Debug, Default)]
@@ -263,198 +255,4 @@ pub fn sources(notes: &Notes, archive: &Path, names: &BTreeSet<String>) -> Vec<(
         );
     }
     found
-}
-
-/// A zip archive being written.
-pub struct ArchiveWriter {
-    place: String,
-    zip: ZipWriter<File>,
-}
-
-impl ArchiveWriter {
-    /// Starts a new archive at `path`.
-    pub fn create(path: &Path) -> Result<ArchiveWriter> {
-        let place = path.display().to_string();
-        let file = File::create(path).map_err(|e| Error::io(&place, e))?;
-        Ok(ArchiveWriter {
-            place,
-            zip: ZipWriter::new(file),
-        })
-    }
-
-    /// Opens a finished archive at `path` to add members.
-    pub fn append(path: &Path) -> Result<ArchiveWriter> {
-        let place = path.display().to_string();
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| Error::io(&place, e))?;
-        let zip =
-            ZipWriter::new_append(file).map_err(|e| Error::io(&place, io::Error::other(e)))?;
-        Ok(ArchiveWriter { place, zip })
-    }
-
-    /// Adds the file at `path` as `member`, deflated or (for files compressed already)
-    /// stored.
-    pub fn add(&mut self, member: &str, path: &Path, deflate: bool) -> Result<()> {
-        let source = path.display().to_string();
-        let file = File::open(path).map_err(|e| Error::io(&source, e))?;
-        let len = file.metadata().map_err(|e| Error::io(&source, e))?.len();
-        let method = if deflate {
-            CompressionMethod::Deflated
-        } else {
-            CompressionMethod::Stored
-        };
-        let options = SimpleFileOptions::default()
-            .compression_method(method)
-            .unix_permissions(0o644)
-            .large_file(len >= u64::from(u32::MAX));
-        self.zip
-            .start_file(member, options)
-            .map_err(|e| self.error(member, io::Error::other(e)))?;
-        io::copy(&mut BufReader::new(file), &mut self.zip).map_err(|e| self.error(member, e))?;
-        Ok(())
-    }
-
-    /// Writes the central directory.
-    pub fn finish(self) -> Result<()> {
-        let place = self.place;
-        self.zip
-            .finish()
-            .and_then(|mut f| f.flush().map_err(Into::into))
-            .map_err(|e| Error::io(&place, io::Error::other(e)))?;
-        Ok(())
-    }
-
-    fn error(&self, member: &str, e: io::Error) -> Error {
-        Error::io(format!("{}!{member}", self.place), e)
-    }
-}
-
-/// Runs the `n`-th analysis pipeline on `archive` (an absolute path) in a fresh working
-/// folder under `work`, and returns the members to add (its standard output, the files it
-/// wrote) and whether it succeeded.
-pub fn run_analysis(
-    notes: &Notes,
-    n: usize,
-    pipeline: &str,
-    archive: &Path,
-    work: &Path,
-) -> Result<(Vec<(String, PathBuf)>, bool)> {
-    let name = format!("{n}-{}", slug(pipeline));
-    let cwd = work.join(&name);
-    let stdout = work.join(format!("{name}.txt"));
-    std::fs::create_dir_all(&cwd).map_err(|e| Error::io(cwd.display().to_string(), e))?;
-    let out = File::create(&stdout).map_err(|e| Error::io(stdout.display().to_string(), e))?;
-    let status = Command::new("bash")
-        .args(["-o", "pipefail", "-c", pipeline, "njx-capture"])
-        .arg(archive)
-        .env("NJX_ARCHIVE", archive)
-        .env("PATH", path_with_own_folder())
-        .current_dir(&cwd)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .status()
-        .map_err(|e| Error::io(format!("--analysis {n}: running bash"), e))?;
-    let mut members = vec![(format!("{ANALYSIS_DIR}{name}.txt"), stdout)];
-    for file in crate::source::walk_dir(&cwd)? {
-        members.push((format!("{ANALYSIS_DIR}{name}/{file}"), cwd.join(&file)));
-    }
-    let ok = status.success();
-    if !ok {
-        note(
-            notes,
-            archive,
-            format!("warning: analysis {n} (`{pipeline}`) failed ({status}); its output is stored"),
-        );
-    }
-    Ok((members, ok))
-}
-
-/// `PATH` with the folder of njx-capture's own executable first, so that analyses find
-/// the njx tools installed beside it.
-fn path_with_own_folder() -> std::ffi::OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let own = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(Path::to_path_buf));
-    let dirs = own.into_iter().chain(std::env::split_paths(&path));
-    std::env::join_paths(dirs).unwrap_or(path)
-}
-
-/// A file-name-safe rendering of a pipeline: letters, digits, `.`, `_`, `-`; runs of
-/// anything else become one `-`; at most 48 characters.
-fn slug(pipeline: &str) -> String {
-    let mut out = String::new();
-    for c in pipeline.chars() {
-        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_') || (c == '-' && !out.ends_with('-'))
-        {
-            out.push(c);
-        } else if !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-        if out.len() >= 48 {
-            break;
-        }
-    }
-    let out = out.trim_matches(['-', '.']).to_string();
-    if out.is_empty() {
-        "analysis".to_string()
-    } else {
-        out
-    }
-}
-
-/// Moves the finished archive `staged` to `dest`: replacing it when `overwrite`, else only
-/// if nothing is there (a hard link, which fails when the name exists, then the staged name
-/// removed; where hard links are not supported, a check and a rename).
-pub fn place(staged: &Path, dest: &Path, overwrite: bool) -> Result<()> {
-    let place = dest.display().to_string();
-    if overwrite {
-        return std::fs::rename(staged, dest).map_err(|e| Error::io(&place, e));
-    }
-    match std::fs::hard_link(staged, dest) {
-        Ok(()) => std::fs::remove_file(staged).map_err(|e| Error::io(&place, e)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists(dest)),
-        Err(_) if dest.exists() => Err(exists(dest)),
-        Err(_) => std::fs::rename(staged, dest).map_err(|e| Error::io(&place, e)),
-    }
-}
-
-/// The error for an archive that exists without `-f`.
-pub fn exists(dest: &Path) -> Error {
-    Error::data(
-        dest.display().to_string(),
-        "exists; pass -f (--force-overwrite) to overwrite it",
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slugs_are_file_name_safe() {
-        assert_eq!(
-            slug("njx-export \"$1\" | njx-compile-summary --total"),
-            "njx-export-1-njx-compile-summary-total"
-        );
-        assert_eq!(slug("|||"), "analysis");
-        assert_eq!(slug(&"a".repeat(100)).len(), 48);
-    }
-
-    #[test]
-    fn placing_never_overwrites_without_force() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b.zip"));
-        std::fs::write(&a, b"new").unwrap();
-        std::fs::write(&b, b"old").unwrap();
-        let e = place(&a, &b, false).unwrap_err();
-        assert!(e.to_string().contains("pass -f"), "{e}");
-        assert_eq!(std::fs::read(&b).unwrap(), b"old");
-        place(&a, &b, true).unwrap();
-        assert_eq!(std::fs::read(&b).unwrap(), b"new");
-        assert!(!a.exists());
-    }
 }

@@ -29,9 +29,9 @@ pub use archive::{ANALYSIS_DIR, DUMP_DIR, REPORT, SOURCES_DIR, SQLITE};
 pub use env::{JAX_DEFAULTS, ProgramEnv, XlaFlags, program_env};
 pub use name::archive_path;
 
+use crate::archive_out::{self, ArchiveWriter, Stage, folder_of, note};
 use crate::error::{Error, Result};
 use crate::notes::Notes;
-use archive::{ArchiveWriter, note};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -156,7 +156,7 @@ impl Target {
         };
         let path = archive_path(name, |v| std::env::var(v).ok())?;
         if !args.force_overwrite && path.symlink_metadata().is_ok() {
-            return Err(archive::exists(&path));
+            return Err(archive_out::exists(&path));
         }
         // Checked before the program runs: -f replaces a file, never a folder, so a
         // finished capture would have nowhere to go.
@@ -175,13 +175,6 @@ impl Target {
             placeholder: false,
         })
     }
-}
-
-/// The folder a file is in (`.` for a bare name).
-fn folder_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
 }
 
 /// Profiles the program and post-processes; see [`run`] for the status.
@@ -287,13 +280,8 @@ fn post_process(
 
     // Staged beside the destination, under the destination's own file name (so that
     // analyses see the right profile name), then renamed into place.
-    let stage = tempfile::Builder::new()
-        .prefix(".njx-capture-")
-        .tempdir_in(folder_of(dest))
-        .map_err(|e| Error::io(folder_of(dest).display().to_string(), e))?;
-    let staged = stage
-        .path()
-        .join(dest.file_name().unwrap_or(OsStr::new("report.zip")));
+    let stage = Stage::new("njx-capture", dest)?;
+    let staged = stage.path();
     note(
         notes,
         dest,
@@ -303,7 +291,7 @@ fn post_process(
             sources.len()
         ),
     );
-    let mut zip = ArchiveWriter::create(&staged)?;
+    let mut zip = ArchiveWriter::create(staged)?;
     zip.add(REPORT, &report, true)?;
     zip.add(SQLITE, &sqlite, true)?;
     for (member, file) in &dumps.files {
@@ -313,76 +301,16 @@ fn post_process(
         zip.add(member, file, true)?;
     }
     zip.finish()?;
-
-    let mut all_ok = true;
-    if !args.analysis.is_empty() {
-        // Analyses read a copy of their own, under the same file name: whatever one does to
-        // it (truncate, remove, move, replace by a folder), the archive itself is intact.
-        let copy_dir = stage.path().join("analysed");
-        let copy = copy_dir.join(staged.file_name().unwrap_or(OsStr::new("report.zip")));
-        std::fs::create_dir(&copy_dir)
-            .and_then(|()| std::fs::copy(&staged, &copy))
-            .map_err(|e| Error::io(copy.display().to_string(), e))?;
-        let absolute = copy
-            .canonicalize()
-            .map_err(|e| Error::io(copy.display().to_string(), e))?;
-        let mut outputs = Vec::new();
-        for (i, pipeline) in args.analysis.iter().enumerate() {
-            note(notes, dest, format!("analysis {}: {pipeline}…", i + 1));
-            // Whatever an analysis does (removing its folder, leaving unreadable files),
-            // the capture is kept: its failure is said and the archive placed.
-            match archive::run_analysis(notes, i + 1, pipeline, &absolute, &work.join("analysis")) {
-                Ok((members, ok)) => {
-                    outputs.extend(members);
-                    all_ok &= ok;
-                }
-                Err(e) => {
-                    note(
-                        notes,
-                        dest,
-                        format!(
-                            "warning: analysis {} failed: {e}; its output is not stored",
-                            i + 1
-                        ),
-                    );
-                    all_ok = false;
-                }
-            }
-        }
-        // The outputs are added to a copy, which replaces the archive only when complete.
-        let with = staged.with_extension("with-analysis");
-        let added = std::fs::copy(&staged, &with)
-            .map_err(|e| Error::io(with.display().to_string(), e))
-            .and_then(|_| {
-                let mut zip = ArchiveWriter::append(&with)?;
-                for (member, file) in &outputs {
-                    zip.add(member, file, true)?;
-                }
-                zip.finish()
-            })
-            .and_then(|()| {
-                std::fs::rename(&with, &staged)
-                    .map_err(|e| Error::io(staged.display().to_string(), e))
-            });
-        if let Err(e) = added {
-            let _ = std::fs::remove_file(&with);
-            note(
-                notes,
-                dest,
-                format!("warning: the analyses' outputs could not be stored: {e}"),
-            );
-            all_ok = false;
-        }
-    }
-
-    if let Err(e) = archive::place(&staged, dest, target.overwrite) {
-        // Keep the capture rather than lose it with the staging folder.
-        let _ = stage.keep();
-        return Err(Error::data(
-            staged.display().to_string(),
-            format!("the archive is kept here: {e}"),
-        ));
-    }
+    let all_ok = archive_out::analyse(
+        "njx-capture",
+        notes,
+        dest,
+        &stage,
+        &work.join("analysis"),
+        &args.analysis,
+    )?;
+    // Kept rather than lost with the staging folder when it cannot be placed.
+    stage.place(dest, target.overwrite, true)?;
     let size = std::fs::metadata(dest).map_or(0, |m| m.len());
     note(notes, dest, format!("done ({:.1} MB)", size as f64 / 1e6));
     Ok(all_ok)

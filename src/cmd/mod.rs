@@ -7,6 +7,7 @@
 
 pub mod capture;
 pub mod collectives;
+pub mod combine;
 pub mod compile_summary;
 pub mod export;
 pub mod flamefold;
@@ -213,6 +214,7 @@ fn print_completions(shell: Shell, cmd: &mut Command) -> i32 {
 pub fn commands() -> Vec<Command> {
     [
         command::<capture::Args>(),
+        command::<combine::Args>(),
         command::<export::Args>(),
         command::<ranges::Args>(),
         command::<compile_summary::Args>(),

@@ -18,7 +18,8 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use zip::ZipArchive;
 
-trait ReadSeek: Read + Seek + Send {}
+/// What a zip archive is read from.
+pub(crate) trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 enum Backend {
@@ -188,6 +189,15 @@ impl Archive {
     /// Name for messages about one member: `archive.zip!member`.
     pub fn member_place(&self, member: &str) -> String {
         format!("{}!{}", self.place, member)
+    }
+
+    /// The zip reader of an archive opened from a zip file, `None` for a folder: for
+    /// njx-combine, which checks each member's content and then copies it as it is stored.
+    pub(crate) fn zip(&mut self) -> Option<&mut ZipArchive<Box<dyn ReadSeek>>> {
+        match &mut self.backend {
+            Backend::Zip { zip, .. } => Some(zip),
+            Backend::Dir(_) => None,
+        }
     }
 
     /// All regular files in the archive, sorted.

@@ -13,6 +13,7 @@ mod common;
 
 mod capture;
 mod collectives;
+mod combine;
 mod compile_summary;
 mod devices;
 mod export;

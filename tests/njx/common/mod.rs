@@ -24,6 +24,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-collectives" => env!("CARGO_BIN_EXE_njx-collectives"),
         "njx-flamefold" => env!("CARGO_BIN_EXE_njx-flamefold"),
         "njx-capture" => env!("CARGO_BIN_EXE_njx-capture"),
+        "njx-combine" => env!("CARGO_BIN_EXE_njx-combine"),
         "njx-timeline" => env!("CARGO_BIN_EXE_njx-timeline"),
         "njx-heap" => env!("CARGO_BIN_EXE_njx-heap"),
         "njx-pgle" => env!("CARGO_BIN_EXE_njx-pgle"),

@@ -1,0 +1,7 @@
+// mimalloc instead of glibc malloc: see the README, "Performance".
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> std::process::ExitCode {
+    njx::cmd::combine::main()
+}
