@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Compares njx-thunks' variability view and njx-heap's peaks with the nsys-jax Analysis
-notebook's own cells, run with the peer (NVIDIA JAX-Toolbox nsys-jax) on PREFIX, an
-nsys-jax archive extracted into a folder (for several ranks, one made by
-nsys-jax-combine). Not run by CI.
+"""Compares njx's versions of the nsys-jax Analysis notebook's cells with the cells
+themselves, run with the peer (NVIDIA JAX-Toolbox nsys-jax) on PREFIX, an nsys-jax
+archive extracted into a folder (for several ranks, one made by nsys-jax-combine), after
+its loading cell (load_profiler_data, remove_autotuning_detail,
+align_profiler_data_timestamps, apply_warmup_heuristics). Not run by CI.
 
     njx-thunks --view variability --format json rank*.zip > var.json
     njx-heap --format json rank0.zip > heap.json
-    python3 scripts/check-notebook.py PREFIX var.json heap.json
+    njx-collectives --table instances --format json rank*.zip > instances.json
+    python3 scripts/check-notebook.py PREFIX var.json heap.json instances.json
+
+Wait (its communication cell): per collective instance over two or more devices, last
+end - first start - the fastest device's full time, on aligned clocks.
 
 Variability (the notebook's compute-time variability cell): per (program, thunk), the
 mean and sample std of the steady-state compute thunks' exposed times over devices and
@@ -119,4 +124,34 @@ for name, trace_no in sorted(peaks):
             f"njx {peaks[(name, trace_no)]} B {'ok' if ok else 'DIFFERS'}"
         )
 print(f"heap: {checked} traces compared")
+
+# Wait per collective instance.
+comm = steady.communication
+comm["ProjDurFullMs"] = comm["ProjDurMs"] + comm["ProjDurHiddenMs"]
+comm["ProjEndMs"] = comm["ProjStartMs"] + comm["ProjDurFullMs"]
+peer = {}
+for collective, df in comm.groupby("Collective"):
+    g = df.groupby(["ProgramId", "ProgramExecution", "Name", "ThunkExecution"])
+    agg = g.agg({"ProjStartMs": "min", "ProjDurFullMs": "min", "ProjEndMs": "max"})
+    agg["Devices"] = g.size()
+    wait = agg["ProjEndMs"] - agg["ProjStartMs"] - agg["ProjDurFullMs"]
+    for (_, execution, name, thunk_execution), w in wait.items():
+        devices = int(agg.loc[(_, execution, name, thunk_execution), "Devices"])
+        peer[(execution, name, thunk_execution, devices)] = (collective, w)
+njx = {}
+for r in map(json.loads, open(sys.argv[4])):
+    njx[(r["execution"], r["thunk"], r["thunk_execution"], r["devices"])] = r
+shared = {k: v for k, v in peer.items() if k[3] > 1}
+print(
+    f"wait: peer {len(peer)} instances, {len(shared)} over two or more devices; "
+    f"njx {len(njx)}; in one only: {len(set(shared) ^ set(njx))}"
+)
+failed |= set(shared) != set(njx)
+worst = 0.0
+for k in set(shared) & set(njx):
+    collective, w_ms = shared[k]
+    failed |= njx[k]["collective"] != collective
+    worst = max(worst, abs(njx[k]["wait_ns"] / 1e6 - w_ms))
+print(f"wait: largest |njx - peer|: {worst * 1e6:.1f} ns")
+failed |= worst > 1e-3
 sys.exit(1 if failed else 0)

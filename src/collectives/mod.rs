@@ -822,6 +822,18 @@ pub struct Partial {
     taking_part: BTreeMap<(u32, String, Phase), u64>,
 }
 
+/// Keeps, for `program`, the least module name seen (a program has one name; records
+/// read back may disagree, and the least is the one that does not depend on order).
+fn keep_least_name(names: &mut BTreeMap<String, String>, program: &str, module: &str) {
+    match names.get_mut(program) {
+        Some(n) if n.as_str() <= module => {}
+        Some(n) => module.clone_into(n),
+        None => {
+            names.insert(program.to_string(), module.to_string());
+        }
+    }
+}
+
 /// The kind of [`Partial`]'s partial results.
 pub const PARTIAL: &str = "collectives";
 
@@ -833,13 +845,7 @@ impl Partial {
             .or_insert((i64::MAX, i64::MIN));
         span.0 = span.0.min(t.start_ns);
         span.1 = span.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
-        match self.names.get_mut(&t.program) {
-            Some(n) if *n <= t.module => {}
-            Some(n) => n.clone_from(&t.module),
-            None => {
-                self.names.insert(t.program.clone(), t.module.clone());
-            }
-        }
+        keep_least_name(&mut self.names, &t.program, &t.module);
         if !t.comm {
             return;
         }
@@ -1106,10 +1112,7 @@ impl partial::Aggregate for Partial {
             span.1 = span.1.max(e);
         }
         for (program, name) in other.names {
-            let n = self.names.entry(program).or_insert_with(|| name.clone());
-            if name < *n {
-                *n = name;
-            }
+            keep_least_name(&mut self.names, &program, &name);
         }
         for (k, n) in other.taking_part {
             *self.taking_part.entry(k).or_default() += n;

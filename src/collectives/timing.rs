@@ -126,13 +126,7 @@ impl Timing {
             .entry((t.program.clone(), t.execution))
             .or_insert(t.start_ns);
         *start = (*start).min(t.start_ns);
-        match self.names.get_mut(&t.program) {
-            Some(n) if *n <= t.module => {}
-            Some(n) => n.clone_from(&t.module),
-            None => {
-                self.names.insert(t.program.clone(), t.module.clone());
-            }
-        }
+        super::keep_least_name(&mut self.names, &t.program, &t.module);
         if !t.comm {
             return;
         }

@@ -483,7 +483,7 @@ fn wait_and_lateness_pictures() {
 }
 
 /// The notebook's wait per collective instance on the pax profiles (checked against the
-/// peer with scripts/check-wait.py: the 72 instances over two or more devices agree
+/// peer with scripts/check-notebook.py: the 72 instances over two or more devices agree
 /// within 0.3 ns), from the archives (clocks aligned here) and from njx-export's records.
 #[test]
 fn the_pax_waits_match_the_notebooks() {
