@@ -28,6 +28,12 @@ pub enum By {
     ShortName,
     /// The NVTX range that launched it (`(none)` outside every range).
     Range,
+    /// The XLA module (HLO module name) that launched it (`(none)` outside every module
+    /// range).
+    Module,
+    /// The XLA thunk instruction (`hlo_op`) that launched it (`(none)` outside every
+    /// thunk range within a module range).
+    Thunk,
 }
 
 /// Which table to read from profiles (record streams say what they are).
@@ -53,7 +59,7 @@ pub struct Options {
 /// One row of the summary: the statistics of the durations of one group.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Row {
-    /// The group: kernel name, `memcpy HtoD`, range name.
+    /// The group: kernel name, `memcpy HtoD`, range name, module name, thunk instruction.
     pub name: String,
     /// Operations (nsys' "Instances").
     pub count: u64,
@@ -71,6 +77,9 @@ pub struct Row {
     /// Bytes moved or set, for memory operations; null for kernels.
     pub bytes: Option<u64>,
 }
+
+/// The group of operations without the range, module or thunk grouped by.
+const NONE: &str = "(none)";
 
 /// The durations of each group, and its bytes.
 #[derive(Default)]
@@ -94,14 +103,18 @@ impl Groups {
         let name = match by {
             By::Name => &k.name,
             By::ShortName => &k.short_name,
-            By::Range => k.range.as_deref().unwrap_or("(none)"),
+            By::Range => k.range.as_deref().unwrap_or(NONE),
+            By::Module => k.module.as_deref().unwrap_or(NONE),
+            By::Thunk => k.thunk.as_deref().unwrap_or(NONE),
         };
         self.add(name, k.dur_ns, None);
     }
 
     fn memop(&mut self, by: By, m: &Memop) {
         let name = match (by, &m.direction) {
-            (By::Range, _) => m.range.clone().unwrap_or_else(|| "(none)".into()),
+            (By::Range, _) => m.range.clone().unwrap_or_else(|| NONE.into()),
+            (By::Module, _) => m.module.clone().unwrap_or_else(|| NONE.into()),
+            (By::Thunk, _) => m.thunk.clone().unwrap_or_else(|| NONE.into()),
             (_, Some(d)) => format!("{} {d}", m.kind),
             (_, None) => m.kind.clone(),
         };

@@ -561,6 +561,19 @@ pub struct Kernel {
     pub range: Option<String>,
     /// That range's id (its `id` in `--table ranges`).
     pub range_id: Option<u64>,
+    /// The HLO module of the innermost `[TSL:]XlaModule:#…hlo_module=NAME[,program_id=N]#`
+    /// range of the launching thread that contains the API call (the whole range name
+    /// where it is of another form, as `njx-modules` names it); null outside every module.
+    #[serde(default)]
+    pub module: Option<String>,
+    /// That module range's `program_id`; null where it has none.
+    #[serde(default)]
+    pub program_id: Option<u64>,
+    /// The instruction (`hlo_op`) of the innermost `[TSL:]Thunk:#…hlo_op=NAME…#` range
+    /// containing the call, when it lies inside that module range (the whole range name
+    /// where it is of another form, as `njx-thunks` names it); null otherwise.
+    #[serde(default)]
+    pub thunk: Option<String>,
 }
 
 /// One CUDA memory copy or memory set (`njx-export --table memops`), from
@@ -596,4 +609,12 @@ pub struct Memop {
     pub api: Option<String>,
     pub range: Option<String>,
     pub range_id: Option<u64>,
+    /// XLA module, program id and thunk instruction of the launching call, as for
+    /// [`Kernel`].
+    #[serde(default)]
+    pub module: Option<String>,
+    #[serde(default)]
+    pub program_id: Option<u64>,
+    #[serde(default)]
+    pub thunk: Option<String>,
 }

@@ -16,9 +16,9 @@ use super::devices::{Thread, map_threads};
 use crate::error::{Error, Result};
 use crate::record::{GpuRange, Module, Thunk};
 use crate::source::devices::Launchers;
-use regex::Regex;
+use crate::source::xla_names::{is_module, is_thunk, module, thunk_op};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 /// A communication instruction, as the HLO describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,56 +44,6 @@ pub trait ProgramInfo {
         module: &str,
         instruction: &str,
     ) -> Result<Option<Comm>>;
-}
-
-static MODULE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?:TSL:)?XlaModule:#(?:prefix=(?:.*?),|)hlo_module=([a-z0-9._-]+)(?:,program_id=(\d+)|)#$",
-    )
-    .expect("valid regex")
-});
-/// The instruction of a thunk range, `[TSL:]Thunk:#[name=…,]hlo_op=NAME[,unique_hlo_op_id=N]#`
-/// with NAME of `[a-z0-9._-]`: what nsys-jax's pattern
-/// `^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)#$` captures, without a regex (it
-/// runs for every thunk of every rank), and the trailing `unique_hlo_op_id` that XLA adds
-/// since 2026 (`xla/backends/gpu/runtime/annotation.cc`), which nsys-jax does not accept yet.
-fn thunk_op(name: &str) -> Option<&str> {
-    let body = name
-        .strip_prefix("TSL:")
-        .unwrap_or(name)
-        .strip_prefix("Thunk:#")?
-        .strip_suffix('#')?;
-    let body = match body.rsplit_once(",unique_hlo_op_id=") {
-        Some((rest, id)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => rest,
-        _ => body,
-    };
-    let op = match body.strip_prefix("hlo_op=") {
-        Some(op) => op,
-        None => {
-            // Only the last `,hlo_op=` can be followed by op characters alone; the name
-            // before it is any line (`.` does not match a newline).
-            let named = body.strip_prefix("name=")?;
-            let at = named.rfind(",hlo_op=")?;
-            if named[..at].contains('\n') {
-                return None;
-            }
-            &named[at + ",hlo_op=".len()..]
-        }
-    };
-    let valid = |b: u8| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-');
-    (!op.is_empty() && op.bytes().all(valid)).then_some(op)
-}
-
-fn is_module(name: &str) -> bool {
-    name.strip_prefix("TSL:")
-        .unwrap_or(name)
-        .starts_with("XlaModule:")
-}
-
-fn is_thunk(name: &str) -> bool {
-    name.strip_prefix("TSL:")
-        .unwrap_or(name)
-        .starts_with("Thunk:#")
 }
 
 fn is_nccl(name: &str) -> bool {
@@ -241,11 +191,8 @@ pub fn derive(
     let mut program: HashMap<usize, (String, Option<u64>, String)> = HashMap::new();
     for &m in &modules {
         let name = &ranges[m].name;
-        let (short, id) = match MODULE.captures(name) {
-            Some(c) => (
-                c[1].to_string(),
-                c.get(2).and_then(|g| g.as_str().parse().ok()),
-            ),
+        let (short, id) = match module(name) {
+            Some((short, id)) => (short.to_string(), id),
             None => (name.clone(), None),
         };
         let key = info.program_key(id, &short)?;
@@ -466,49 +413,5 @@ pub fn mark_warmup(
     }
     for t in thunks.iter_mut() {
         t.warmup = rule.thunk_is_warmup(&t.program, phase(t.execution));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::thunk_op;
-    use regex::Regex;
-
-    #[test]
-    fn thunk_names_are_parsed_as_nsys_jax_matches_them() {
-        // nsys-jax's pattern, with XLA's newer trailing id.
-        let pattern = Regex::new(
-            r"^(?:TSL:)?Thunk:#(?:name=.*?,|)hlo_op=([a-z0-9._-]+)(?:,unique_hlo_op_id=\d+|)#$",
-        )
-        .expect("valid regex");
-        let names = [
-            "TSL:Thunk:#hlo_op=fusion.12#",
-            "Thunk:#hlo_op=all-gather-start.3#",
-            "TSL:Thunk:#name=%fusion.1 = f32[8] fusion(p), kind=kLoop,hlo_op=fusion.1#",
-            "TSL:Thunk:#name=,hlo_op=a_b-c.9#",
-            "TSL:Thunk:#name=a,hlo_op=b,c,hlo_op=d#",
-            "TSL:Thunk:#name=a,hlo_op=b#x,hlo_op=C#",
-            "TSL:Thunk:#name=a\nb,hlo_op=c#",
-            "TSL:Thunk:#name=hlo_op=z#",
-            "TSL:Thunk:#hlo_op=a,hlo_op=b#",
-            "TSL:Thunk:#hlo_op=#",
-            "TSL:Thunk:#hlo_op=Upper#",
-            "TSL:Thunk:#hlo_op=x",
-            "TSL:TSL:Thunk:#hlo_op=x#",
-            "TSL:XlaModule:#hlo_module=jit_f,program_id=3#",
-            "Thunk:#name=q,hlo_op=ok#",
-            "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=42#",
-            "TSL:Thunk:#name=jit(f)/dot_general,hlo_op=gemm.1,unique_hlo_op_id=7#",
-            "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=#",
-            "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=4x#",
-            "Thunk:#hlo_op=a,unique_hlo_op_id=1,unique_hlo_op_id=2#",
-            "",
-        ];
-        for name in names {
-            let expected = pattern
-                .captures(name)
-                .map(|c| c.get(1).expect("group").as_str());
-            assert_eq!(thunk_op(name), expected, "{name:?}");
-        }
     }
 }

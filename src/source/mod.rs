@@ -30,6 +30,7 @@ pub mod records;
 pub mod report;
 mod sorter;
 pub mod sqlite;
+pub mod xla_names;
 
 use crate::error::{Error, Result};
 use crate::notes::Notes;

@@ -170,7 +170,14 @@ fn kernels_carry_their_launch_and_innermost_range_in_device_then_start_order() {
     );
     let header = csv.lines().next().unwrap();
     assert!(header.starts_with("profile,device,stream,correlation_id,start_ns,end_ns,dur_ns"));
-    assert!(header.ends_with("pid,tid,api,range,range_id"));
+    assert!(header.ends_with("pid,tid,api,range,range_id,module,program_id,thunk"));
+    // Outside XLA ranges: no module, program or thunk.
+    for r in &recs {
+        assert_eq!(
+            [&r["module"], &r["program_id"], &r["thunk"]],
+            [&Value::Null, &Value::Null, &Value::Null]
+        );
+    }
 }
 
 #[test]
@@ -439,6 +446,20 @@ fn real_exports_give_the_kernels_and_copies_sql_gives() {
             e.1 += m["bytes"].as_i64().unwrap();
         }
         assert_eq!(got, sql_memcpy(file), "{f}");
+
+        // Not XLA programs: no module, program or thunk anywhere.
+        for r in recs.iter().chain(&memops) {
+            for field in ["module", "program_id", "thunk"] {
+                assert!(r.get(field).is_some(), "{f}: field {field} present");
+                assert_eq!(r[field], Value::Null, "{f}: {field} of {r}");
+            }
+        }
+        let by_module = summary_rows(&ok(
+            "njx-kernels",
+            &["--by", "module", "--format", "json", f],
+        ));
+        assert_eq!(by_module.keys().collect::<Vec<_>>(), ["(none)"], "{f}");
+        assert_eq!(by_module["(none)"]["count"], *kernels, "{f}");
     }
     // The ranges of the first export's kernels, against a brute-force containment query:
     // the innermost push/pop range of the launching thread containing the call.
@@ -469,4 +490,275 @@ fn real_exports_give_the_kernels_and_copies_sql_gives() {
             .collect();
     assert_eq!(got, want);
     assert_eq!(got.values().filter(|v| v.is_some()).count(), 8);
+}
+
+/// XLA's ranges, process 100. Thread 1 pushes module
+/// `TSL:XlaModule:#hlo_module=jit_f,program_id=7#` [0, 1000], in it the thunk
+/// `TSL:Thunk:#hlo_op=fusion.1#` [100, 300] holding a plain range `inner` [150, 250], and
+/// the thunk `Thunk:#hlo_op=fusion.2,unique_hlo_op_id=3#` [550, 700]; then a thunk outside
+/// every module, `TSL:Thunk:#hlo_op=stray.1#` [2000, 3000]. Thread 2 pushes
+/// `XlaModule:#hlo_module=jit_g#` [0, 1000] (no program id), in it the thunk
+/// `TSL:Thunk:#hlo_op=outer.1#` [0, 900], and in that a second module
+/// `TSL:XlaModule:#hlo_module=jit_h,program_id=2#` [100, 800].
+///
+/// | corr | call (thread, time) | kernel (dev, time, ns) | module, program, thunk |
+/// |---|---|---|---|
+/// | 1 | 1, 160–170 | 0, 10000–10100, 100 | jit_f, 7, fusion.1 (range `inner`) |
+/// | 2 | 1, 400–410 | 0, 10200–10500, 300 | jit_f, 7, none |
+/// | 3 | 1, 600–610 | 0, 10800–10830, 30 | jit_f, 7, fusion.2 |
+/// | 4 | 1, 2100–2110 | 0, 11000–11050, 50 | none (the thunk is outside modules) |
+/// | 5 | 1, 5000–5010 | 0, 11100–11110, 10 | none (outside every range) |
+/// | 6 | 2, 200–210 | 1, 9000–9400, 400 | jit_h, 2, none (its thunk is outside jit_h) |
+/// | 7 | 2, 850–860 | 1, 9500–9520, 20 | jit_g, none, outer.1 |
+///
+/// Memory copies: corr 8 (thread 1, 180–190) 4096 B HtoD, 12000–12100, in fusion.1;
+/// corr 9 (thread 1, 5100–5110) 64 B, 12200–12202, outside.
+fn xla_export(path: &Path) {
+    let db = NsysDb::create(path);
+    let t = |tid| gtid(PID, tid);
+    let p = gpid(PID);
+    db.string(LAUNCH, "cudaLaunchKernel_v7000");
+    db.string(K1, "void k1<float>(int)");
+    db.string(K1_SHORT, "k1");
+    db.string(MEMCPY, "cudaMemcpyAsync_v3020");
+    db.range(
+        0,
+        1000,
+        t(1),
+        "TSL:XlaModule:#hlo_module=jit_f,program_id=7#",
+    );
+    db.range(100, 300, t(1), "TSL:Thunk:#hlo_op=fusion.1#");
+    db.range(150, 250, t(1), "inner");
+    db.range(550, 700, t(1), "Thunk:#hlo_op=fusion.2,unique_hlo_op_id=3#");
+    db.range(2000, 3000, t(1), "TSL:Thunk:#hlo_op=stray.1#");
+    db.range(0, 1000, t(2), "XlaModule:#hlo_module=jit_g#");
+    db.range(0, 900, t(2), "TSL:Thunk:#hlo_op=outer.1#");
+    db.range(
+        100,
+        800,
+        t(2),
+        "TSL:XlaModule:#hlo_module=jit_h,program_id=2#",
+    );
+    let launches = [
+        (1, 160, 0, 10_000, 10_100),
+        (1, 400, 0, 10_200, 10_500),
+        (1, 600, 0, 10_800, 10_830),
+        (1, 2100, 0, 11_000, 11_050),
+        (1, 5000, 0, 11_100, 11_110),
+        (2, 200, 1, 9_000, 9_400),
+        (2, 850, 1, 9_500, 9_520),
+    ];
+    for (i, (tid, call, dev, start, end)) in launches.into_iter().enumerate() {
+        let corr = i as i64 + 1;
+        db.call_named(call, call + 10, t(tid), corr, LAUNCH);
+        db.kernel_named(dev, 7, start, end, p, corr, K1, K1_SHORT, 1);
+    }
+    db.call_named(180, 190, t(1), 8, MEMCPY);
+    db.call_named(5100, 5110, t(1), 9, MEMCPY);
+    db.memcpy_of(12_000, 12_100, p, 8, 4096, 1);
+    db.memcpy_of(12_200, 12_202, p, 9, 64, 1);
+}
+
+#[test]
+fn kernels_and_memops_carry_the_xla_module_and_thunk_that_launched_them() {
+    let dir = tempdir();
+    let file = dir.path().join("x.sqlite");
+    xla_export(&file);
+    let file = path_str(&file);
+    let recs = json_lines(&ok("njx-export", &["--table", "kernels", file]));
+    let got: Vec<(u64, Value, Value, Value, Value)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["correlation_id"].as_u64().unwrap(),
+                r["module"].clone(),
+                r["program_id"].clone(),
+                r["thunk"].clone(),
+                r["range"].clone(),
+            )
+        })
+        .collect();
+    let n = Value::Null;
+    assert_eq!(
+        got,
+        [
+            (
+                1,
+                "jit_f".into(),
+                7.into(),
+                "fusion.1".into(),
+                "inner".into()
+            ),
+            (
+                2,
+                "jit_f".into(),
+                7.into(),
+                n.clone(),
+                "TSL:XlaModule:#hlo_module=jit_f,program_id=7#".into()
+            ),
+            (
+                3,
+                "jit_f".into(),
+                7.into(),
+                "fusion.2".into(),
+                "Thunk:#hlo_op=fusion.2,unique_hlo_op_id=3#".into()
+            ),
+            (
+                4,
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                "TSL:Thunk:#hlo_op=stray.1#".into()
+            ),
+            (5, n.clone(), n.clone(), n.clone(), n.clone()),
+            (
+                6,
+                "jit_h".into(),
+                2.into(),
+                n.clone(),
+                "TSL:XlaModule:#hlo_module=jit_h,program_id=2#".into()
+            ),
+            (
+                7,
+                "jit_g".into(),
+                n.clone(),
+                "outer.1".into(),
+                "TSL:Thunk:#hlo_op=outer.1#".into()
+            ),
+        ]
+    );
+    // CSV: the new fields last, nulls empty.
+    let csv = ok(
+        "njx-export",
+        &["--table", "kernels", "--format", "csv", file],
+    );
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .ends_with(",range,range_id,module,program_id,thunk")
+    );
+    assert!(
+        lines.next().unwrap().ends_with(",jit_f,7,fusion.1"),
+        "{csv}"
+    );
+    assert!(lines.next().unwrap().ends_with(",jit_f,7,"), "{csv}");
+    assert!(lines.last().unwrap().ends_with(",jit_g,,outer.1"), "{csv}");
+
+    // Memory operations the same way.
+    let memops = json_lines(&ok("njx-export", &["--table", "memops", file]));
+    assert_eq!(memops[0]["module"], "jit_f");
+    assert_eq!(memops[0]["program_id"], 7);
+    assert_eq!(memops[0]["thunk"], "fusion.1");
+    assert_eq!(memops[1]["module"], Value::Null);
+    assert_eq!(memops[1]["thunk"], Value::Null);
+
+    // GPU time per module and per thunk, from the export and from the records (CSV too).
+    let totals = |rows: &BTreeMap<String, Value>| -> BTreeMap<String, (i64, i64)> {
+        rows.iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    (
+                        v["count"].as_i64().unwrap(),
+                        v["total_ns"].as_i64().unwrap(),
+                    ),
+                )
+            })
+            .collect()
+    };
+    let want_module: BTreeMap<String, (i64, i64)> = [
+        ("jit_f", (3, 430)),
+        ("jit_h", (1, 400)),
+        ("jit_g", (1, 20)),
+        ("(none)", (2, 60)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let want_thunk: BTreeMap<String, (i64, i64)> = [
+        ("fusion.1", (1, 100)),
+        ("fusion.2", (1, 30)),
+        ("outer.1", (1, 20)),
+        ("(none)", (4, 760)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let records = ok("njx-export", &["--table", "kernels", file]);
+    for (by, want) in [("module", &want_module), ("thunk", &want_thunk)] {
+        let direct = summary_rows(&ok("njx-kernels", &["--by", by, "--format", "json", file]));
+        assert_eq!(&totals(&direct), want, "--by {by}");
+        let piped = summary_rows(&ok_with(
+            "njx-kernels",
+            &["--by", by, "--format", "json"],
+            records.as_bytes(),
+        ));
+        assert_eq!(&totals(&piped), want, "--by {by}, piped");
+        let piped_csv = summary_rows(&ok_with(
+            "njx-kernels",
+            &["--by", by, "--format", "json"],
+            csv.as_bytes(),
+        ));
+        assert_eq!(&totals(&piped_csv), want, "--by {by}, CSV piped");
+    }
+    // Largest first, in the table for people.
+    let table = ok("njx-kernels", &["--by", "module", file]);
+    let names: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(names, ["jit_f", "jit_h", "(none)", "jit_g"], "{table}");
+    // Memory operations per thunk, with their bytes.
+    let m = summary_rows(&ok(
+        "njx-kernels",
+        &[
+            "--by", "thunk", "--table", "memops", "--format", "json", file,
+        ],
+    ));
+    assert_eq!(m["fusion.1"]["bytes"], 4096);
+    assert_eq!(m["(none)"]["bytes"], 64);
+}
+
+#[test]
+fn old_kernel_records_without_the_xla_fields_still_summarise() {
+    // Records written before module/program_id/thunk existed: CSV and JSON.
+    let (_dir, file) = fixture(false);
+    let csv = ok(
+        "njx-export",
+        &["--table", "kernels", "--format", "csv", &file],
+    );
+    let old_csv: String = csv
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            format!("{}\n", cells[..cells.len() - 3].join(","))
+        })
+        .collect();
+    assert!(old_csv.lines().next().unwrap().ends_with(",range,range_id"));
+    let rows = summary_rows(&ok_with(
+        "njx-kernels",
+        &["--by", "module", "--format", "json"],
+        old_csv.as_bytes(),
+    ));
+    assert_eq!(rows["(none)"]["count"], 5);
+    let json = ok("njx-export", &["--table", "kernels", &file]);
+    let old_json: String = json_lines(&json)
+        .into_iter()
+        .map(|mut r| {
+            let o = r.as_object_mut().unwrap();
+            for f in ["module", "program_id", "thunk"] {
+                o.remove(f);
+            }
+            format!("{r}\n")
+        })
+        .collect();
+    let rows = summary_rows(&ok_with(
+        "njx-kernels",
+        &["--by", "thunk", "--format", "json"],
+        old_json.as_bytes(),
+    ));
+    assert_eq!(rows["(none)"]["total_ns"], 860);
 }

@@ -13,6 +13,11 @@
 //!   the call (`start ≤ call start`, `call end ≤ end`), the same rule by which the GPU
 //!   projection gives a call's work to a range; null where none does, or where the
 //!   export has no `NVTX_EVENTS` table;
+//! - `module` and `program_id` are those of the innermost XLA module range
+//!   (`[TSL:]XlaModule:#…hlo_module=NAME[,program_id=N]#`, [`xla_names`]) of that
+//!   thread containing the call, and `thunk` the `hlo_op` of the innermost thunk range
+//!   (`[TSL:]Thunk:#…hlo_op=NAME…#`) containing it inside that module range; null
+//!   where there is none (a thunk range outside every module range gives no thunk);
 //! - copy directions and memory kinds are the names of the export's own
 //!   `ENUM_CUDA_MEMCPY_OPER` and `ENUM_CUDA_MEM_KIND` tables (`CUDA_MEMCPY_KIND_HTOD` →
 //!   `HtoD`, `CUDA_MEMOPR_MEMORY_KIND_PINNED` → `pinned`), or, for an export without
@@ -25,7 +30,9 @@
 //! automatic index on `correlationId`) and returns them in order of the call's start;
 //! they are swept together with the NVTX ranges in their order ([`nvtx::Nvtx::next`]),
 //! keeping a stack of open ranges per thread, so that the innermost range containing a
-//! call is a binary search of its thread's stack. The operations, now with their range,
+//! call is a binary search of its thread's stack, and its module and thunk a walk out
+//! from there (the stack is a few ranges deep; what a range name is to XLA is decided
+//! once per distinct name). The operations, now with their range,
 //! go through an external sort (`source/sorter.rs`) into the records' order. Memory: the
 //! sort buffers, the open ranges, the distinct strings; never all operations at once.
 
@@ -36,6 +43,7 @@ use crate::record::{Kernel, Memop};
 use crate::source::ranges::nvtx::{self, Raw, StartEnd};
 use crate::source::sorter::{Fixed, Sorter, i64_at};
 use crate::source::sqlite::{Db, pid_of, tid_of};
+use crate::source::xla_names;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -82,7 +90,7 @@ fn tables(which: Which) -> &'static [(&'static str, &'static [&'static str])] {
 }
 
 /// Cells of an [`Op`] before [`Op::vals`].
-const FIXED: usize = 13;
+const FIXED: usize = 15;
 /// Cells of an [`Op`].
 const CELLS: usize = FIXED + 11;
 
@@ -106,6 +114,28 @@ const API: usize = 9;
 const RANGE_ROW: usize = 10;
 const RANGE_NAME: usize = 11;
 const CALLS: usize = 12;
+const MODULE_NAME: usize = 13;
+const THUNK_NAME: usize = 14;
+
+/// What an NVTX range name is to XLA ([`xla_names`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Xla {
+    Module,
+    Thunk,
+    Other,
+}
+
+impl Xla {
+    fn of(name: &str) -> Xla {
+        if xla_names::is_module(name) {
+            Xla::Module
+        } else if xla_names::is_thunk(name) {
+            Xla::Thunk
+        } else {
+            Xla::Other
+        }
+    }
+}
 
 impl Fixed for Op {
     const SIZE: usize = CELLS * 8;
@@ -436,6 +466,8 @@ pub fn read(
         None => None,
     };
     let mut counts = Counts::default();
+    // What each distinct range name is to XLA, classified once.
+    let mut xla: HashMap<u32, Xla> = HashMap::new();
     let mut sorted = Sorter::new(|a: &Op, b: &Op| a.key().cmp(&b.key()));
     let mut failed = None;
     let table_of = |i: i64| tables.get(i as usize).map_or("?", |t| t.0);
@@ -512,6 +544,23 @@ pub fn read(
                 if k > 0 {
                     found = Some(stack[k - 1]);
                 }
+                // The XLA module and thunk: from the innermost containing range outwards,
+                // the first module, and the first thunk met before it.
+                let mut thunk = None;
+                for r in stack[..k].iter().rev() {
+                    let kind = *xla.entry(r.name).or_insert_with(|| Xla::of(n.name(r.name)));
+                    match kind {
+                        Xla::Thunk if thunk.is_none() => thunk = Some(r.name),
+                        Xla::Module => {
+                            op.c[MODULE_NAME] = i64::from(r.name);
+                            if let Some(t) = thunk {
+                                op.c[THUNK_NAME] = i64::from(t);
+                            }
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
             }
             match found {
                 Some(r) => {
@@ -575,6 +624,23 @@ pub fn read(
             }
             _ => (None, None),
         };
+        let (module, program_id) = match (op.get(MODULE_NAME), &nvtx) {
+            (Some(id), Some(n)) => {
+                let name = n.name(id as u32);
+                match xla_names::module(name) {
+                    Some((module, program_id)) => (Some(module.to_string()), program_id),
+                    None => (Some(name.to_string()), None),
+                }
+            }
+            _ => (None, None),
+        };
+        let thunk = match (op.get(THUNK_NAME), &nvtx) {
+            (Some(id), Some(n)) => {
+                let name = n.name(id as u32);
+                Some(xla_names::thunk_op(name).unwrap_or(name).to_string())
+            }
+            _ => None,
+        };
         let pid = op.get(GPID).map(pid_of);
         let tid = op.get(GTID).map(tid_of);
         let record = match which {
@@ -611,6 +677,9 @@ pub fn read(
                     api,
                     range,
                     range_id,
+                    module,
+                    program_id,
+                    thunk,
                 })
             }
             Which::Memops => {
@@ -637,6 +706,9 @@ pub fn read(
                     api,
                     range,
                     range_id,
+                    module,
+                    program_id,
+                    thunk,
                 })
             }
         };
