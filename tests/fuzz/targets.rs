@@ -252,6 +252,23 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
     Ok(())
 }
 
+fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
+    use njx::kernels::{By, Options, Table};
+    let notes = Notes::kept();
+    let options = Options {
+        by: [By::Name, By::ShortName, By::Range, By::Module, By::Thunk][input.pick(3, 5) as usize],
+        format: format(input, 6, true),
+        table: if input.bit(7) {
+            Table::Memops
+        } else {
+            Table::Kernels
+        },
+    };
+    njx::kernels::run(&options, paths, &mut Sink(0), &notes)?;
+    done(notes);
+    Ok(())
+}
+
 fn flamefold_run(
     paths: &[PathBuf],
     input: &Input,
@@ -918,6 +935,17 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             entry("collectives", &["xla"], |_, i| {
                 collectives_run(&p(i.path), i, i.bit(7))
             }),
+            // Kernels and memory operations with their launching call, NVTX range and
+            // XLA module and thunk (the seed launches them inside module and thunk ranges).
+            entry("export-kernels", &["xla"], |_, i| {
+                let table = if i.bit(7) {
+                    export::Table::Memops
+                } else {
+                    export::Table::Kernels
+                };
+                export(&p(i.path), i, table, Vec::new())
+            }),
+            entry("kernels", &["xla"], |_, i| kernels_run(&p(i.path), i)),
             entry("compile-summary", &["compile"], |_, i| {
                 compile_run(&p(i.path), i)
             }),
