@@ -590,7 +590,12 @@ pub fn lateness_svg(path: &Path, timing: &Timing, notes: &Notes) -> Result<()> {
                 .margin_right(40)
                 .x_label_area_size(40)
                 .y_label_area_size(70)
-                .build_cartesian_2d(0.0..xmax * 1.02, 0.0..ymax * 1.1)
+                // Head room above the lines for the legend (one row per line drawn and
+                // the band), so that it covers no point.
+                .build_cartesian_2d(
+                    0.0..xmax * 1.02,
+                    0.0..ymax * (1.15 + 0.07 * (sorted.len().min(LATE_DEVICES) + 1) as f64),
+                )
                 .map_err(text)?;
             plot::mesh(&mut chart.configure_mesh())
                 .x_desc("mean time within the module execution [ms]")
