@@ -237,7 +237,7 @@ impl ArchiveWriter {
 /// Runs the `n`-th analysis pipeline on `archive` (an absolute path) in a fresh working
 /// folder under `work` (`tool` is the pipeline's `$0`), and returns the members to add (its standard output, the files it
 /// wrote) and whether it succeeded.
-pub fn run_analysis(
+fn run_analysis(
     tool: &str,
     notes: &Notes,
     n: usize,

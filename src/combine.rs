@@ -39,7 +39,7 @@ use crate::source::{Archive, GPU_PROJ_MEMBER, PUSHPOP_MEMBERS, SQLITE_MEMBER, TH
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher, RandomState};
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
@@ -221,8 +221,8 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     let stage = Stage::new("njx-combine", &dest)?;
     let mut zip = ArchiveWriter::create(stage.path())?;
     let mut at = 0;
+    progress.phase(&format!("writing {}", stage.path().display()));
     for (i, scan) in scans.iter().enumerate() {
-        progress.phase(&format!("writing {}", stage.path().display()));
         let file = File::open(&scan.path).map_err(|e| Error::io(&scan.place, e))?;
         let same = file
             .metadata()
@@ -370,15 +370,17 @@ fn scan(
     }
     let id = FileId::of(&meta);
     let mut head = [0u8; 4];
-    let n = read_up_to(&mut file, &mut head).map_err(|e| Error::io(&place, e))?;
-    if &head[..n] != b"PK\x03\x04" {
+    let n = crate::source::read_up_to(&mut file, &mut head).map_err(|e| Error::io(&place, e))?;
+    if &head[..n] != crate::source::ZIP_MAGIC {
         return Err(Error::data(
             &place,
             "not a zip archive: njx-combine combines the .zip archives nsys-jax and \
              njx-capture write",
         ));
     }
-    let file = File::open(path).map_err(|e| Error::io(&place, e))?;
+    // The handle `id` was taken from, so the file hashed is the file checked.
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(&place, e))?;
     let mut archive = Archive::open_zip(path, file, progress)?;
     check_kind(&archive)?;
     let njx_capture = archive.members().iter().any(|m| m == SQLITE_MEMBER);
@@ -474,20 +476,6 @@ fn scan(
     })
 }
 
-/// Reads as much of `buf` as the file holds.
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// The tables by which an archive is told to be nsys-jax's or njx-capture's.
 fn tables() -> impl Iterator<Item = &'static str> {
     PUSHPOP_MEMBERS
@@ -536,7 +524,7 @@ fn different_programs(scans: &[Scan], dest: &Path, notes: &Notes) {
         scan.entries
             .iter()
             .filter_map(|e| e.name.strip_prefix(crate::capture::DUMP_DIR))
-            .filter(|n| n.starts_with("module_") && n.contains(".hlo.pb"))
+            .filter(|n| crate::hlo::parse_dump_name(n).is_some())
             .map(str::to_string)
             .collect()
     };
@@ -547,7 +535,7 @@ fn different_programs(scans: &[Scan], dest: &Path, notes: &Notes) {
     for scan in &scans[1..] {
         let these = programs(scan);
         if these != reference {
-            let only: Vec<&String> = these.symmetric_difference(&reference).take(2).collect();
+            let differ: Vec<&String> = these.symmetric_difference(&reference).collect();
             note(
                 notes,
                 dest,
@@ -556,8 +544,10 @@ fn different_programs(scans: &[Scan], dest: &Path, notes: &Notes) {
                      name, e.g. {}): are they from the same run of the same program?",
                     first.place,
                     scan.place,
-                    these.symmetric_difference(&reference).count(),
-                    only.iter()
+                    differ.len(),
+                    differ
+                        .iter()
+                        .take(2)
                         .map(|s| s.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")

@@ -546,8 +546,7 @@ pub fn read(inputs: &[PathBuf], options: &Options, notes: &Notes) -> Result<Vec<
             ));
         }
         let mut archive = source::open_dumps(path, notes.progress())?;
-        let mut dumps = Dumps::new(&archive);
-        let members: Vec<String> = dumps
+        let members: Vec<String> = Dumps::new(&archive)
             .after_optimizations()
             .into_iter()
             .map(str::to_string)
@@ -558,14 +557,14 @@ pub fn read(inputs: &[PathBuf], options: &Options, notes: &Notes) -> Result<Vec<
                 path.display()
             ));
         }
+        // Each dump is used once: decoded, replayed and dropped (not cached in `Dumps`).
         for member in members {
-            let hlo = dumps.read(&mut archive, &member)?;
+            let hlo =
+                HloModule::read(archive.member_place(&member), archive.open_member(&member)?)?;
             if is_wanted(&hlo, options.program.as_deref()) {
                 out.push(program_heap(&hlo)?);
             }
         }
-        // Each dump is used once: none is kept past its input.
-        drop(dumps.take_loaded());
     }
     if out.is_empty()
         && let Some(p) = &options.program

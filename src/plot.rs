@@ -103,6 +103,11 @@ pub fn significant(v: f64, digits: i32) -> String {
     format!("{v:.decimals$}")
 }
 
+/// `v` rounded to `digits` significant digits, as a number (`0.000300123` → `0.0003`).
+pub fn round_significant(v: f64, digits: i32) -> f64 {
+    significant(v, digits).parse().unwrap_or(v)
+}
+
 /// The range of `values` widened to whole decades, for a log axis (`(1, 10)` when there
 /// is nothing positive).
 pub fn decades(values: impl IntoIterator<Item = f64>) -> (f64, f64) {

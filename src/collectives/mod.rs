@@ -1178,10 +1178,14 @@ pub fn write_with_timing(
     if let Some(path) = &options.wait_plot {
         timing::wait_svg(path, timing)?;
     }
-    if let Some(path) = &options.lateness_plot {
-        timing::lateness_svg(path, timing, notes)?;
+    // Lateness is computed once, for the picture and the table alike.
+    let table = options.table.filter(|p| p.is_timing());
+    let lateness = (options.lateness_plot.is_some() || table == Some(Part::Lateness))
+        .then(|| timing.lateness_rows(notes));
+    if let (Some(path), Some(rows)) = (&options.lateness_plot, &lateness) {
+        timing::lateness_svg(path, timing, rows)?;
     }
-    match options.table.filter(|p| p.is_timing()) {
+    match table {
         Some(part) => {
             if let Some(path) = &options.plot {
                 crate::plot::bandwidth_svg(
@@ -1189,7 +1193,10 @@ pub fn write_with_timing(
                     &bandwidth_series(&acc.report(options.include_warmup)),
                 )?;
             }
-            let rows = timing.rows(part, notes);
+            let rows = match lateness {
+                Some(rows) if part == Part::Lateness => rows,
+                _ => timing.rows(part),
+            };
             write_rows(options, &rows, out)
         }
         None => write(options, acc, out),
@@ -1232,9 +1239,8 @@ pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()
     if let Some(path) = &options.plot {
         crate::plot::bandwidth_svg(path, &bandwidth_series(&rows))?;
     }
-    match options.table {
-        Some(part) => rows.retain(|r| r.part() == part),
-        None => rows.retain(|r| !r.part().is_timing()),
+    if let Some(part) = options.table {
+        rows.retain(|r| r.part() == part);
     }
     write_rows(options, &rows, out)
 }
@@ -1309,16 +1315,7 @@ fn bandwidth_series(rows: &[Row]) -> BTreeMap<String, Vec<crate::plot::Bandwidth
 fn write_report(out: &mut dyn Write, rows: &[Row], only: Option<Part>) -> Result<()> {
     let w = |out: &mut dyn Write, s: &str| writeln!(out, "{s}").map_err(Error::Output);
     let mut first = true;
-    for part in [
-        Part::Bandwidth,
-        Part::Hidden,
-        Part::Wait,
-        Part::Stragglers,
-        Part::Instances,
-        Part::WaitQuantiles,
-        Part::WaitHistogram,
-        Part::Lateness,
-    ] {
+    for &part in <Part as clap::ValueEnum>::value_variants() {
         if only.is_some_and(|o| o != part) || (only.is_none() && part.is_timing()) {
             continue;
         }

@@ -190,7 +190,7 @@ impl Timing {
                     wait_ns: wait as f64,
                     wait_ratio: (i.fastest > 0).then(|| wait as f64 / i.fastest as f64),
                     last_device: i.last_start.1,
-                    last_late_ns: i128::from(i.last_start.0) as f64 - i.first_start as f64,
+                    last_late_ns: (i128::from(i.last_start.0) - i128::from(i.first_start)) as f64,
                 }
             })
             .collect()
@@ -261,7 +261,9 @@ impl Timing {
             let mut edge = bin_floor(lo);
             while edge <= hi {
                 let next = bin_next(edge);
-                let count = positive.iter().filter(|&&x| x >= edge && x < next).count();
+                // `positive` is sorted: the bin is the run between two partition points.
+                let count = positive.partition_point(|&x| x < next)
+                    - positive.partition_point(|&x| x < edge);
                 rows.push(Row::WaitHistogram {
                     collective: collective.clone(),
                     bin_lo_ns: edge,
@@ -276,7 +278,7 @@ impl Timing {
 
     /// The `lateness` table: per program, collective position (in order of mean time
     /// within the module) and device.
-    fn lateness_rows(&self, notes: &Notes) -> Vec<Row> {
+    pub(super) fn lateness_rows(&self, notes: &Notes) -> Vec<Row> {
         // Per position: executions, sum of first starts, sum of offsets in the module.
         let mut positions: BTreeMap<Position, (u64, i128, i128, Option<String>)> = BTreeMap::new();
         for ((program, execution, thunk, thunk_execution), i) in self.shared() {
@@ -317,9 +319,9 @@ impl Timing {
         }
         if missed > 0 {
             notes.note(format!(
-                "lateness: {missed} (collective, device) pairs ran in fewer executions than \
-                 their collective; they are compared with the mean first arrival of all its \
-                 executions"
+                "lateness: {missed} (collective, device) pairs ran in a different number of \
+                 executions than their collective; they are compared with the mean first \
+                 arrival of all its executions"
             ));
         }
         // By program, then time in the module, then device.
@@ -350,12 +352,12 @@ impl Timing {
     }
 
     /// The rows of `part` (one of the timing parts).
-    pub(super) fn rows(&self, part: super::Part, notes: &Notes) -> Vec<Row> {
+    /// The rows of a timing part other than lateness ([`Timing::lateness_rows`]).
+    pub(super) fn rows(&self, part: super::Part) -> Vec<Row> {
         match part {
             super::Part::Instances => self.instance_rows(),
             super::Part::WaitQuantiles => self.quantile_rows(),
             super::Part::WaitHistogram => self.histogram_rows(),
-            super::Part::Lateness => self.lateness_rows(notes),
             _ => Vec::new(),
         }
     }
@@ -531,11 +533,10 @@ const LATE_DEVICES: usize = 8;
 /// the most collective instances first, at most four): each device's mean lateness at
 /// each collective against the collective's mean time within the module, for the
 /// [`LATE_DEVICES`] latest devices, and the band of all devices (least to greatest).
-pub fn lateness_svg(path: &Path, timing: &Timing, notes: &Notes) -> Result<()> {
-    let rows = timing.lateness_rows(notes);
+pub(super) fn lateness_svg(path: &Path, timing: &Timing, rows: &[Row]) -> Result<()> {
     // program → device → [(offset ms, lateness ms)], in offset order.
     let mut by: BTreeMap<&str, DeviceLines> = BTreeMap::new();
-    for r in &rows {
+    for r in rows {
         if let Row::Lateness {
             program,
             device,
@@ -632,11 +633,7 @@ pub fn lateness_svg(path: &Path, timing: &Timing, notes: &Notes) -> Result<()> {
                     .map_err(text)?
                     .label(format!(
                         "device {device} (mean {} ms)",
-                        plot::round_label(
-                            plot::significant(mean_late(points), 3)
-                                .parse()
-                                .unwrap_or(0.0)
-                        )
+                        plot::round_label(plot::round_significant(mean_late(points), 3))
                     ))
                     .legend(move |(x, y)| {
                         PathElement::new([(x, y), (x + 20, y)], c.stroke_width(3))

@@ -50,7 +50,8 @@ use std::sync::Arc;
 
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
-const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+/// The first bytes of a zip archive with members.
+pub(crate) const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
 const PARQUET_MAGIC: &[u8] = b"PAR1";
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
@@ -296,7 +297,8 @@ fn peek<R: BufRead + ?Sized>(reader: &mut R, place: &str) -> Result<Vec<u8>> {
     Ok(buf[..buf.len().min(16)].to_vec())
 }
 
-fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+/// Reads as much of `buf` as `reader` holds.
+pub(crate) fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match reader.read(&mut buf[n..]) {

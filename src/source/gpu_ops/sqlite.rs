@@ -473,21 +473,11 @@ pub fn read(
     let table_of = |i: i64| tables.get(i as usize).map_or("?", |t| t.0);
     let label = tables[0].0;
     db.each_row(label, &sql, |row| {
-        use rusqlite::types::ValueRef;
         let t: i64 = row.get(0).map_err(|e| db.sql_error(label, e))?;
         let table = table_of(t);
         let rowid: i64 = row.get(1).map_err(|e| db.sql_error(table, e))?;
         let cell = |i: usize, column: &str| -> Result<i64> {
-            match row.get_ref(i).map_err(|e| db.sql_error(table, e))? {
-                ValueRef::Null => Ok(NULL),
-                ValueRef::Integer(v) => Ok(v),
-                ValueRef::Real(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(v as i64),
-                other => Err(db.row_error(
-                    table,
-                    rowid,
-                    format!("column `{column}`: expected an integer, found {other:?}"),
-                )),
-            }
+            Ok(db.int(table, row, i, column, rowid)?.unwrap_or(NULL))
         };
         let time = |i: usize, column: &str| -> Result<i64> {
             let v = db.time(table, row, i, column, rowid)?;
@@ -587,6 +577,9 @@ pub fn read(
         db,
         cache: HashMap::new(),
     };
+    // The module (name, program id) and thunk of each distinct range name, parsed once.
+    let mut modules: HashMap<i64, (String, Option<u64>)> = HashMap::new();
+    let mut thunks: HashMap<i64, String> = HashMap::new();
     let mut sorted = sorted.finish()?;
     let mut last: Option<(i64, i64)> = None;
     while let Some(op) = sorted.next()? {
@@ -626,19 +619,27 @@ pub fn read(
         };
         let (module, program_id) = match (op.get(MODULE_NAME), &nvtx) {
             (Some(id), Some(n)) => {
-                let name = n.name(id as u32);
-                match xla_names::module(name) {
-                    Some((module, program_id)) => (Some(module.to_string()), program_id),
-                    None => (Some(name.to_string()), None),
-                }
+                let (module, program_id) = modules.entry(id).or_insert_with(|| {
+                    let name = n.name(id as u32);
+                    match xla_names::module(name) {
+                        Some((module, program_id)) => (module.to_string(), program_id),
+                        None => (name.to_string(), None),
+                    }
+                });
+                (Some(module.clone()), *program_id)
             }
             _ => (None, None),
         };
         let thunk = match (op.get(THUNK_NAME), &nvtx) {
-            (Some(id), Some(n)) => {
-                let name = n.name(id as u32);
-                Some(xla_names::thunk_op(name).unwrap_or(name).to_string())
-            }
+            (Some(id), Some(n)) => Some(
+                thunks
+                    .entry(id)
+                    .or_insert_with(|| {
+                        let name = n.name(id as u32);
+                        xla_names::thunk_op(name).unwrap_or(name).to_string()
+                    })
+                    .clone(),
+            ),
             _ => None,
         };
         let pid = op.get(GPID).map(pid_of);
