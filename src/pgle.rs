@@ -553,6 +553,30 @@ pub fn write_profile(profile: &Profile, out: &mut dyn Write) -> Result<()> {
     out.flush().map_err(Error::Output)
 }
 
+/// Writes each profile into `dir` as `<fingerprint>.pbtxt` (created if missing; each
+/// file under a temporary name, then moved into place); nothing to write is an error
+/// naming `inputs`.
+pub fn write_files(dir: &std::path::Path, profiles: &[Profile], inputs: &[PathBuf]) -> Result<()> {
+    if profiles.is_empty() {
+        let place = inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::data(
+            place,
+            "no thunk executions of a program with a fingerprint: no profile to write",
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
+    for p in profiles {
+        let mut file = crate::output::open_output(Some(&dir.join(p.file_name())), inputs)?;
+        write_profile(p, &mut file)?;
+        file.finish()?;
+    }
+    Ok(())
+}
+
 /// The summary rows of the profiles written into `dir`.
 pub fn rows(profiles: &[Profile], dir: &std::path::Path) -> Vec<Row> {
     profiles

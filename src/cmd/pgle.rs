@@ -122,29 +122,13 @@ pub fn run(args: &Args) -> Result<()> {
         crate::partial::write(&mut out, crate::pgle::PARTIAL, &costs)?;
         return out.finish();
     }
-    let Some(dir) = &args.output else {
-        return Err(Error::Usage(
-            "-o DIR is required: the folder to write the profiles into".into(),
-        ));
-    };
+    // Checked above: without --partial there is a folder.
+    let dir = args
+        .output
+        .as_deref()
+        .expect("-o DIR checked before reading");
     let profiles = crate::pgle::profiles(&costs, &options, &notes);
-    if profiles.is_empty() {
-        let place = inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(Error::data(
-            place,
-            "no thunk executions of a program with a fingerprint: no profile to write",
-        ));
-    }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
-    for p in &profiles {
-        let mut file = open_output(Some(&dir.join(p.file_name())), &inputs)?;
-        crate::pgle::write_profile(p, &mut file)?;
-        file.finish()?;
-    }
+    crate::pgle::write_files(dir, &profiles, &inputs)?;
     let rows = crate::pgle::rows(&profiles, dir);
     crate::pgle::write_summary(args.format.unwrap_or(Format::Table), &rows, &mut out)?;
     out.finish()
