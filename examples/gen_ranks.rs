@@ -21,12 +21,7 @@
 #[path = "../tests/njx/common/pq.rs"]
 mod pq;
 
-use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as Physical};
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
-use parquet::file::reader::{FileReader, SerializedFileReader};
-use parquet::record::Field;
-use pq::{Cells, PqCol, parquet_table_with};
+use pq::{Cells, FlatTable, PqCol};
 use regex::Regex;
 use std::error::Error;
 use std::fs::File;
@@ -39,24 +34,13 @@ type Result<T> = std::result::Result<T, Box<dyn Error>>;
 /// The member renamed threads are in.
 const THREADS_MEMBER: &str = "thread-metadata.parquet";
 
-/// One column of the thread table: its name, whether it is `required`, its cells.
-struct Column {
-    name: &'static str,
-    required: bool,
-    cells: Cells,
-}
-
 /// What a rank copies from one source archive.
 struct Source {
     path: PathBuf,
     archive: zip::ZipArchive<Cursor<Vec<u8>>>,
-    /// The thread table's columns, and which of them is `Name`.
-    columns: Vec<Column>,
+    /// The thread table, and which of its columns is `Name`.
+    table: FlatTable,
     name_col: usize,
-    /// Rows of its largest row group (the new table is written in groups of this size).
-    rows_per_group: usize,
-    compression: parquet::basic::Compression,
-    key_value: Option<Vec<KeyValue>>,
 }
 
 fn main() -> ExitCode {
@@ -130,95 +114,17 @@ impl Source {
             .by_name(THREADS_MEMBER)
             .map_err(|e| format!("{THREADS_MEMBER}: {e}"))?
             .read_to_end(&mut table)?;
-        let reader = SerializedFileReader::new(bytes::Bytes::from(table))
-            .map_err(|e| format!("{THREADS_MEMBER}: {e}"))?;
-        let meta = reader.metadata();
-        let schema = meta.file_metadata().schema_descr();
-        let mut columns = Vec::new();
-        for c in schema.columns() {
-            let t = c.self_type();
-            let info = t.get_basic_info();
-            // Flat columns only: a leaf whose path is its own name.
-            if c.path().parts().len() != 1 {
-                return Err(
-                    format!("{THREADS_MEMBER}: nested column {} unsupported", c.path()).into(),
-                );
-            }
-            let name: &'static str = Box::leak(c.name().to_string().into_boxed_str());
-            let text = matches!(info.logical_type_ref(), Some(LogicalType::String))
-                || info.converted_type() == ConvertedType::UTF8;
-            let plain = info.logical_type_ref().is_none()
-                && matches!(
-                    info.converted_type(),
-                    ConvertedType::NONE | ConvertedType::INT_64 | ConvertedType::INT_32
-                );
-            let cells = match c.physical_type() {
-                Physical::BYTE_ARRAY if text => Cells::Text(Vec::new()),
-                Physical::INT64 if plain => Cells::Int64(Vec::new()),
-                Physical::INT32 if plain => Cells::Int32(Vec::new()),
-                Physical::DOUBLE if plain => Cells::Double(Vec::new()),
-                other => {
-                    return Err(format!(
-                        "{THREADS_MEMBER}: column {name} of type {other} ({:?}) unsupported",
-                        info.logical_type_ref()
-                    )
-                    .into());
-                }
-            };
-            columns.push(Column {
-                name,
-                required: info.repetition() == Repetition::REQUIRED,
-                cells,
-            });
-        }
-        let name_col = columns
+        let table = FlatTable::read(table, THREADS_MEMBER)?;
+        let name_col = table
+            .columns
             .iter()
             .position(|c| c.name == "Name" && matches!(c.cells, Cells::Text(_)))
             .ok_or_else(|| format!("{THREADS_MEMBER}: no text column Name"))?;
-        for (row_no, row) in reader.get_row_iter(None)?.enumerate() {
-            let row = row?;
-            for (column, (_, field)) in columns.iter_mut().zip(row.get_column_iter()) {
-                let bad = || {
-                    format!(
-                        "{THREADS_MEMBER}: row {}: unexpected {field:?} in column {}",
-                        row_no + 1,
-                        column.name
-                    )
-                };
-                match (&mut column.cells, field) {
-                    (Cells::Int64(v), Field::Long(x)) => v.push(Some(*x)),
-                    (Cells::Int64(v), Field::Null) => v.push(None),
-                    (Cells::Int32(v), Field::Int(x)) => v.push(Some(*x)),
-                    (Cells::Int32(v), Field::Null) => v.push(None),
-                    (Cells::Double(v), Field::Double(x)) => v.push(Some(*x)),
-                    (Cells::Double(v), Field::Null) => v.push(None),
-                    (Cells::Text(v), Field::Str(x)) => v.push(Some(x.clone())),
-                    (Cells::Text(v), Field::Null) => v.push(None),
-                    _ => return Err(bad().into()),
-                }
-            }
-        }
-        let rows_per_group = meta
-            .row_groups()
-            .iter()
-            .map(|g| g.num_rows())
-            .max()
-            .unwrap_or(0)
-            .try_into()?;
-        let compression = meta
-            .row_groups()
-            .first()
-            .and_then(|g| g.columns().first())
-            .map_or(parquet::basic::Compression::SNAPPY, |c| c.compression());
-        let key_value = meta.file_metadata().key_value_metadata().cloned();
         Ok(Source {
             path: path.to_path_buf(),
             archive,
-            columns,
+            table,
             name_col,
-            rows_per_group,
-            compression,
-            key_value,
         })
     }
 
@@ -226,6 +132,7 @@ impl Source {
     fn threads_for(&self, rank: usize, launcher: &Regex) -> Result<Vec<u8>> {
         let mut renamed = 0;
         let columns: Vec<PqCol> = self
+            .table
             .columns
             .iter()
             .enumerate()
@@ -248,11 +155,7 @@ impl Source {
                             })
                             .collect(),
                     ),
-                    Cells::Text(v) => Cells::Text(v.clone()),
-                    Cells::Int64(v) => Cells::Int64(v.clone()),
-                    Cells::Int32(v) => Cells::Int32(v.clone()),
-                    Cells::Double(v) => Cells::Double(v.clone()),
-                    Cells::Int64List(v) => Cells::Int64List(v.clone()),
+                    other => other.copy(),
                 };
                 PqCol {
                     name: c.name,
@@ -268,15 +171,7 @@ impl Source {
             )
             .into());
         }
-        let properties = WriterProperties::builder()
-            .set_compression(self.compression)
-            .set_key_value_metadata(self.key_value.clone())
-            .build();
-        Ok(parquet_table_with(
-            &columns,
-            self.rows_per_group,
-            properties,
-        ))
+        Ok(self.table.write_like(&columns))
     }
 
     /// Writes rank `rank`'s archive to `path`: every member in the source's order, the

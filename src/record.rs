@@ -453,6 +453,24 @@ pub struct Thunk {
     pub group_size: Option<u32>,
     /// Message size, NCCL's conventions.
     pub message_bytes: Option<u64>,
+    /// How the profile showed this thunk where it was not as a thunk range inside its
+    /// module's range (the layout of XLA since 2026): `module`, a thunk range with no
+    /// XlaModule range around it, given to the module execution of its thread whose span
+    /// holds it; `nccl`, no thunk range at all but an NCCL range, matched to the
+    /// module's collectives in the order of the HLO schedule (name, kind and size from
+    /// the dump). Null where the thunk was read as it is.
+    #[serde(default)]
+    pub reconstructed: Option<Reconstructed>,
+}
+
+/// How a thunk execution was reconstructed (see [`Thunk::reconstructed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reconstructed {
+    /// A thunk range outside any module range, attributed by its thread and time.
+    Module,
+    /// An NCCL range matched to a collective of the HLO schedule.
+    Nccl,
 }
 
 #[cfg(test)]

@@ -127,6 +127,7 @@ const THUNK_FIELDS: &[&str] = &[
     "collective",
     "group_size",
     "message_bytes",
+    "reconstructed",
 ];
 
 /// Bandwidths of one communication thunk, `None` for compute thunks or missing fields.

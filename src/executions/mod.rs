@@ -17,13 +17,13 @@ pub mod devices;
 mod spill;
 
 use crate::error::Result;
-use crate::hlo::{Dumps, HloModule, ProgramKey};
+use crate::hlo::{CollectiveOrder, Dumps, HloModule, Instruction, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
 use crate::progress::Progress;
 use crate::record::{Module, Thunk};
 use crate::source::{self, Archive, ProfileTables, Profiles};
-use derive::{Comm, Derived, ProgramInfo};
+use derive::{CollectiveSchedule, Comm, Derived, ProgramInfo};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -1031,26 +1031,68 @@ impl ProgramInfo for ArchivePrograms<'_, '_> {
         module: &str,
         instruction: &str,
     ) -> Result<Option<Comm>> {
-        let mut hlo = None;
-        for (archive, dumps) in self.sources.iter_mut() {
-            hlo = dumps.load(archive, self.profile, program_id, module)?;
-            if hlo.is_some() {
-                break;
-            }
-        }
-        let Some(hlo) = hlo else {
+        let Some(hlo) = self.dump(program_id, module)? else {
             return Ok(None);
         };
         let Some(inst) = hlo.instruction(instruction) else {
             self.unnamed += 1;
             return Ok(None);
         };
-        Ok(inst.collective()?.map(|c| Comm {
-            collective: c.kind.as_str().to_string(),
-            group_size: c.group_size as u32,
-            message_bytes: c.message_bytes,
-        }))
+        comm_of(&inst)
     }
+
+    fn instruction_id(
+        &mut self,
+        program_id: u64,
+        module: &str,
+        instruction: &str,
+    ) -> Result<Option<Option<i64>>> {
+        Ok(self
+            .dump(program_id, module)?
+            .map(|hlo| hlo.instruction(instruction).map(|i| i.id())))
+    }
+
+    fn collective_schedule(&mut self, program_id: u64, module: &str) -> Result<CollectiveSchedule> {
+        let Some(hlo) = self.dump(program_id, module)? else {
+            return Ok(CollectiveSchedule::Unknown(
+                "there is no HLO dump of the program".into(),
+            ));
+        };
+        Ok(match hlo.collective_order()? {
+            CollectiveOrder::Unknown(why) => CollectiveSchedule::Unknown(why),
+            CollectiveOrder::Known(insts) => {
+                let mut order = Vec::with_capacity(insts.len());
+                for inst in insts {
+                    if let Some(comm) = comm_of(&inst)? {
+                        order.push((inst.name().to_string(), comm));
+                    }
+                }
+                CollectiveSchedule::Known(order)
+            }
+        })
+    }
+}
+
+impl ArchivePrograms<'_, '_> {
+    /// The dump of program `program_id` (module `module`), from the first source that has
+    /// it.
+    fn dump(&mut self, program_id: u64, module: &str) -> Result<Option<Arc<HloModule>>> {
+        for (archive, dumps) in self.sources.iter_mut() {
+            if let Some(hlo) = dumps.load(archive, self.profile, program_id, module)? {
+                return Ok(Some(hlo));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// What a communicating instruction moves, as the records say it.
+fn comm_of(inst: &Instruction<'_>) -> Result<Option<Comm>> {
+    Ok(inst.collective()?.map(|c| Comm {
+        collective: c.kind.as_str().to_string(),
+        group_size: c.group_size as u32,
+        message_bytes: c.message_bytes,
+    }))
 }
 
 /// Aligns device clocks across profiles as nsys-jax's `align_profiler_data_timestamps`

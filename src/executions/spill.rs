@@ -8,7 +8,7 @@
 
 use super::Execution;
 use crate::error::{Error, Result};
-use crate::record::{Module, Thunk};
+use crate::record::{Module, Reconstructed, Thunk};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -134,7 +134,12 @@ impl Spill {
             out.i64(t.start_ns);
             out.i64(t.dur_ns);
             out.i64(t.hidden_ns);
-            out.u8(u8::from(t.comm) | (u8::from(t.warmup) << 1));
+            let how = match t.reconstructed {
+                None => 0,
+                Some(Reconstructed::Module) => 1,
+                Some(Reconstructed::Nccl) => 2,
+            };
+            out.u8(u8::from(t.comm) | (u8::from(t.warmup) << 1) | (how << 2));
             out.u32(t.collective.as_deref().map_or(u32::MAX, |c| strings.id(c)));
             out.opt_u64(t.group_size.map(u64::from));
             out.opt_u64(t.message_bytes);
@@ -227,6 +232,11 @@ impl Spill {
                     collective,
                     group_size: r.opt_u64()?.map(|g| g as u32),
                     message_bytes: r.opt_u64()?,
+                    reconstructed: match flags >> 2 {
+                        1 => Some(Reconstructed::Module),
+                        2 => Some(Reconstructed::Nccl),
+                        _ => None,
+                    },
                 }))?;
             }
         }
@@ -270,6 +280,7 @@ mod tests {
             collective: Some("all-gather".into()),
             group_size: Some(4),
             message_bytes: Some(u64::MAX),
+            reconstructed: Some(Reconstructed::Nccl),
         };
         let plain = Thunk {
             collective: None,
@@ -277,6 +288,7 @@ mod tests {
             message_bytes: None,
             comm: false,
             warmup: true,
+            reconstructed: None,
             ..t.clone()
         };
         let mut spill = Spill::new().unwrap();

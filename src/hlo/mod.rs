@@ -52,9 +52,11 @@
 
 mod collective;
 mod dumps;
+mod schedule;
 
 pub use collective::{Collective, CollectiveKind, byte_size, element_bits};
 pub use dumps::{Dumps, ProgramKey, is_after_optimizations_of, parse_dump_name};
+pub use schedule::CollectiveOrder;
 
 use crate::error::{Error, Result};
 use bytes::Bytes;
@@ -142,6 +144,9 @@ pub struct HloModule {
     computation_ids: HashMap<i64, usize>,
     /// Every instruction, sorted by name (names are unique in a module).
     names: Vec<Loc>,
+    /// The schedule: computation id → the ids of its instructions in the order they run
+    /// (empty where the dump has none).
+    schedule: HashMap<i64, Vec<i64>>,
 }
 
 impl HloModule {
@@ -187,6 +192,15 @@ impl HloModule {
             computations,
             computation_ids: HashMap::new(),
             names: Vec::new(),
+            schedule: module
+                .schedule
+                .map(|s| {
+                    s.sequences
+                        .into_iter()
+                        .map(|(c, seq)| (c, seq.instruction_ids))
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 

@@ -57,6 +57,16 @@ pub fn thunk_op(name: &str) -> Option<&str> {
     (!op.is_empty() && op.bytes().all(valid)).then_some(op)
 }
 
+/// The `unique_hlo_op_id` a thunk range's name ends with
+/// (`…,hlo_op=NAME,unique_hlo_op_id=N#`, XLA since 2026: the instruction's unique id, as
+/// the dump's `HloInstructionProto.id`; above 2^32 in real profiles), where it has one.
+pub fn thunk_unique_id(name: &str) -> Option<u64> {
+    thunk_op(name)?;
+    let body = name.strip_suffix('#')?;
+    let (_, id) = body.rsplit_once(",unique_hlo_op_id=")?;
+    id.parse().ok()
+}
+
 /// Whether a range is an XLA module execution (`[TSL:]XlaModule:…`).
 pub fn is_module(name: &str) -> bool {
     name.strip_prefix("TSL:")
@@ -73,7 +83,7 @@ pub fn is_thunk(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{module, thunk_op};
+    use super::{module, thunk_op, thunk_unique_id};
     use regex::Regex;
 
     #[test]
@@ -88,6 +98,26 @@ mod tests {
         );
         assert_eq!(module("TSL:XlaModule:#hlo_module=Jit_F#"), None);
         assert_eq!(module("TSL:Thunk:#hlo_op=fusion.1#"), None);
+    }
+
+    #[test]
+    fn unique_ids_are_read_from_thunk_names_that_have_one() {
+        let id = |n| thunk_unique_id(n);
+        assert_eq!(
+            id("TSL:Thunk:#hlo_op=copy.1,unique_hlo_op_id=4294967297#"),
+            Some(4294967297)
+        );
+        assert_eq!(
+            id("Thunk:#name=jit(f)/x,hlo_op=all-reduce.2,unique_hlo_op_id=7#"),
+            Some(7)
+        );
+        assert_eq!(id("TSL:Thunk:#hlo_op=copy.1#"), None);
+        assert_eq!(id("TSL:Thunk:#hlo_op=copy.1,unique_hlo_op_id=#"), None);
+        assert_eq!(
+            id("TSL:Thunk:#hlo_op=copy.1,unique_hlo_op_id=99999999999999999999#"),
+            None
+        );
+        assert_eq!(id("TSL:XlaModule:#hlo_module=a,unique_hlo_op_id=3#"), None);
     }
 
     #[test]

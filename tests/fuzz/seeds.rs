@@ -283,7 +283,48 @@ fn stack_of(spans: &[Span], s: &Span) -> Vec<i64> {
 
 /// The first form of the table (pandas): the row of work outside any range first.
 pub fn gpu_first_form(rank: usize) -> Table {
-    let spans = spans(rank);
+    gpu_first_form_of(rank, spans(rank))
+}
+
+/// [`gpu_first_form`] in the layout of XLA since 2026 (NVIDIA/JAX-Toolbox PR #2296): thunk
+/// names with `unique_hlo_op_id`; executions alternately with the all-reduce thunk at
+/// the top level, without its NCCL range, and with only the NCCL range
+/// (`NCCL:ncclGroupEnd`), no thunk range.
+pub fn gpu_first_form_2026(rank: usize) -> Table {
+    let mut out: Vec<Span> = Vec::new();
+    let mut dropped = Vec::new();
+    let mut k = 0usize;
+    for (i, mut s) in spans(rank).into_iter().enumerate() {
+        if s.name == "NCCL:ncclAllReduce" {
+            k += 1;
+            if k % 2 == 1 {
+                dropped.push(s.id);
+                continue;
+            }
+            s.name = "NCCL:ncclGroupEnd".into();
+        } else if s.name.contains("all-reduce-start") {
+            if k.is_multiple_of(2) {
+                continue;
+            }
+            s.parent = None;
+        }
+        if let Some(body) = s
+            .name
+            .strip_suffix('#')
+            .filter(|_| s.name.contains("Thunk:#"))
+        {
+            s.name = format!("{body},unique_hlo_op_id={}#", 1 + i as i64 * 4_294_967_296);
+        }
+        out.push(s);
+    }
+    debug_assert!(
+        out.iter()
+            .all(|s| s.parent.is_none_or(|p| !dropped.contains(&p)))
+    );
+    gpu_first_form_of(rank, out)
+}
+
+fn gpu_first_form_of(rank: usize, spans: Vec<Span>) -> Table {
     let n = spans.len() + 1;
     let ints = |outside: i64, f: &dyn Fn(&Span) -> i64| -> Vec<Option<i64>> {
         std::iter::once(Some(outside))
@@ -683,6 +724,17 @@ pub fn hlo_step() -> HloProto {
             entry_computation_name: "main.10".into(),
             frontend_attributes: Some(FrontendAttributes {
                 map: [("fingerprint_before_lhs".to_string(), FP7.to_string())].into(),
+            }),
+            // The entry's schedule: its instructions in order (what NCCL ranges outside
+            // thunks are matched to).
+            schedule: Some(njx::hlo::proto::HloScheduleProto {
+                sequences: [(
+                    10,
+                    njx::hlo::proto::hlo_schedule_proto::InstructionSequence {
+                        instruction_ids: entry.instructions.iter().map(|i| i.id).collect(),
+                    },
+                )]
+                .into(),
             }),
             computations: vec![add, fused1, fused2, async_body, offload, entry],
             stack_frame_index: Some(frames()),

@@ -387,6 +387,11 @@ pub fn walk(m: &HloModule) -> Result<()> {
             let _ = njx::hlo::byte_size(&shape);
         }
     }
+    keep(m.collective_order().map(|order| {
+        if let njx::hlo::CollectiveOrder::Known(insts) = order {
+            let _ = insts.iter().map(|i| i.name().len()).sum::<usize>();
+        }
+    }));
     let _ = ProgramKey::of(m, m.id().unsigned_abs()).record();
     match first {
         Some(e) => Err(e),
@@ -777,6 +782,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
         seeds: vec![
             (Item::table(seeds::gpu_first_form(0)), "gpu"),
             (Item::table(seeds::gpu_first_form(1)), "gpu"),
+            (Item::table(seeds::gpu_first_form_2026(0)), "gpu"),
             (
                 Item::table(seeds::gpu_recipe_form(0, false, false, 1 << 20)),
                 "gpu",

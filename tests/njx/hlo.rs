@@ -13,8 +13,8 @@ use njx::hlo::proto::{
     mesh_proto, stack_frame_index_proto,
 };
 use njx::hlo::{
-    Collective, CollectiveKind, Dumps, HloModule, ProgramKey, byte_size, element_bits,
-    parse_dump_name,
+    Collective, CollectiveKind, CollectiveOrder, Dumps, HloModule, ProgramKey, byte_size,
+    element_bits, parse_dump_name,
 };
 use njx::progress::Progress;
 use njx::source::Archive;
@@ -1375,4 +1375,142 @@ fn real_stack_frames_name_the_archived_sources() {
             "{source} not in the archive"
         );
     }
+}
+
+// ------------------------------------------- the order collectives run in (schedule)
+
+/// A module whose entry runs: an all-gather-start, a while loop (trip count `trips`, none
+/// when `None`) whose body runs an all-reduce, a call into a computation with a
+/// reduce-scatter inside an async-start, and a host offload (no NCCL range).
+/// Computations: 1 add; 2 async reduce-scatter; 3 loop body; 4 loop condition; 5 called;
+/// 6 offload; 10 entry. `scheduled`: the computations given a sequence.
+fn scheduled_module(trips: Option<&str>, scheduled: &[i64]) -> HloModule {
+    use njx::hlo::proto::{HloScheduleProto, hlo_schedule_proto::InstructionSequence};
+    let f = || shape(T::F32, &[1024]);
+    let add = comp(1, "add", vec![inst(1, "add.1", "add", f(), &[])]);
+    let rs = comp(
+        2,
+        "async_rs",
+        vec![calls(
+            with_groups(
+                inst(21, "reduce-scatter.3", "reduce-scatter", f(), &[]),
+                &[&[0, 1]],
+            ),
+            &[1],
+        )],
+    );
+    let body = comp(
+        3,
+        "body",
+        vec![calls(
+            with_groups(inst(31, "all-reduce.2", "all-reduce", f(), &[]), &[&[0, 1]]),
+            &[1],
+        )],
+    );
+    let cond = comp(4, "cond", vec![inst(41, "lt.1", "compare", f(), &[])]);
+    let called = comp(
+        5,
+        "called",
+        vec![
+            calls(inst(51, "async-start.1", "async-start", f(), &[]), &[2]),
+            inst(52, "async-done.1", "async-done", f(), &[51]),
+        ],
+    );
+    let offload = comp(
+        6,
+        "offload",
+        vec![
+            inst(62, "p.0", "parameter", host(f()), &[]),
+            inst(63, "p.1", "parameter", f(), &[]),
+            inst(
+                61,
+                "dynamic-update-slice.1",
+                "dynamic-update-slice",
+                host(f()),
+                &[62, 63],
+            ),
+        ],
+    );
+    let mut loop_ = calls(inst(102, "while.1", "while", f(), &[]), &[3, 4]);
+    if let Some(n) = trips {
+        loop_.backend_config = format!(r#"{{"known_trip_count":{{"n":"{n}"}}}}"#).into_bytes();
+    }
+    let entry = comp(
+        10,
+        "main",
+        vec![
+            with_groups(
+                inst(101, "all-gather-start.1", "all-gather-start", f(), &[]),
+                &[&[0, 1]],
+            ),
+            inst(103, "all-gather-done.1", "all-gather-done", f(), &[101]),
+            loop_,
+            calls(inst(104, "call.1", "call", f(), &[]), &[5]),
+            calls(inst(105, "fusion.9", "fusion", f(), &[]), &[6]),
+        ],
+    );
+    let mut proto = hlo(
+        7,
+        "jit_step",
+        None,
+        vec![add, rs, body, cond, called, offload, entry],
+    );
+    let order = |c: &HloComputationProto| c.instructions.iter().map(|i| i.id).collect();
+    let module = proto.hlo_module.as_mut().unwrap();
+    let sequences = module
+        .computations
+        .iter()
+        .filter(|c| scheduled.contains(&c.id))
+        .map(|c| {
+            (
+                c.id,
+                InstructionSequence {
+                    instruction_ids: order(c),
+                },
+            )
+        })
+        .collect();
+    module.schedule = Some(HloScheduleProto { sequences });
+    HloModule::new("dump", proto).unwrap()
+}
+
+fn order_of(m: &HloModule) -> Result<Vec<String>, String> {
+    match m.collective_order().unwrap() {
+        CollectiveOrder::Known(insts) => Ok(insts.iter().map(|i| i.name().to_string()).collect()),
+        CollectiveOrder::Unknown(why) => Err(why),
+    }
+}
+
+#[test]
+fn collectives_run_in_schedule_order_through_loops_and_calls() {
+    let m = scheduled_module(Some("3"), &[3, 4, 5, 10]);
+    assert_eq!(
+        order_of(&m).unwrap(),
+        [
+            "all-gather-start.1",
+            "all-reduce.2",
+            "all-reduce.2",
+            "all-reduce.2",
+            "reduce-scatter.3"
+        ]
+    );
+}
+
+#[test]
+fn the_order_is_unknown_where_the_dump_cannot_tell_it() {
+    let why = order_of(&scheduled_module(None, &[3, 4, 5, 10])).unwrap_err();
+    assert_eq!(
+        why,
+        "while loop `while.1` runs collectives and has no known trip count"
+    );
+    let why = order_of(&scheduled_module(Some("2"), &[3, 4, 10])).unwrap_err();
+    assert_eq!(
+        why,
+        "computation `called` runs collectives but is not in the schedule"
+    );
+    let why = order_of(&scheduled_module(Some("2"), &[])).unwrap_err();
+    assert_eq!(why, "its dump has no schedule");
+    // A trip count that would unroll past the bound is refused, not run.
+    let why = order_of(&scheduled_module(Some("99999999999"), &[3, 4, 5, 10])).unwrap_err();
+    assert!(why.contains("more than 1048576 collectives"), "{why}");
 }

@@ -33,6 +33,7 @@ mod outputs;
 mod pgle;
 mod progress;
 mod ranges;
+mod relay2026;
 mod thunks;
 mod timeline;
 mod trees;

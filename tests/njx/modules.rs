@@ -3,9 +3,11 @@
 //! built binaries).
 
 use crate::common::*;
-use njx::executions::derive::{self, Comm, ProgramInfo, mark_warmup, split_hidden};
+use njx::executions::derive::{
+    self, CollectiveSchedule, Comm, ProgramInfo, mark_warmup, split_hidden,
+};
 use njx::executions::{Executions, align_clocks};
-use njx::record::{GpuRange, Thunk};
+use njx::record::{GpuRange, Reconstructed, Thunk};
 use njx::source::devices::{Launcher, Launchers};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -23,6 +25,31 @@ impl ProgramInfo for Fake {
             group_size: 2,
             message_bytes: 4096,
         }))
+    }
+    fn instruction_id(
+        &mut self,
+        _: u64,
+        _: &str,
+        instruction: &str,
+    ) -> njx::Result<Option<Option<i64>>> {
+        // Every instruction `NAME.N` has unique id N.
+        Ok(Some(
+            instruction
+                .rsplit_once('.')
+                .and_then(|(_, n)| n.parse().ok()),
+        ))
+    }
+    fn collective_schedule(&mut self, _: u64, _: &str) -> njx::Result<CollectiveSchedule> {
+        Ok(CollectiveSchedule::Known(vec![
+            (
+                "all-reduce.1".into(),
+                Fake.communication(7, "", "all-reduce.1")?.unwrap(),
+            ),
+            (
+                "all-reduce.2".into(),
+                Fake.communication(7, "", "all-reduce.2")?.unwrap(),
+            ),
+        ]))
     }
 }
 
@@ -226,6 +253,7 @@ fn thunk(device: u32, name: &str, start: i64, dur: i64, comm: bool) -> Thunk {
         collective: comm.then(|| "all-reduce".into()),
         group_size: comm.then_some(2),
         message_bytes: comm.then_some(8),
+        reconstructed: None,
     }
 }
 
@@ -539,4 +567,187 @@ fn proc0_alone_matches_the_peers_raw_modules() {
             want["thunks_sum"].as_f64().unwrap()
         );
     }
+}
+
+// ------------------------------------------------- the layout of XLA since 2026
+
+/// `gr` with its CPU start.
+fn gr_cpu(mut r: GpuRange, cpu_start: i64) -> GpuRange {
+    r.cpu_start_ns = Some(cpu_start);
+    r
+}
+
+/// jit_step (program 7) three times on thread 1 in the 2026 layout, and jit_other
+/// (program 8) once with no thunk ranges:
+/// - execution 0: `all-reduce.1` at the top level (unique id 1, as the dump says), and
+///   `fusion.3` at the top level on thread 2, where no module runs;
+/// - execution 1: `all-reduce.1` inside a top-level `async-start` wrapper;
+/// - execution 2: no collective thunks, two NCCL ranges, one below the module and one at
+///   the top level, launched in the other order than their GPU work starts;
+/// - a top-level thunk that no module holds, and one on thread 2 whose unique id is not
+///   its instruction's.
+fn profile_2026() -> Vec<GpuRange> {
+    let mut r = Vec::new();
+    for e in 0..3i64 {
+        let t0 = 100 + e * 1000;
+        let m = 10 + e as u64 * 10;
+        r.push(gr(m, None, 1, STEP, t0, 500, 10));
+        r.push(gr(
+            m + 1,
+            Some(m),
+            1,
+            "TSL:Thunk:#hlo_op=fusion.1,unique_hlo_op_id=1#",
+            t0,
+            200,
+            1,
+        ));
+        let ar = "TSL:Thunk:#hlo_op=all-reduce.1,unique_hlo_op_id=1#";
+        match e {
+            0 => {
+                r.push(gr(m + 2, None, 1, ar, t0 + 150, 150, 1));
+                r.push(gr(
+                    m + 3,
+                    None,
+                    2,
+                    "TSL:Thunk:#hlo_op=fusion.3,unique_hlo_op_id=3#",
+                    t0 + 310,
+                    50,
+                    1,
+                ));
+            }
+            1 => {
+                r.push(gr(
+                    m + 2,
+                    None,
+                    1,
+                    "TSL:Thunk:#hlo_op=async-start.9#",
+                    t0 + 150,
+                    150,
+                    1,
+                ));
+                r.push(gr(m + 3, Some(m + 2), 1, ar, t0 + 150, 150, 1));
+            }
+            _ => {
+                let nccl = "NCCL:ncclGroupEnd";
+                r.push(gr_cpu(gr(m + 2, Some(m), 1, nccl, t0 + 150, 100, 1), 50));
+                r.push(gr_cpu(gr(m + 3, None, 1, nccl, t0 + 350, 100, 1), 40));
+            }
+        }
+    }
+    r.push(gr(
+        40,
+        None,
+        1,
+        "TSL:XlaModule:#hlo_module=jit_other,program_id=8#",
+        4000,
+        100,
+        1,
+    ));
+    r.push(gr(41, None, 1, "TSL:Thunk:#hlo_op=fusion.5#", 9000, 10, 1));
+    r.push(gr(
+        42,
+        None,
+        2,
+        "TSL:Thunk:#hlo_op=fusion.7,unique_hlo_op_id=99#",
+        150,
+        10,
+        1,
+    ));
+    r
+}
+
+fn derive_2026(ranges: &[GpuRange]) -> derive::Derived {
+    let launchers = Launchers::Named(vec![Launcher {
+        pid: 1,
+        tid: 99,
+        device: 3,
+    }]);
+    derive::derive(
+        &Arc::from("p"),
+        "p",
+        ranges,
+        &launchers,
+        &mut || Ok(0),
+        &mut Fake,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_2026_layout_is_read_whole() {
+    let d = derive_2026(&profile_2026());
+    let modules: Vec<(&str, u32, u32)> = d
+        .modules
+        .iter()
+        .map(|m| (m.name.as_str(), m.execution, m.thunks))
+        .collect();
+    assert_eq!(
+        modules,
+        [
+            ("jit_step", 0, 3),
+            ("jit_step", 1, 2),
+            ("jit_step", 2, 3),
+            ("jit_other", 0, 0)
+        ]
+    );
+    let thunks: Vec<(u32, &str, i64, Option<Reconstructed>)> = d
+        .thunks
+        .iter()
+        .map(|t| (t.execution, t.name.as_str(), t.start_ns, t.reconstructed))
+        .collect();
+    use Reconstructed::{Module, Nccl};
+    assert_eq!(
+        thunks,
+        [
+            (0, "fusion.1", 100, None),
+            (0, "all-reduce.1", 250, Some(Module)),
+            (0, "fusion.3", 410, Some(Module)),
+            (1, "fusion.1", 1100, None),
+            (1, "all-reduce.1", 1250, Some(Module)),
+            (2, "fusion.1", 2100, None),
+            // Launched first, though its GPU work starts later: the first collective.
+            (2, "all-reduce.2", 2250, Some(Nccl)),
+            (2, "all-reduce.1", 2450, Some(Nccl)),
+        ]
+    );
+    // Reconstructed collectives carry what the dump says, and their hidden time.
+    let ar = &d.thunks[6];
+    assert!(ar.comm);
+    assert_eq!(
+        (ar.collective.as_deref(), ar.group_size, ar.message_bytes),
+        (Some("all-reduce"), Some(2), Some(4096))
+    );
+    assert_eq!((ar.hidden_ns, ar.dur_ns), (50, 50));
+    let notes = d.notes.join("\n");
+    for said in [
+        "3 thunks had no XlaModule range around them",
+        "2 collectives had no thunk range, only an NCCL range",
+        "left out 2 thunks outside any XlaModule range",
+        "`TSL:Thunk:#hlo_op=fusion.5#`",
+        "`TSL:Thunk:#hlo_op=fusion.7,unique_hlo_op_id=99#`",
+    ] {
+        assert!(notes.contains(said), "{said:?} in {notes}");
+    }
+}
+
+#[test]
+fn nccl_ranges_that_do_not_match_the_schedule_are_left_out_and_said() {
+    // Execution 2 with one NCCL range where the schedule has two collectives.
+    let ranges: Vec<GpuRange> = profile_2026().into_iter().filter(|r| r.id != 33).collect();
+    let d = derive_2026(&ranges);
+    assert!(
+        d.thunks
+            .iter()
+            .all(|t| t.reconstructed != Some(Reconstructed::Nccl))
+    );
+    assert_eq!(d.modules[2].thunks, 1);
+    let notes = d.notes.join("\n");
+    assert!(
+        notes.contains(
+            "left out 1 NCCL ranges outside thunks in executions of jit_step: they cannot be \
+             matched to its collectives, an execution has 1 NCCL ranges outside thunks where \
+             its HLO schedule has 2 collectives without a thunk range"
+        ),
+        "{notes}"
+    );
 }

@@ -166,7 +166,7 @@ fn expected_thunks(profile: &str, program: &str) -> Vec<Value> {
                     "module": "jit_f", "execution": k, "device": d, "name": name,
                     "thunk_execution": 0, "start_ns": base(d, k) + start, "dur_ns": dur,
                     "hidden_ns": 0, "comm": false, "warmup": k == 0, "collective": null,
-                    "group_size": null, "message_bytes": null}),
+                    "group_size": null, "message_bytes": null, "reconstructed": null}),
                 );
             }
         }

@@ -5,6 +5,7 @@
 pub mod gpu_spans;
 pub mod nsys_sqlite;
 mod pq;
+pub mod relay;
 
 pub use pq::*;
 

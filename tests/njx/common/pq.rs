@@ -238,3 +238,135 @@ pub fn parquet_table_with(
     }
     buf
 }
+
+/// A flat Parquet table read back whole (`examples/gen_ranks.rs` and the 2026 re-layer
+/// rewrite real tables with it): its columns with every cell, and what writing it again
+/// the same way takes (rows per group, compression, key-value metadata such as pandas'
+/// schema). Flat columns of int64, int32, double and text only.
+pub struct FlatTable {
+    pub columns: Vec<PqCol>,
+    /// Rows of its largest row group.
+    pub rows_per_group: usize,
+    pub compression: parquet::basic::Compression,
+    pub key_value: Option<Vec<parquet::file::metadata::KeyValue>>,
+}
+
+impl FlatTable {
+    /// Reads `bytes`, the table `what` (named in errors).
+    pub fn read(bytes: Vec<u8>, what: &str) -> Result<FlatTable, String> {
+        use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as Physical};
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        use parquet::record::Field;
+
+        let reader = SerializedFileReader::new(bytes::Bytes::from(bytes))
+            .map_err(|e| format!("{what}: {e}"))?;
+        let meta = reader.metadata();
+        let schema = meta.file_metadata().schema_descr();
+        let mut columns = Vec::new();
+        for c in schema.columns() {
+            let t = c.self_type();
+            let info = t.get_basic_info();
+            // Flat columns only: a leaf whose path is its own name.
+            if c.path().parts().len() != 1 {
+                return Err(format!("{what}: nested column {} unsupported", c.path()));
+            }
+            let name: &'static str = Box::leak(c.name().to_string().into_boxed_str());
+            let text = matches!(info.logical_type_ref(), Some(LogicalType::String))
+                || info.converted_type() == ConvertedType::UTF8;
+            let plain = info.logical_type_ref().is_none()
+                && matches!(
+                    info.converted_type(),
+                    ConvertedType::NONE | ConvertedType::INT_64 | ConvertedType::INT_32
+                );
+            let cells = match c.physical_type() {
+                Physical::BYTE_ARRAY if text => Cells::Text(Vec::new()),
+                Physical::INT64 if plain => Cells::Int64(Vec::new()),
+                Physical::INT32 if plain => Cells::Int32(Vec::new()),
+                Physical::DOUBLE if plain => Cells::Double(Vec::new()),
+                other => {
+                    return Err(format!(
+                        "{what}: column {name} of type {other} ({:?}) unsupported",
+                        info.logical_type_ref()
+                    ));
+                }
+            };
+            columns.push(PqCol {
+                name,
+                required: info.repetition() == Repetition::REQUIRED,
+                cells,
+            });
+        }
+        let rows = reader
+            .get_row_iter(None)
+            .map_err(|e| format!("{what}: {e}"))?;
+        for (row_no, row) in rows.enumerate() {
+            let row = row.map_err(|e| format!("{what}: {e}"))?;
+            for (column, (_, field)) in columns.iter_mut().zip(row.get_column_iter()) {
+                match (&mut column.cells, field) {
+                    (Cells::Int64(v), Field::Long(x)) => v.push(Some(*x)),
+                    (Cells::Int64(v), Field::Null) => v.push(None),
+                    (Cells::Int32(v), Field::Int(x)) => v.push(Some(*x)),
+                    (Cells::Int32(v), Field::Null) => v.push(None),
+                    (Cells::Double(v), Field::Double(x)) => v.push(Some(*x)),
+                    (Cells::Double(v), Field::Null) => v.push(None),
+                    (Cells::Text(v), Field::Str(x)) => v.push(Some(x.clone())),
+                    (Cells::Text(v), Field::Null) => v.push(None),
+                    _ => {
+                        return Err(format!(
+                            "{what}: row {}: unexpected {field:?} in column {}",
+                            row_no + 1,
+                            column.name
+                        ));
+                    }
+                }
+            }
+        }
+        let rows_per_group = meta
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows())
+            .max()
+            .unwrap_or(0)
+            .try_into()
+            .map_err(|e| format!("{what}: {e}"))?;
+        let compression = meta
+            .row_groups()
+            .first()
+            .and_then(|g| g.columns().first())
+            .map_or(parquet::basic::Compression::SNAPPY, |c| c.compression());
+        let key_value = meta.file_metadata().key_value_metadata().cloned();
+        Ok(FlatTable {
+            columns,
+            rows_per_group,
+            compression,
+            key_value,
+        })
+    }
+
+    /// `columns` written as this table was: same row groups, compression and metadata.
+    pub fn write_like(&self, columns: &[PqCol]) -> Vec<u8> {
+        let properties = parquet::file::properties::WriterProperties::builder()
+            .set_compression(self.compression)
+            .set_key_value_metadata(self.key_value.clone())
+            .build();
+        parquet_table_with(columns, self.rows_per_group, properties)
+    }
+
+    /// The index of the column named `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+impl Cells {
+    /// A copy of the cells.
+    pub fn copy(&self) -> Cells {
+        match self {
+            Cells::Text(v) => Cells::Text(v.clone()),
+            Cells::Int64(v) => Cells::Int64(v.clone()),
+            Cells::Int32(v) => Cells::Int32(v.clone()),
+            Cells::Double(v) => Cells::Double(v.clone()),
+            Cells::Int64List(v) => Cells::Int64List(v.clone()),
+        }
+    }
+}

@@ -330,7 +330,34 @@ fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
 
 /// The first form of `nvtx_gpu_proj_trace/trace.parquet`.
 pub fn gpu_proj_trace() -> Vec<u8> {
-    let spans = spans();
+    gpu_proj_trace_of(spans())
+}
+
+/// [`gpu_proj_trace`] in the layout of XLA since 2026 (NVIDIA/JAX-Toolbox PR #2296): the
+/// all-reduce only as an `NCCL:ncclGroupEnd` range below the module, `fusion.2` at the
+/// top level with its `unique_hlo_op_id`, and a top-level thunk that no module holds.
+pub fn gpu_proj_trace_2026() -> Vec<u8> {
+    let mut v = spans();
+    for s in &mut v {
+        if s.name.contains("all-reduce-start.1") {
+            s.name = "NCCL:ncclGroupEnd".into();
+        } else if s.name.contains("fusion.2") {
+            s.name = "TSL:Thunk:#hlo_op=fusion.2,unique_hlo_op_id=30#".into();
+            s.parent = None;
+        }
+    }
+    v.push(Span {
+        id: v.len() as i64 + 1,
+        parent: None,
+        name: "TSL:Thunk:#hlo_op=fusion.1,unique_hlo_op_id=21#".into(),
+        start: 90_000_000,
+        dur: 1_000,
+        ops: 1,
+    });
+    gpu_proj_trace_of(v)
+}
+
+fn gpu_proj_trace_of(spans: Vec<Span>) -> Vec<u8> {
     let n = spans.len();
     let ints = |f: &dyn Fn(&Span) -> i64| -> Vec<Option<i64>> {
         spans.iter().map(|s| Some(f(s))).collect()
@@ -365,7 +392,7 @@ pub fn gpu_proj_trace() -> Vec<u8> {
             ),
             pq_int(
                 "NumChild",
-                &ints(&|s| if s.parent.is_some() { 0 } else { 3 }),
+                &ints(&|s| spans.iter().filter(|c| c.parent == Some(s.id)).count() as i64),
             ),
             pq_double("RangeId", &dbl(&|s| Some(s.id as f64))),
             pq_double("ParentId", &dbl(&|s| s.parent.map(|p| p as f64))),

@@ -1202,6 +1202,20 @@ fn zip_names() -> Vec<Case> {
 
 type HloFix = fn(&mut HloProto);
 
+/// Gives the entry computation (10) of `p` the schedule `entry`.
+fn schedule(p: &mut HloProto, entry: Vec<i64>) {
+    use njx::hlo::proto::{HloScheduleProto, hlo_schedule_proto::InstructionSequence};
+    p.hlo_module.as_mut().unwrap().schedule = Some(HloScheduleProto {
+        sequences: [(
+            10,
+            InstructionSequence {
+                instruction_ids: entry,
+            },
+        )]
+        .into(),
+    });
+}
+
 fn hlo() -> Vec<Case> {
     use Expect::{Refused, RefusedOrNoted as Rn, Survives};
     // Through njx-flamefold --by source on records with an XLA dump folder.
@@ -1369,6 +1383,76 @@ fn hlo() -> Vec<Case> {
             Rn,
         ),
     ];
+    // The 2026 layout (an all-reduce only as an NCCL range, a top-level thunk no module
+    // holds) with schedules that do not add up: the NCCL ranges and the stray thunk are
+    // left out and said, naming the archive; nothing crashes or loops.
+    let layout_2026: &[(&str, HloFix)] = &[
+        ("no schedule", |_| {}),
+        ("a schedule naming an instruction the entry lacks", |p| {
+            schedule(p, vec![100, 101, 999, 102]);
+        }),
+        ("a schedule of another computation only", |p| {
+            let mut q = p.clone();
+            schedule(&mut q, vec![1]);
+            let mut s = q.hlo_module.unwrap().schedule.unwrap();
+            let seq = s.sequences.remove(&10).unwrap();
+            s.sequences.insert(77, seq);
+            p.hlo_module.as_mut().unwrap().schedule = Some(s);
+        }),
+        (
+            "a while loop whose body is the entry, with a huge trip count",
+            |p| {
+                let m = p.hlo_module.as_mut().unwrap();
+                let entry = m.computations.last_mut().unwrap();
+                let mut w = entry.instructions[0].clone();
+                (w.id, w.name, w.opcode) = (105, "while.1".into(), "while".into());
+                w.called_computation_ids = vec![10, 10];
+                w.backend_config = br#"{"known_trip_count":{"n":"18446744073709551615"}}"#.to_vec();
+                entry.instructions.push(w);
+                schedule(p, vec![100, 105, 101, 102, 103, 104]);
+            },
+        ),
+        ("a while loop with a trip count that is no number", |p| {
+            let m = p.hlo_module.as_mut().unwrap();
+            let entry = m.computations.last_mut().unwrap();
+            let mut w = entry.instructions[0].clone();
+            (w.id, w.name, w.opcode) = (105, "while.1".into(), "while".into());
+            w.called_computation_ids = vec![10, 1];
+            w.backend_config = b"{\"known_trip_count\":{\"n\":\"-5\"}".to_vec();
+            entry.instructions.push(w);
+            schedule(p, vec![100, 105, 101, 102, 103, 104]);
+        }),
+        ("a schedule that matches", |p| {
+            schedule(p, vec![100, 101, 102, 103, 104]);
+        }),
+    ];
+    for &(label, fix) in layout_2026 {
+        for tool in ["njx-export", "njx-collectives"] {
+            v.push(Case::new(
+                format!("2026 layout, HLO dump: {label}"),
+                tool,
+                Rn,
+                move |d: &Path| {
+                    let mut p = hlo_proto();
+                    fix(&mut p);
+                    let bytes = zip_raw(
+                        &archive_entries(&[
+                            (DUMP, xz(&p.encode_to_vec())),
+                            (GPU_PROJ, gpu_proj_trace_2026()),
+                        ]),
+                        None,
+                    );
+                    let a = write(d, "rank0.zip", &bytes);
+                    let mut args = args![a];
+                    if tool == "njx-export" {
+                        args.insert(0, "thunks".into());
+                        args.insert(0, "--table".into());
+                    }
+                    Run::new(args).name("rank0.zip")
+                },
+            ));
+        }
+    }
     for &(label, fix, expect) in in_archive {
         for tool in ["njx-export", "njx-collectives"] {
             v.push(Case::new(

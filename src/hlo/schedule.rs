@@ -1,0 +1,207 @@
+//! The order in which one execution of a program runs its collectives, from the dump's
+//! schedule (`HloModuleProto.schedule`, field 7: per computation the ids of its
+//! instructions in the order they run).
+//!
+//! XLA since 2026 may leave a collective without a thunk range of its own: the NVTX
+//! range that then holds its GPU work is NCCL's `ncclGroupEnd` (NVIDIA/JAX-Toolbox PR
+//! #2296 lists "communication represented only, or partially, by projected
+//! `NCCL:ncclGroupEnd` ranges"). The thunks of a module run on one host thread in the
+//! schedule's order (openxla/xla `thunk_executor.cc` runs the sequence of thunks emitted
+//! from the scheduled entry computation), so the n-th NCCL range of an execution, in
+//! host order, is the n-th collective of this order. `call`s are followed into, a
+//! `while` loop is unrolled by its `known_trip_count` (its backend config), and the order
+//! is unknown where collectives sit in a loop without a known trip count or in a
+//! `conditional` (which branch ran is not in the profile).
+
+use super::{COMM_OPCODES, COMM_START_OPCODES, CollectiveKind, HloModule, Instruction, Loc};
+use crate::error::Result;
+use std::collections::HashSet;
+
+/// The most collectives one execution is unrolled to: a bound against trip counts that a
+/// damaged dump makes huge.
+const MAX_COLLECTIVES: usize = 1 << 20;
+
+/// Calls nested deeper than this are not followed.
+const MAX_DEPTH: usize = 64;
+
+/// The collectives of one execution of a program, or why their order is not known.
+#[derive(Debug)]
+pub enum CollectiveOrder<'m> {
+    /// The instructions that carry out each NCCL collective (the collective itself, or the
+    /// one inside an `async-start`: [`Instruction::communication`]), in the order they run.
+    Known(Vec<Instruction<'m>>),
+    /// Why the order cannot be told from the dump.
+    Unknown(String),
+}
+
+impl HloModule {
+    /// The NCCL collectives one execution runs, in order (host offloads, which no NCCL
+    /// range shows, are left out); see the module docs.
+    pub fn collective_order(&self) -> Result<CollectiveOrder<'_>> {
+        if self.schedule.is_empty() {
+            return Ok(CollectiveOrder::Unknown("its dump has no schedule".into()));
+        }
+        let mut walk = Walk {
+            module: self,
+            out: Vec::new(),
+            path: Vec::new(),
+        };
+        Ok(match walk.computation(self.entry_computation_id)? {
+            Some(why) => CollectiveOrder::Unknown(why),
+            None => CollectiveOrder::Known(walk.out),
+        })
+    }
+
+    /// Whether computation `id`, or one it calls, holds a collective.
+    fn runs_collectives(&self, id: i64) -> bool {
+        let mut seen = HashSet::new();
+        let mut todo = vec![id];
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let Some(insts) = self.computation_instructions(id) else {
+                continue;
+            };
+            for inst in insts {
+                let op = inst.opcode();
+                if COMM_OPCODES.contains(&op) || COMM_START_OPCODES.contains(&op) {
+                    return true;
+                }
+                todo.extend(&inst.lean().called_computation_ids);
+            }
+        }
+        false
+    }
+}
+
+struct Walk<'m> {
+    module: &'m HloModule,
+    out: Vec<Instruction<'m>>,
+    /// The computations being walked, outermost first.
+    path: Vec<i64>,
+}
+
+impl<'m> Walk<'m> {
+    /// Appends the collectives of computation `id` in schedule order; `Some(why)` where
+    /// their order cannot be known.
+    fn computation(&mut self, id: i64) -> Result<Option<String>> {
+        let m = self.module;
+        let Some(&c) = m.computation_ids.get(&id) else {
+            return Ok(Some(format!(
+                "its schedule names computation {id}, which does not exist"
+            )));
+        };
+        let comp = &m.computations[c];
+        if self.path.contains(&id) {
+            return Ok(Some(format!("computation `{}` calls itself", comp.name)));
+        }
+        if self.path.len() >= MAX_DEPTH {
+            return Ok(Some(format!("calls are nested more than {MAX_DEPTH} deep")));
+        }
+        let Some(sequence) = m.schedule.get(&id) else {
+            if m.runs_collectives(id) {
+                return Ok(Some(format!(
+                    "computation `{}` runs collectives but is not in the schedule",
+                    comp.name
+                )));
+            }
+            return Ok(None);
+        };
+        self.path.push(id);
+        for &inst_id in sequence {
+            let Some(&i) = comp.ids.get(&inst_id) else {
+                return Ok(Some(format!(
+                    "the schedule of computation `{}` names instruction id {inst_id}, which it \
+                     does not have",
+                    comp.name
+                )));
+            };
+            let inst = Instruction {
+                module: m,
+                loc: Loc {
+                    comp: c as u32,
+                    inst: i,
+                },
+            };
+            if let Some(comm) = inst.communication()? {
+                if CollectiveKind::from_opcode(comm.opcode()).is_some() {
+                    self.out.push(comm);
+                    if self.out.len() > MAX_COLLECTIVES {
+                        return Ok(Some(format!(
+                            "one execution would run more than {MAX_COLLECTIVES} collectives"
+                        )));
+                    }
+                }
+                continue;
+            }
+            let called = &inst.lean().called_computation_ids;
+            match inst.opcode() {
+                "call" => {
+                    for &callee in called {
+                        if let Some(why) = self.computation(callee)? {
+                            return Ok(Some(why));
+                        }
+                    }
+                }
+                // XLA's `CreateFromProto`: a while's called computations are body, condition.
+                "while" if called.iter().any(|&c| m.runs_collectives(c)) => {
+                    let (Some(&body), 2) = (called.first(), called.len()) else {
+                        return Ok(Some(format!(
+                            "while loop `{}` does not call a body and a condition",
+                            inst.name()
+                        )));
+                    };
+                    if m.runs_collectives(called[1]) {
+                        return Ok(Some(format!(
+                            "the condition of while loop `{}` runs collectives",
+                            inst.name()
+                        )));
+                    }
+                    let Some(trips) = known_trip_count(&inst)? else {
+                        return Ok(Some(format!(
+                            "while loop `{}` runs collectives and has no known trip count",
+                            inst.name()
+                        )));
+                    };
+                    for _ in 0..trips {
+                        if let Some(why) = self.computation(body)? {
+                            return Ok(Some(why));
+                        }
+                        if self.out.len() > MAX_COLLECTIVES {
+                            return Ok(Some(format!(
+                                "one execution would run more than {MAX_COLLECTIVES} \
+                                 collectives"
+                            )));
+                        }
+                    }
+                }
+                "conditional" if called.iter().any(|&c| m.runs_collectives(c)) => {
+                    return Ok(Some(format!(
+                        "conditional `{}` runs collectives in a branch, and which branch ran \
+                         is not in the profile",
+                        inst.name()
+                    )));
+                }
+                _ => {}
+            }
+        }
+        self.path.pop();
+        Ok(None)
+    }
+}
+
+/// The `known_trip_count` of a while loop's backend config (XLA's `WhileLoopBackendConfig`
+/// as JSON: `{"known_trip_count":{"n":"12"}}`), if it has one.
+fn known_trip_count(inst: &Instruction<'_>) -> Result<Option<u64>> {
+    let config = inst.proto()?.backend_config;
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(&config) else {
+        return Ok(None);
+    };
+    let n = &json["known_trip_count"]["n"];
+    Ok(match n {
+        serde_json::Value::String(s) => s.parse().ok(),
+        serde_json::Value::Number(v) => v.as_u64(),
+        _ => None,
+    })
+}
