@@ -27,7 +27,7 @@ outputs() {
   local d=$1 o=$2
   mkdir -p "$o/pgle"
   "$bin/njx-export" --table modules "$d"/*.zip > "$o/modules.jsonl" 2>/dev/null
-  "$bin/njx-export" --table thunks "$d"/*.zip | sed 's/,"reconstructed":"[a-z]*"/,"reconstructed":null/' > "$o/thunks.jsonl" 2>/dev/null
+  "$bin/njx-export" --table thunks "$d"/*.zip 2>/dev/null | sed 's/,"reconstructed":"[a-z]*"/,"reconstructed":null/' > "$o/thunks.jsonl"
   "$bin/njx-modules" "$d"/*.zip > "$o/modules.txt" 2>/dev/null
   "$bin/njx-collectives" "$d"/*.zip > "$o/collectives.txt" 2>/dev/null
   for t in instances wait-quantiles wait-histogram lateness; do
