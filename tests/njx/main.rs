@@ -34,6 +34,7 @@ mod pgle;
 mod progress;
 mod ranges;
 mod relay2026;
+mod sqlite_2026;
 mod thunks;
 mod timeline;
 mod trees;
