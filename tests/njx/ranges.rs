@@ -388,3 +388,53 @@ fn trees_nested_100000_deep_do_not_overflow_the_stack() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// XLA since 2026 runs main-thread compilation passes that overlap the parallel workers'
+/// compilation (NVIDIA/JAX-Toolbox PR #2296, where nsys-jax's splice failed on it): a
+/// pass on the compiling thread, 300–890 ms, over both workers. Each worker goes under
+/// the deepest main-thread range that strictly encloses it, no self time is negative, and
+/// the compilation's categories still add up to its wall time.
+#[test]
+fn workers_overlapping_main_thread_passes_splice_without_losing_time() {
+    let mut lines: Vec<String> = COMPILE_CSV.lines().map(str::to_string).collect();
+    // XlaCompileBackend gains the pass as a third child.
+    let backend = lines
+        .iter()
+        .position(|l| l.contains("\"TSL:XlaCompileBackend"))
+        .unwrap();
+    lines[backend] = lines[backend]
+        .replace(
+            "800000000,130000000,670000000,",
+            "800000000,720000000,80000000,",
+        )
+        .replace(",7,1,1,2,5,2,:2:5,", ",7,1,1,3,5,2,:2:5,");
+    let worker = lines
+        .iter()
+        .position(|l| l.starts_with("300000000,700000000"))
+        .unwrap();
+    lines.insert(
+        worker,
+        "300000000,890000000,590000000,0,590000000,\"TSL:XlaPass:#name=overlap,module=jit_f,\
+         program_id=3#\",7,1,2,0,13,5,:2:5:13,\"----TSL:XlaPass:#name=overlap,module=jit_f,\
+         program_id=3#\""
+            .into(),
+    );
+    let dir = tempdir();
+    let path = write(
+        dir.path(),
+        "overlap.csv",
+        (lines.join("\n") + "\n").as_bytes(),
+    );
+    let out = json_lines(&ok("njx-ranges", &["--xla-compile", &path]));
+    let by_id = |id: u64| out.iter().find(|r| r["id"] == id).unwrap();
+    // The worker inside the pass goes under it; the one starting with it, beside it.
+    assert_eq!(by_id(10)["parent"], 13);
+    assert_eq!(by_id(8)["parent"], 5);
+    assert!(out.iter().all(|r| r["self_ns"].as_i64().unwrap() >= 0));
+    // The summary's categories add up to the compilation's wall time: the parallel span
+    // is shared out, nothing counted twice or lost.
+    let summary = json_lines(&ok("njx-compile-summary", &["--format", "json", &path]));
+    let total: i64 = summary.iter().map(|r| r["self_ns"].as_i64().unwrap()).sum();
+    assert_eq!(total, 1_000_000_000);
+    assert!(summary.iter().all(|r| r["self_ns"].as_i64().unwrap() >= 0));
+}
