@@ -34,6 +34,10 @@ pub enum By {
     /// The XLA thunk instruction (`hlo_op`) that launched it (`(none)` outside every
     /// thunk range within a module range).
     Thunk,
+    /// The CUDA graph it ran in (`graph 7`; `(none)` for operations launched on their
+    /// own; `(graph, id not recorded)` for those with a graph node but no graph id, as
+    /// copies and sets are in exports up to nsys 2026.2).
+    Graph,
 }
 
 /// Which table to read from profiles (record streams say what they are).
@@ -59,7 +63,8 @@ pub struct Options {
 /// One row of the summary: the statistics of the durations of one group.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Row {
-    /// The group: kernel name, `memcpy HtoD`, range name, module name, thunk instruction.
+    /// The group: kernel name, `memcpy HtoD`, range name, module name, thunk instruction,
+    /// `graph N`.
     pub name: String,
     /// Operations (nsys' "Instances").
     pub count: u64,
@@ -78,8 +83,20 @@ pub struct Row {
     pub bytes: Option<u64>,
 }
 
-/// The group of operations without the range, module or thunk grouped by.
+/// The group of operations without the range, module, thunk or graph grouped by.
 const NONE: &str = "(none)";
+
+/// The group of operations of a graph whose id the export does not give.
+const GRAPH_UNKNOWN: &str = "(graph, id not recorded)";
+
+/// The `--by graph` group of an operation with these graph and graph node ids.
+fn graph_group(graph: Option<u64>, node: Option<u64>) -> String {
+    match (graph, node) {
+        (Some(g), _) => format!("graph {g}"),
+        (None, Some(_)) => GRAPH_UNKNOWN.to_string(),
+        (None, None) => NONE.to_string(),
+    }
+}
 
 /// The durations of each group, and its bytes.
 #[derive(Default)]
@@ -100,12 +117,17 @@ impl Groups {
     }
 
     fn kernel(&mut self, by: By, k: &Kernel) {
+        let graph;
         let name = match by {
             By::Name => &k.name,
             By::ShortName => &k.short_name,
             By::Range => k.range.as_deref().unwrap_or(NONE),
             By::Module => k.module.as_deref().unwrap_or(NONE),
             By::Thunk => k.thunk.as_deref().unwrap_or(NONE),
+            By::Graph => {
+                graph = graph_group(k.graph_id, k.graph_node_id);
+                &graph
+            }
         };
         self.add(name, k.dur_ns, None);
     }
@@ -115,6 +137,7 @@ impl Groups {
             (By::Range, _) => m.range.clone().unwrap_or_else(|| NONE.into()),
             (By::Module, _) => m.module.clone().unwrap_or_else(|| NONE.into()),
             (By::Thunk, _) => m.thunk.clone().unwrap_or_else(|| NONE.into()),
+            (By::Graph, _) => graph_group(m.graph_id, m.graph_node_id),
             (_, Some(d)) => format!("{} {d}", m.kind),
             (_, None) => m.kind.clone(),
         };

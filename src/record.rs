@@ -592,6 +592,15 @@ pub struct Kernel {
     /// where it is of another form, as `njx-thunks` names it); null otherwise.
     #[serde(default)]
     pub thunk: Option<String>,
+    /// The CUDA graph the kernel ran in (`graphId`, nsys 2026 exports and later); null
+    /// for a kernel launched on its own, or where the export has no such column. The
+    /// kernels of one graph launch share the `cudaGraphLaunch` call's correlation id, so
+    /// `api`, `range`, `module` and `thunk` are those of the graph launch.
+    #[serde(default)]
+    pub graph_id: Option<u64>,
+    /// The graph node it ran as (`graphNodeId`); null outside graphs.
+    #[serde(default)]
+    pub graph_node_id: Option<u64>,
 }
 
 /// One CUDA memory copy or memory set (`njx-export --table memops`), from
@@ -635,4 +644,11 @@ pub struct Memop {
     pub program_id: Option<u64>,
     #[serde(default)]
     pub thunk: Option<String>,
+    /// The CUDA graph and graph node the operation ran as, as for [`Kernel`]. Exports up
+    /// to 2026.2 give copies and sets a `graphNodeId` but no `graphId`: there a graph's
+    /// copy has a node id and a null graph id.
+    #[serde(default)]
+    pub graph_id: Option<u64>,
+    #[serde(default)]
+    pub graph_node_id: Option<u64>,
 }

@@ -15,8 +15,8 @@ use clap::Parser;
     after_help = "Input is kernel or memop records (njx-export --table kernels|memops) as JSON \
 Lines or CSV, or the profiles directly: nsys SQLite exports, .nsys-rep reports, archives holding \
 report.sqlite (read as --table). One line per kernel name (or --by short-name, range, or the \
-XLA module or thunk instruction that launched it: module, thunk; `(none)` for operations outside \
-one), largest total GPU time first: share of the total, total, instances, mean, median, minimum, maximum and \
+XLA module or thunk instruction that launched it: module, thunk; or the CUDA graph it ran in: \
+graph; `(none)` for operations outside one), largest total GPU time first: share of the total, total, instances, mean, median, minimum, maximum and \
 sample standard deviation of the durations in nanoseconds, as nsys' cuda_gpu_kern_sum; memory \
 operations group by kind and direction (`memcpy HtoD`, `memset`) with their bytes, as \
 cuda_gpu_mem_time_sum.
@@ -26,7 +26,8 @@ Examples:
   njx-export --table memops report.sqlite | njx-kernels
   njx-kernels --by range --format csv report.sqlite > per-range.csv
   njx-kernels --by module report.sqlite
-  njx-kernels --by thunk --table memops report.sqlite"
+  njx-kernels --by thunk --table memops report.sqlite
+  njx-kernels --by graph report.sqlite"
 )]
 pub struct Args {
     #[command(flatten)]

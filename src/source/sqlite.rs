@@ -264,11 +264,19 @@ impl Db {
             ValueRef::Null => Ok(None),
             ValueRef::Integer(v) => Ok(Some(v)),
             ValueRef::Real(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
-            other => Err(self.row_error(
-                table,
-                rowid,
-                format!("column `{column}`: expected an integer, found {other:?}"),
-            )),
+            other => {
+                let found = match other {
+                    ValueRef::Text(t) => format!("the text {:?}", String::from_utf8_lossy(t)),
+                    ValueRef::Blob(b) => format!("a blob of {} bytes", b.len()),
+                    ValueRef::Real(v) => format!("the real number {v}"),
+                    _ => format!("{other:?}"),
+                };
+                Err(self.row_error(
+                    table,
+                    rowid,
+                    format!("column `{column}`: expected an integer, found {found}"),
+                ))
+            }
         }
     }
 

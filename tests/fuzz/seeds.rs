@@ -785,11 +785,21 @@ pub fn hlo_f() -> HloProto {
 /// An export of one process driving two GPUs (launcher threads 101 and 102, named when
 /// `names`), program 3 compiled on thread 103 and run three times per device, each
 /// execution two thunks, each one kernel; with `extras`, memory copies and sets, a
-/// start/end range, marks and NVTXT events.
-pub fn sqlite_xla(path: &Path, names: bool, extras: bool) {
+/// start/end range, marks and NVTXT events; with `graphs`, the kernel table of nsys 2026
+/// (`graphId`) and the last execution's second thunk a CUDA graph launch (XLA's command
+/// buffer): three kernels of graph 10 + device sharing the `cudaGraphLaunch` call's
+/// correlation id, and on device 0 a copy node.
+pub fn sqlite_xla(path: &Path, names: bool, extras: bool, graphs: bool) {
     use nsys_sqlite::{MARK, NVTXT_PUSH_POP, PUSH_POP, START_END};
     const PID: u64 = 100;
     let db = NsysDb::create(path);
+    if graphs {
+        db.kernels_2026();
+    }
+    // The API calls' names (`NsysDb::call`: string 1) and the graph kernels' (string 8).
+    db.string(1, "cudaLaunchKernel_v7000");
+    db.string(2, "cudaGraphLaunch_v10000");
+    db.string(8, "graph_kernel");
     let pid = gpid(PID);
     db.domain(1, gtid(PID, 101), 1, "TSL");
     db.string(500, "XlaModule:#hlo_module=jit_f,program_id=3#");
@@ -842,6 +852,27 @@ pub fn sqlite_xla(path: &Path, names: bool, extras: bool) {
                     &format!("Thunk:#hlo_op={name}#"),
                 );
                 corr += 1;
+                if graphs && k == 2 && name == "fusion.2" {
+                    let call = b + at + 1_000;
+                    db.call_named(call, call + 1_000, gtid(PID, tid), corr, 2);
+                    let step = (kernel.1 - kernel.0) / 3;
+                    for node in 0..3 {
+                        let start = b + kernel.0 + node * step;
+                        db.graph_kernel(
+                            d,
+                            start,
+                            start + step,
+                            pid,
+                            corr,
+                            Some(10 + d),
+                            Some(node),
+                        );
+                    }
+                    if d == 0 {
+                        db.graph_memcpy(b + kernel.1, b + kernel.1 + 500, pid, corr, 3);
+                    }
+                    continue;
+                }
                 db.call(b + at + 1_000, b + at + 2_000, gtid(PID, tid), corr);
                 db.kernel_on(d, b + kernel.0, b + kernel.1, pid, corr);
                 if extras && k == 1 {

@@ -256,7 +256,14 @@ fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
     use njx::kernels::{By, Options, Table};
     let notes = Notes::kept();
     let options = Options {
-        by: [By::Name, By::ShortName, By::Range, By::Module, By::Thunk][input.pick(3, 5) as usize],
+        by: [
+            By::Name,
+            By::ShortName,
+            By::Range,
+            By::Module,
+            By::Thunk,
+            By::Graph,
+        ][input.pick(3, 6) as usize],
         format: format(input, 6, true),
         table: if input.bit(7) {
             Table::Memops
@@ -515,10 +522,10 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
         &crate::zipper::build(&seeds::rank_members(1, false, false)).unwrap(),
     );
     let sqlite_path = setup.join("xla.sqlite");
-    seeds::sqlite_xla(&sqlite_path, true, false);
+    seeds::sqlite_xla(&sqlite_path, true, false, true);
     let sqlite = std::fs::read(&sqlite_path).unwrap();
     let sqlite2_path = setup.join("xla2.sqlite");
-    seeds::sqlite_xla(&sqlite2_path, false, true);
+    seeds::sqlite_xla(&sqlite2_path, false, true, false);
     let sqlite2 = std::fs::read(&sqlite2_path).unwrap();
     let compile_path = setup.join("compile.sqlite");
     seeds::sqlite_compile(&compile_path);

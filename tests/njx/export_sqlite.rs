@@ -837,7 +837,10 @@ fn bad_files_are_refused_naming_the_file_and_row() {
     fails(
         &text,
         &[],
-        &["row 1", "column `start`: expected an integer"],
+        &[
+            "row 1",
+            "column `start`: expected an integer, found the text \"soon\"",
+        ],
     );
 
     // A kernel ending before it starts.

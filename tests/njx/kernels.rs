@@ -170,7 +170,10 @@ fn kernels_carry_their_launch_and_innermost_range_in_device_then_start_order() {
     );
     let header = csv.lines().next().unwrap();
     assert!(header.starts_with("profile,device,stream,correlation_id,start_ns,end_ns,dur_ns"));
-    assert!(header.ends_with("pid,tid,api,range,range_id,module,program_id,thunk"));
+    assert!(
+        header
+            .ends_with("pid,tid,api,range,range_id,module,program_id,thunk,graph_id,graph_node_id")
+    );
     // Outside XLA ranges: no module, program or thunk.
     for r in &recs {
         assert_eq!(
@@ -637,14 +640,17 @@ fn kernels_and_memops_carry_the_xla_module_and_thunk_that_launched_them() {
         lines
             .next()
             .unwrap()
-            .ends_with(",range,range_id,module,program_id,thunk")
+            .ends_with(",range,range_id,module,program_id,thunk,graph_id,graph_node_id")
     );
     assert!(
-        lines.next().unwrap().ends_with(",jit_f,7,fusion.1"),
+        lines.next().unwrap().ends_with(",jit_f,7,fusion.1,,"),
         "{csv}"
     );
-    assert!(lines.next().unwrap().ends_with(",jit_f,7,"), "{csv}");
-    assert!(lines.last().unwrap().ends_with(",jit_g,,outer.1"), "{csv}");
+    assert!(lines.next().unwrap().ends_with(",jit_f,7,,,"), "{csv}");
+    assert!(
+        lines.last().unwrap().ends_with(",jit_g,,outer.1,,"),
+        "{csv}"
+    );
 
     // Memory operations the same way.
     let memops = json_lines(&ok("njx-export", &["--table", "memops", file]));
@@ -724,7 +730,8 @@ fn kernels_and_memops_carry_the_xla_module_and_thunk_that_launched_them() {
 
 #[test]
 fn old_kernel_records_without_the_xla_fields_still_summarise() {
-    // Records written before module/program_id/thunk existed: CSV and JSON.
+    // Records written before module/program_id/thunk (and graph_id/graph_node_id)
+    // existed: CSV and JSON.
     let (_dir, file) = fixture(false);
     let csv = ok(
         "njx-export",
@@ -734,7 +741,7 @@ fn old_kernel_records_without_the_xla_fields_still_summarise() {
         .lines()
         .map(|l| {
             let cells: Vec<&str> = l.split(',').collect();
-            format!("{}\n", cells[..cells.len() - 3].join(","))
+            format!("{}\n", cells[..cells.len() - 5].join(","))
         })
         .collect();
     assert!(old_csv.lines().next().unwrap().ends_with(",range,range_id"));
@@ -749,7 +756,7 @@ fn old_kernel_records_without_the_xla_fields_still_summarise() {
         .into_iter()
         .map(|mut r| {
             let o = r.as_object_mut().unwrap();
-            for f in ["module", "program_id", "thunk"] {
+            for f in ["module", "program_id", "thunk", "graph_id", "graph_node_id"] {
                 o.remove(f);
             }
             format!("{r}\n")
@@ -761,4 +768,329 @@ fn old_kernel_records_without_the_xla_fields_still_summarise() {
         old_json.as_bytes(),
     ));
     assert_eq!(rows["(none)"]["total_ns"], 860);
+}
+
+const GRAPH_LAUNCH: i64 = 7;
+const GRAPH_KERNEL: i64 = 8;
+
+/// An XLA command buffer run as a CUDA graph, as nsys 2026 exports it with
+/// `--cuda-graph-trace=node` (the kernel table of nsys 2026.2, [`KERNEL_2026`]). Process
+/// 100, thread 1 pushes the module `TSL:XlaModule:#hlo_module=jit_cb,program_id=4#`
+/// [0, 1000] and no thunk range: inside a command buffer XLA pushes none.
+///
+/// | corr | call (thread 1) | operations (device 0, ns) | graph, node |
+/// |---|---|---|---|
+/// | 1 | `cudaLaunchKernel` 100–110 | kernel 10000–10100 (100) | none |
+/// | 2 | `cudaGraphLaunch` 200–230 | kernels 10200–10300 (100), 10300–10450 (150), 10450–10500 (50) | 5; 11, 12, 13 |
+/// | 2 | the same | a 4096 B DtoD copy 10500–10520 | none (no column); 14 |
+/// | 3 | `cudaGraphLaunch` 2000–2010, outside every range | kernel 11000–11040 (40) | 5, 11 |
+fn graph_export(path: &Path) {
+    let db = NsysDb::create(path);
+    db.kernels_2026();
+    let t = gtid(PID, 1);
+    let p = gpid(PID);
+    db.string(GRAPH_KERNEL, "k");
+    db.string(LAUNCH, "cudaLaunchKernel_v7000");
+    db.string(GRAPH_LAUNCH, "cudaGraphLaunch_v10000");
+    db.range(0, 1000, t, "TSL:XlaModule:#hlo_module=jit_cb,program_id=4#");
+    db.call_named(100, 110, t, 1, LAUNCH);
+    db.graph_kernel(0, 10_000, 10_100, p, 1, None, None);
+    db.call_named(200, 230, t, 2, GRAPH_LAUNCH);
+    for (start, end, node) in [
+        (10_200, 10_300, 11),
+        (10_300, 10_450, 12),
+        (10_450, 10_500, 13),
+    ] {
+        db.graph_kernel(0, start, end, p, 2, Some(5), Some(node));
+    }
+    db.graph_memcpy(10_500, 10_520, p, 2, 14);
+    db.call_named(2000, 2010, t, 3, GRAPH_LAUNCH);
+    db.graph_kernel(0, 11_000, 11_040, p, 3, Some(5), Some(11));
+}
+
+#[test]
+fn graph_kernels_carry_their_graph_and_the_module_around_the_graph_launch() {
+    let dir = tempdir();
+    let file = dir.path().join("g.sqlite");
+    graph_export(&file);
+    let file = path_str(&file);
+    let out = run("njx-export", &["--table", "kernels", file], b"");
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    // Nothing traced as whole graphs here: no note of it.
+    assert!(!err.contains("whole graphs"), "{err}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let recs = json_lines(&text);
+    let module = "TSL:XlaModule:#hlo_module=jit_cb,program_id=4#";
+    let n = Value::Null;
+    let got: Vec<[Value; 8]> = recs
+        .iter()
+        .map(|r| {
+            [
+                "correlation_id",
+                "dur_ns",
+                "graph_id",
+                "graph_node_id",
+                "api",
+                "module",
+                "program_id",
+                "thunk",
+            ]
+            .map(|f| r[f].clone())
+        })
+        .collect();
+    let graph = |corr: u64, dur: u64, node: u64| -> [Value; 8] {
+        [
+            corr.into(),
+            dur.into(),
+            5.into(),
+            node.into(),
+            "cudaGraphLaunch_v10000".into(),
+            "jit_cb".into(),
+            4.into(),
+            n.clone(),
+        ]
+    };
+    let mut outside = graph(3, 40, 11);
+    outside[5] = n.clone();
+    outside[6] = n.clone();
+    assert_eq!(
+        got,
+        [
+            [
+                1.into(),
+                100.into(),
+                n.clone(),
+                n.clone(),
+                "cudaLaunchKernel_v7000".into(),
+                "jit_cb".into(),
+                4.into(),
+                n.clone(),
+            ],
+            graph(2, 100, 11),
+            graph(2, 150, 12),
+            graph(2, 50, 13),
+            outside,
+        ]
+    );
+    // The graph's kernels are in the module range, the last one in none.
+    let ranges: Vec<Value> = recs.iter().map(|r| r["range"].clone()).collect();
+    assert_eq!(
+        ranges,
+        [module, module, module, module]
+            .map(Value::from)
+            .into_iter()
+            .chain([n.clone()])
+            .collect::<Vec<_>>()
+    );
+    // The graph fields come last, in JSON and CSV (nulls empty).
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].ends_with(r#","thunk":null,"graph_id":null,"graph_node_id":null}"#),
+        "{text}"
+    );
+    assert!(
+        lines[1].ends_with(r#","thunk":null,"graph_id":5,"graph_node_id":11}"#),
+        "{text}"
+    );
+    let csv = ok(
+        "njx-export",
+        &["--table", "kernels", "--format", "csv", file],
+    );
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .ends_with(",module,program_id,thunk,graph_id,graph_node_id")
+    );
+    assert!(lines.next().unwrap().ends_with(",jit_cb,4,,,"), "{csv}");
+    assert!(lines.next().unwrap().ends_with(",jit_cb,4,,5,11"), "{csv}");
+    // The copy node: a node id, no graph id (2026 copy tables have no graphId).
+    let memops = json_lines(&ok("njx-export", &["--table", "memops", file]));
+    assert_eq!(memops.len(), 1);
+    let m = &memops[0];
+    assert_eq!(
+        [
+            &m["graph_id"],
+            &m["graph_node_id"],
+            &m["module"],
+            &m["api"],
+            &m["direction"]
+        ],
+        [
+            &n,
+            &14.into(),
+            &"jit_cb".into(),
+            &"cudaGraphLaunch_v10000".into(),
+            &"DtoD".into()
+        ]
+    );
+
+    // njx-kernels counts every graph kernel, from the export and from the records.
+    let records = ok("njx-export", &["--table", "kernels", file]);
+    let totals = |rows: BTreeMap<String, Value>| -> BTreeMap<String, (i64, i64)> {
+        rows.into_iter()
+            .map(|(k, v)| {
+                (
+                    k,
+                    (
+                        v["count"].as_i64().unwrap(),
+                        v["total_ns"].as_i64().unwrap(),
+                    ),
+                )
+            })
+            .collect()
+    };
+    let want = |rows: &[(&str, (i64, i64))]| -> BTreeMap<String, (i64, i64)> {
+        rows.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    };
+    for (by, expected) in [
+        ("name", want(&[("k", (5, 440))])),
+        ("module", want(&[("jit_cb", (4, 400)), ("(none)", (1, 40))])),
+        ("thunk", want(&[("(none)", (5, 440))])),
+        (
+            "graph",
+            want(&[("graph 5", (4, 340)), ("(none)", (1, 100))]),
+        ),
+    ] {
+        let direct = summary_rows(&ok("njx-kernels", &["--by", by, "--format", "json", file]));
+        assert_eq!(totals(direct), expected, "--by {by}");
+        let piped = summary_rows(&ok_with(
+            "njx-kernels",
+            &["--by", by, "--format", "json"],
+            records.as_bytes(),
+        ));
+        assert_eq!(totals(piped), expected, "--by {by}, piped");
+    }
+    let m = summary_rows(&ok(
+        "njx-kernels",
+        &[
+            "--by", "graph", "--table", "memops", "--format", "json", file,
+        ],
+    ));
+    assert_eq!(m["(graph, id not recorded)"]["count"], 1);
+    assert_eq!(m["(graph, id not recorded)"]["bytes"], 4096);
+}
+
+#[test]
+fn graph_launches_traced_whole_are_said_to_hide_their_kernels() {
+    // nsys' default, --cuda-graph-trace=graph: one row per launch in
+    // CUPTI_ACTIVITY_KIND_GRAPH_TRACE (its columns those of CUPTI's
+    // CUpti_ActivityGraphTrace2 record), the graph's kernels in no table.
+    let dir = tempdir();
+    let path = dir.path().join("w.sqlite");
+    graph_export(&path);
+    let db = NsysDb {
+        conn: rusqlite::Connection::open(&path).unwrap(),
+    };
+    db.sql(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, \
+         end INTEGER NOT NULL, deviceId INTEGER, contextId INTEGER, greenContextId INTEGER, \
+         streamId INTEGER, correlationId INTEGER, globalPid INTEGER, graphId INTEGER, \
+         graphExecId INTEGER)",
+        [],
+    );
+    for corr in [20, 21] {
+        db.sql(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (12000, 13000, 0, 1, NULL, 7, \
+             ?1, ?2, 6, 1)",
+            rusqlite::params![corr, gpid(PID)],
+        );
+    }
+    drop(db);
+    let file = path_str(&path);
+    for table in ["kernels", "memops"] {
+        let out = run("njx-export", &["--table", table, file], b"");
+        assert!(out.status.success());
+        let err = stderr_of(&out);
+        assert!(
+            err.contains("2 CUDA graph launches were traced as whole graphs")
+                && err.contains("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+                && err.contains("--cuda-graph-trace=node"),
+            "{err}"
+        );
+        // What is in the tables still reads.
+        let n = json_lines(&String::from_utf8(out.stdout).unwrap()).len();
+        assert_eq!(n, if table == "kernels" { 5 } else { 1 });
+    }
+}
+
+#[test]
+fn kernel_records_from_before_the_graph_fields_still_summarise() {
+    let dir = tempdir();
+    let file = dir.path().join("g.sqlite");
+    graph_export(&file);
+    let file = path_str(&file);
+    let json = ok("njx-export", &["--table", "kernels", file]);
+    let old: String = json_lines(&json)
+        .into_iter()
+        .map(|mut r| {
+            let o = r.as_object_mut().unwrap();
+            o.remove("graph_id");
+            o.remove("graph_node_id");
+            format!("{r}\n")
+        })
+        .collect();
+    let rows = summary_rows(&ok_with(
+        "njx-kernels",
+        &["--by", "graph", "--format", "json"],
+        old.as_bytes(),
+    ));
+    assert_eq!(rows["(none)"]["count"], 5);
+    let csv = ok(
+        "njx-export",
+        &["--table", "memops", "--format", "csv", file],
+    );
+    let old_csv: String = csv
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            format!("{}\n", cells[..cells.len() - 2].join(","))
+        })
+        .collect();
+    assert!(
+        old_csv
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",program_id,thunk")
+    );
+    let rows = summary_rows(&ok_with(
+        "njx-kernels",
+        &["--by", "module", "--format", "json"],
+        old_csv.as_bytes(),
+    ));
+    assert_eq!(rows["jit_cb"]["bytes"], 4096);
+}
+
+#[test]
+fn negative_graph_ids_are_read_as_null_and_said() {
+    let dir = tempdir();
+    let path = dir.path().join("n.sqlite");
+    graph_export(&path);
+    let db = NsysDb {
+        conn: rusqlite::Connection::open(&path).unwrap(),
+    };
+    db.call_named(3000, 3010, gtid(PID, 1), 4, GRAPH_LAUNCH);
+    db.graph_kernel(0, 12_000, 12_010, gpid(PID), 4, Some(-5), Some(-1));
+    drop(db);
+    let out = run("njx-export", &["--table", "kernels", path_str(&path)], b"");
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "n.sqlite: 1 of 6 kernels have a negative graphId or graphNodeId, which CUPTI \
+             never gives (first: table CUPTI_ACTIVITY_KIND_KERNEL, row 6, graphId -5): read \
+             as null"
+        ),
+        "{err}"
+    );
+    let recs = json_lines(&String::from_utf8(out.stdout).unwrap());
+    let last = recs.last().unwrap();
+    assert_eq!(last["correlation_id"], 4);
+    assert_eq!(
+        [&last["graph_id"], &last["graph_node_id"]],
+        [&Value::Null; 2]
+    );
 }

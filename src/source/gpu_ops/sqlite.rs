@@ -18,6 +18,21 @@
 //!   thread containing the call, and `thunk` the `hlo_op` of the innermost thunk range
 //!   (`[TSL:]Thunk:#…hlo_op=NAME…#`) containing it inside that module range; null
 //!   where there is none (a thunk range outside every module range gives no thunk);
+//! - CUDA graphs (XLA's command buffers): with `nsys profile --cuda-graph-trace=node`
+//!   each kernel, copy and set of a launched graph is a row of its own, carrying the
+//!   correlation id of the `cudaGraphLaunch` call (CUPTI gives every node of one launch
+//!   the launch's), so the rule above attributes them all to that one call: `api` is
+//!   the graph launch, and `range`, `module` and `thunk` those holding the launch on its
+//!   thread. Inside a command buffer XLA pushes no range per thunk, so a graph's kernels
+//!   get the module and, where XLA wrote one around the launch, the command-buffer
+//!   thunk; never the thunks the graph was built from. `graph_id` and `graph_node_id`
+//!   are the row's `graphId` and `graphNodeId`, null where the export lacks the column
+//!   (kernels have `graphId` from nsys 2026.1, export schema 3.24, on; copies and sets
+//!   only `graphNodeId`, in every export at hand, 2024.6 to 2026.2) or the cell is null;
+//!   a negative one, which CUPTI never gives, is read as null and counted in a note.
+//!   With `--cuda-graph-trace=graph` (nsys' default) a launch is one row of
+//!   `CUPTI_ACTIVITY_KIND_GRAPH_TRACE` and its nodes are in no table: how many such
+//!   launches there were is said on stderr, as what these records cannot hold;
 //! - copy directions and memory kinds are the names of the export's own
 //!   `ENUM_CUDA_MEMCPY_OPER` and `ENUM_CUDA_MEM_KIND` tables (`CUDA_MEMCPY_KIND_HTOD` →
 //!   `HtoD`, `CUDA_MEMOPR_MEMORY_KIND_PINNED` → `pinned`), or, for an export without
@@ -66,6 +81,8 @@ const KERNEL_COLUMNS: &[&str] = &[
     "registersPerThread",
     "staticSharedMemory",
     "dynamicSharedMemory",
+    "graphId",
+    "graphNodeId",
 ];
 const MEMCPY_COLUMNS: &[&str] = &[
     "bytes",
@@ -75,8 +92,20 @@ const MEMCPY_COLUMNS: &[&str] = &[
     "srcDeviceId",
     "dstDeviceId",
     "",
+    "graphId",
+    "graphNodeId",
 ];
-const MEMSET_COLUMNS: &[&str] = &["bytes", "", "", "memKind", "", "", "value"];
+const MEMSET_COLUMNS: &[&str] = &[
+    "bytes",
+    "",
+    "",
+    "memKind",
+    "",
+    "",
+    "value",
+    "graphId",
+    "graphNodeId",
+];
 
 /// The tables of one kind of operation, with their columns.
 fn tables(which: Which) -> &'static [(&'static str, &'static [&'static str])] {
@@ -91,8 +120,8 @@ fn tables(which: Which) -> &'static [(&'static str, &'static [&'static str])] {
 
 /// Cells of an [`Op`] before [`Op::vals`].
 const FIXED: usize = 15;
-/// Cells of an [`Op`].
-const CELLS: usize = FIXED + 11;
+/// Cells of an [`Op`]: the fixed ones and the longest list of columns.
+const CELLS: usize = FIXED + KERNEL_COLUMNS.len();
 
 /// One operation as read and attributed, all cells integers ([`NULL`] for null).
 #[derive(Debug, Clone, Copy)]
@@ -179,6 +208,63 @@ struct Counts {
     records: u64,
     without_call: u64,
     outside: u64,
+    /// Operations with a negative `graphId` or `graphNodeId`, and the first: table, row,
+    /// column, value.
+    bad_graph: u64,
+    first_bad_graph: Option<(&'static str, i64, &'static str, i64)>,
+}
+
+impl Counts {
+    /// `op`'s CUDA graph and graph node ids (`graphId`, `graphNodeId` among the
+    /// `columns` of `table`): CUPTI's are unsigned, so a negative one is read as null and
+    /// the operation counted, for a note.
+    fn graph_ids(
+        &mut self,
+        op: &Op,
+        columns: &[&'static str],
+        table: &'static str,
+    ) -> (Option<u64>, Option<u64>) {
+        let mut bad = false;
+        let mut id = |column: &'static str| {
+            let i = columns
+                .iter()
+                .position(|c| *c == column)
+                .expect("graph columns listed");
+            let v = op.val(i)?;
+            let id = u64::try_from(v).ok();
+            if id.is_none() {
+                bad = true;
+                self.first_bad_graph
+                    .get_or_insert((table, op.c[ROW], column, v));
+            }
+            id
+        };
+        let ids = (id("graphId"), id("graphNodeId"));
+        if bad {
+            self.bad_graph += 1;
+        }
+        ids
+    }
+}
+
+/// The table in which nsys records each CUDA graph launch as one operation when graphs
+/// are traced whole (`nsys profile --cuda-graph-trace=graph`, its default).
+const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+
+/// How many graph launches `db` recorded whole, without their kernels and copies.
+fn whole_graphs(db: &Db) -> Result<u64> {
+    if !db.has(GRAPH_TRACE) {
+        return Ok(0);
+    }
+    let n: i64 = db
+        .conn()
+        .query_row(
+            &format!("SELECT COUNT(*) FROM \"{GRAPH_TRACE}\""),
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| db.sql_error(GRAPH_TRACE, e))?;
+    Ok(u64::try_from(n).unwrap_or(0))
 }
 
 /// The SQL of one table's operations joined with their API calls; `None` when the export
@@ -431,6 +517,15 @@ pub fn read(
     emit: &mut dyn FnMut(GpuOp) -> Result<()>,
 ) -> Result<u64> {
     let place = db.place();
+    let whole = whole_graphs(db)?;
+    if whole > 0 {
+        notes.note(format!(
+            "{place}: {whole} CUDA graph launches were traced as whole graphs (table \
+             {GRAPH_TRACE}, nsys' --cuda-graph-trace=graph): the kernels, copies and sets \
+             inside them are in no table and so in no record; profile with \
+             --cuda-graph-trace=node to have them"
+        ));
+    }
     let mut parts = Vec::new();
     let tables = tables(which);
     for (i, (table, vals)) in tables.iter().enumerate() {
@@ -644,6 +739,8 @@ pub fn read(
         };
         let pid = op.get(GPID).map(pid_of);
         let tid = op.get(GTID).map(tid_of);
+        let (graph_id, graph_node_id) =
+            counts.graph_ids(&op, tables[op.c[TABLE] as usize].1, table);
         let record = match which {
             Which::Kernels => {
                 let short_name = match op.val(1) {
@@ -681,6 +778,8 @@ pub fn read(
                     module,
                     program_id,
                     thunk,
+                    graph_id,
+                    graph_node_id,
                 })
             }
             Which::Memops => {
@@ -710,6 +809,8 @@ pub fn read(
                     module,
                     program_id,
                     thunk,
+                    graph_id,
+                    graph_node_id,
                 })
             }
         };
@@ -721,6 +822,15 @@ pub fn read(
             "{place}: {} of {} {} have no CUDA API call with their correlation id in their \
              process: their tid, api and range are null",
             counts.without_call,
+            counts.records,
+            which.table()
+        ));
+    }
+    if let Some((table, row, column, value)) = counts.first_bad_graph {
+        notes.note(format!(
+            "{place}: {} of {} {} have a negative graphId or graphNodeId, which CUPTI never \
+             gives (first: table {table}, row {row}, {column} {value}): read as null",
+            counts.bad_graph,
             counts.records,
             which.table()
         ));

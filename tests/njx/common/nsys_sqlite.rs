@@ -160,6 +160,56 @@ pub const SCHEMA: &[(&str, &str)] = &[
     ),
 ];
 
+/// `CUPTI_ACTIVITY_KIND_KERNEL` as nsys 2026.2.1 creates it (export schema 3.25.0, copied
+/// from `../shared/data/pytorch_nsys2026_sqlite/h100_2gpu_1s.sqlite`; nsys 2026.1.1, schema
+/// 3.24.14, has the same columns but the last): the 2025.1 columns, then the `qmd*`
+/// times, `graphId` (the CUDA graph a kernel ran in, beside the `graphNodeId` 2025.1
+/// already has), the cluster columns and `tensorSizeMinusOneElements` (`[]` in every row
+/// of that export). Its copy and set tables add no graph column: they keep `graphNodeId`
+/// alone. [`NsysDb::kernels_2026`] puts it in place of [`SCHEMA`]'s.
+pub const KERNEL_2026: &str = r#"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    greenContextId              INTEGER,                               -- Green context ID.
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    correlationId               INTEGER,                               -- REFERENCES CUPTI_ACTIVITY_KIND_RUNTIME(correlationId)
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    demangledName               INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Kernel function name w/ templates
+    shortName                   INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Base kernel function name
+    mangledName                 INTEGER,                               -- REFERENCES StringIds(id) -- Raw C++ mangled kernel function name
+    launchType                  INTEGER,                               -- REFERENCES ENUM_CUDA_KERNEL_LAUNCH_TYPE(id)
+    cacheConfig                 INTEGER,                               -- REFERENCES ENUM_CUDA_FUNC_CACHE_CONFIG(id)
+    registersPerThread          INTEGER   NOT NULL,                    -- Number of registers required for each thread executing the kernel.
+    gridX                       INTEGER   NOT NULL,                    -- X-dimension grid size.
+    gridY                       INTEGER   NOT NULL,                    -- Y-dimension grid size.
+    gridZ                       INTEGER   NOT NULL,                    -- Z-dimension grid size.
+    blockX                      INTEGER   NOT NULL,                    -- X-dimension block size.
+    blockY                      INTEGER   NOT NULL,                    -- Y-dimension block size.
+    blockZ                      INTEGER   NOT NULL,                    -- Z-dimension block size.
+    staticSharedMemory          INTEGER   NOT NULL,                    -- Static shared memory allocated for the kernel (B).
+    dynamicSharedMemory         INTEGER   NOT NULL,                    -- Dynamic shared memory reserved for the kernel (B).
+    localMemoryPerThread        INTEGER   NOT NULL,                    -- Amount of local memory reserved for each thread (B).
+    localMemoryTotal            INTEGER   NOT NULL,                    -- Total amount of local memory reserved for the kernel (B).
+    gridId                      INTEGER   NOT NULL,                    -- Unique grid ID of the kernel assigned at runtime.
+    sharedMemoryExecuted        INTEGER,                               -- Shared memory size set by the driver.
+    graphNodeId                 INTEGER,                               -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)
+    sharedMemoryLimitConfig     INTEGER,                               -- REFERENCES ENUM_CUDA_SHARED_MEM_LIMIT_CONFIG(id)
+    qmdBulkReleaseDone          INTEGER,                               -- QMD bulk release done timestamp from CWD events.
+    qmdPreexitDone              INTEGER,                               -- QMD pre-exit done timestamp from CWD events.
+    qmdLastCtaDone              INTEGER,                               -- QMD last CTA done timestamp from CWD events.
+    graphId                     INTEGER,                               -- Kernel graph ID.
+    clusterX                    INTEGER,                               -- Cluster X dimension.
+    clusterY                    INTEGER,                               -- Cluster Y dimension.
+    clusterZ                    INTEGER,                               -- Cluster Z dimension.
+    clusterSchedulingPolicy     INTEGER,                               -- Cluster scheduling policy.
+    maxPotentialClusterSize     INTEGER,                               -- Maximum potential cluster size.
+    maxActiveClusters           INTEGER,                               -- Maximum active clusters.
+    sharedMemoryRequestedPercentage   INTEGER,                         -- Shared memory requested percentage.
+    tensorSizeMinusOneElements   TEXT      NOT NULL                    -- TMA descriptor tensor size minus one elements array.
+)"#;
+
 /// The NVTX rows of `ENUM_NSYS_EVENT_TYPE` (id, name).
 pub const NVTX_EVENT_TYPES: &[(i64, &str)] = &[
     (32, "NvtxEvents"),
@@ -254,6 +304,90 @@ impl NsysDb {
         db
     }
 
+    /// Replaces the kernel table by nsys 2026.2's ([`KERNEL_2026`]), keeping its rows and
+    /// their rowids (`tensorSizeMinusOneElements` `[]`, the new columns null). The kernel
+    /// helpers below write to either.
+    pub fn kernels_2026(&self) {
+        const OLD: &str = "CUPTI_ACTIVITY_KIND_KERNEL_2025";
+        let cols: Vec<String> = SCHEMA
+            .iter()
+            .find(|t| t.0 == "CUPTI_ACTIVITY_KIND_KERNEL")
+            .expect("kernel table")
+            .1
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|c| *c != ")")
+            .map(|c| format!("\"{c}\""))
+            .collect();
+        let cols = cols.join(", ");
+        self.conn
+            .execute_batch(&format!(
+                "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO {OLD}; {KERNEL_2026}; \
+                 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (rowid, {cols}, \
+                 tensorSizeMinusOneElements) SELECT rowid, {cols}, '[]' FROM {OLD}; \
+                 DROP TABLE {OLD};"
+            ))
+            .expect("kernel table of nsys 2026.2");
+    }
+
+    /// The column, and its value, that nsys 2026.2's kernel table needs beyond 2025.1's.
+    fn kernel_2026_cells(&self) -> (&'static str, &'static str) {
+        let has: bool = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('CUPTI_ACTIVITY_KIND_KERNEL') \
+                 WHERE name = 'tensorSizeMinusOneElements'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("kernel columns");
+        if has {
+            (", tensorSizeMinusOneElements", ", '[]'")
+        } else {
+            ("", "")
+        }
+    }
+
+    /// Adds kernel `node` of CUDA graph `graph` (`graphId`, `graphNodeId`; either null)
+    /// on `device`, launched by the call with `corr`, named by string 8 (which this does
+    /// not add): a table of nsys 2026 is needed ([`NsysDb::kernels_2026`]) for `graphId`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn graph_kernel(
+        &self,
+        device: i64,
+        start: i64,
+        end: i64,
+        gpid: i64,
+        corr: i64,
+        graph: Option<i64>,
+        node: Option<i64>,
+    ) {
+        let (col, val) = self.kernel_2026_cells();
+        self.sql(
+            &format!(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
+                 streamId, correlationId, globalPid, demangledName, shortName, \
+                 registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
+                 staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
+                 localMemoryTotal, gridId, graphId, graphNodeId{col}) \
+                 VALUES (?1, ?2, ?7, 1, 7, ?3, ?4, 8, 8, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, \
+                 ?3, ?5, ?6{val})"
+            ),
+            params![start, end, corr, gpid, graph, node, device],
+        );
+    }
+
+    /// Adds a memory copy of 4096 B that ran as node `node` of a CUDA graph.
+    pub fn graph_memcpy(&self, start: i64, end: i64, gpid: i64, corr: i64, node: i64) {
+        self.sql(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, \
+             streamId, correlationId, globalPid, bytes, copyKind, graphNodeId) \
+             VALUES (?1, ?2, 0, 1, 7, ?3, ?4, 4096, 8, ?5)",
+            params![start, end, corr, gpid, node],
+        );
+    }
+
     /// Runs one statement.
     pub fn sql(&self, sql: &str, params: impl rusqlite::Params) {
         self.conn
@@ -325,13 +459,17 @@ impl NsysDb {
 
     /// Adds a kernel on device `device`.
     pub fn kernel_on(&self, device: i64, start: i64, end: i64, gpid: i64, corr: i64) {
+        let (col, val) = self.kernel_2026_cells();
         self.sql(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
-             streamId, correlationId, globalPid, demangledName, shortName, \
-             registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
-             staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
-             localMemoryTotal, gridId) \
-             VALUES (?1, ?2, ?5, 1, 7, ?3, ?4, 1, 1, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, ?3)",
+            &format!(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
+                 streamId, correlationId, globalPid, demangledName, shortName, \
+                 registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
+                 staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
+                 localMemoryTotal, gridId{col}) \
+                 VALUES (?1, ?2, ?5, 1, 7, ?3, ?4, 1, 1, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, \
+                 ?3{val})"
+            ),
             params![start, end, corr, gpid, device],
         );
     }
@@ -382,14 +520,17 @@ impl NsysDb {
         short: i64,
         g: i64,
     ) {
+        let (col, val) = self.kernel_2026_cells();
         self.sql(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
-             streamId, correlationId, globalPid, demangledName, shortName, \
-             registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
-             staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
-             localMemoryTotal, gridId) \
-             VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, 40, ?9, 2, 1, 128, 1, 1, 256, 1024, \
-             0, 0, ?5)",
+            &format!(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, \
+                 streamId, correlationId, globalPid, demangledName, shortName, \
+                 registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
+                 staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, \
+                 localMemoryTotal, gridId{col}) \
+                 VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, 40, ?9, 2, 1, 128, 1, 1, 256, \
+                 1024, 0, 0, ?5{val})"
+            ),
             params![start, end, device, stream, corr, gpid, demangled, short, g],
         );
     }

@@ -551,6 +551,13 @@ pub fn cases() -> Vec<Case> {
 
 type DbFix = fn(&NsysDb);
 
+/// The strings that kernel and memop records of [`sqlite_export`] name: the API call
+/// (string 1) and the graph kernels' name (string 8).
+fn graph_names(db: &NsysDb) {
+    db.string(1, "cudaGraphLaunch_v10000");
+    db.string(8, "k");
+}
+
 fn sqlite() -> Vec<Case> {
     use Expect::{Refused, RefusedOrNoted as Rn, Survives};
     let fixes: &[(&str, DbFix, Expect, &[&str])] = &[
@@ -707,6 +714,44 @@ fn sqlite() -> Vec<Case> {
             },
             Rn,
             &["modules"],
+        ),
+        // CUDA graphs: the kernel table of nsys 2026 (with `graphId`), graph kernels sharing
+        // their launch's correlation id; the names the records need, so that only the graph
+        // cells are wrong.
+        (
+            "a graph kernel whose graphId is text",
+            |db| {
+                graph_names(db);
+                db.kernels_2026();
+                db.graph_kernel(0, 150_000, 160_000, gpid(7), 1, Some(3), Some(1));
+                db.sql(
+                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET graphId = 'graph 3' \
+                     WHERE graphNodeId = 1",
+                    [],
+                );
+            },
+            Refused,
+            &["kernels"],
+        ),
+        (
+            "a graph kernel with a negative graphId and graphNodeId",
+            |db| {
+                graph_names(db);
+                db.kernels_2026();
+                db.graph_kernel(0, 150_000, 160_000, gpid(7), 1, Some(-3), Some(-1));
+            },
+            Rn,
+            &["kernels"],
+        ),
+        (
+            "a graph copy with a negative graphNodeId",
+            |db| {
+                graph_names(db);
+                db.call(120_000, 121_000, gtid(7, 2), 900);
+                db.graph_memcpy(150_000, 150_100, gpid(7), 900, -9_223_372_036_854_775_807);
+            },
+            Rn,
+            &["memops"],
         ),
     ];
     let mut v = Vec::new();
