@@ -391,29 +391,9 @@ pub fn derive(
             }
             _ => None,
         };
-        thunks.push((
-            mi,
-            r.id,
-            Thunk {
-                profile: profile.clone(),
-                program: module.program.clone(),
-                program_id: module.program_id,
-                module: module.name.clone(),
-                execution: module.execution,
-                device: module.device,
-                name,
-                thunk_execution: *n,
-                start_ns: r.start_ns,
-                dur_ns: r.dur_ns,
-                hidden_ns: 0,
-                comm: comm.is_some(),
-                warmup: false,
-                collective: comm.as_ref().map(|c| c.collective.clone()),
-                group_size: comm.as_ref().map(|c| c.group_size),
-                message_bytes: comm.as_ref().map(|c| c.message_bytes),
-                reconstructed: attributed.contains(&t).then_some(Reconstructed::Module),
-            },
-        ));
+        let how = attributed.contains(&t).then_some(Reconstructed::Module);
+        let thunk = thunk_of(module, name, *n, r, comm.as_ref(), how);
+        thunks.push((mi, r.id, thunk));
         *n += 1;
     }
     // Communication seen only as NCCL ranges: the n-th NCCL range of an execution (in
@@ -483,29 +463,15 @@ pub fn derive(
         for (&n, (name, comm)) in ns.iter().zip(expected) {
             let r = &ranges[n];
             let k = thunk_exec.entry((mi, name.clone())).or_default();
-            thunks.push((
-                mi,
-                r.id,
-                Thunk {
-                    profile: profile.clone(),
-                    program: module.program.clone(),
-                    program_id: module.program_id,
-                    module: module.name.clone(),
-                    execution: module.execution,
-                    device: module.device,
-                    name: name.clone(),
-                    thunk_execution: *k,
-                    start_ns: r.start_ns,
-                    dur_ns: r.dur_ns,
-                    hidden_ns: 0,
-                    comm: true,
-                    warmup: false,
-                    collective: Some(comm.collective.clone()),
-                    group_size: Some(comm.group_size),
-                    message_bytes: Some(comm.message_bytes),
-                    reconstructed: Some(Reconstructed::Nccl),
-                },
-            ));
+            let thunk = thunk_of(
+                &module,
+                name.clone(),
+                *k,
+                r,
+                Some(comm),
+                Some(Reconstructed::Nccl),
+            );
+            thunks.push((mi, r.id, thunk));
             *k += 1;
             out.modules[mi].thunks += 1;
             matched += 1;
@@ -527,6 +493,36 @@ pub fn derive(
     out.thunks = thunks.into_iter().map(|(_, _, t)| t).collect();
     split_hidden(&mut out.thunks);
     Ok(out)
+}
+
+/// The execution of thunk `name` (its `n`-th in `module`'s execution) over range `r`.
+fn thunk_of(
+    module: &Module,
+    name: String,
+    n: u32,
+    r: &GpuRange,
+    comm: Option<&Comm>,
+    reconstructed: Option<Reconstructed>,
+) -> Thunk {
+    Thunk {
+        profile: module.profile.clone(),
+        program: module.program.clone(),
+        program_id: module.program_id,
+        module: module.name.clone(),
+        execution: module.execution,
+        device: module.device,
+        name,
+        thunk_execution: n,
+        start_ns: r.start_ns,
+        dur_ns: r.dur_ns,
+        hidden_ns: 0,
+        comm: comm.is_some(),
+        warmup: false,
+        collective: comm.map(|c| c.collective.clone()),
+        group_size: comm.map(|c| c.group_size),
+        message_bytes: comm.map(|c| c.message_bytes),
+        reconstructed,
+    }
 }
 
 /// The module ranges of a profile by thread and by process, for finding the module
