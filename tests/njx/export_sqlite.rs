@@ -875,7 +875,9 @@ fn older_and_newer_schemas_are_read_by_column_name() {
     let dir = tempdir();
     let file = dir.path().join("old.sqlite");
     // The older name of the metadata table, columns in another order, extra columns, no
-    // textId/domainId/endGlobalTid and no enum table.
+    // textId/domainId/endGlobalTid and no enum table; of the kernels' columns only those
+    // every reader of the table requires (`deviceId` among them: the kernel table and the
+    // launchers read it, and one rule holds for every reader).
     let conn = rusqlite::Connection::open(&file).unwrap();
     conn.execute_batch(
         "CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
@@ -884,7 +886,7 @@ fn older_and_newer_schemas_are_read_by_column_name() {
          CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (correlationId INTEGER, globalTid INTEGER,
              start INTEGER, end INTEGER, somethingNew INTEGER);
          CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (globalPid INTEGER, correlationId INTEGER,
-             qmdLastCtaDone INTEGER, start INTEGER, end INTEGER);",
+             qmdLastCtaDone INTEGER, start INTEGER, end INTEGER, deviceId INTEGER);",
     )
     .unwrap();
     conn.execute(
@@ -900,8 +902,8 @@ fn older_and_newer_schemas_are_read_by_column_name() {
     )
     .unwrap();
     conn.execute(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (globalPid, correlationId, start, end) \
-         VALUES (?1, 9, 200, 300)",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (globalPid, correlationId, start, end, \
+         deviceId) VALUES (?1, 9, 200, 300, 0)",
         params![gpid(3)],
     )
     .unwrap();

@@ -33,6 +33,7 @@ mod outputs;
 mod pgle;
 mod progress;
 mod ranges;
+mod schema;
 mod thunks;
 mod timeline;
 mod trees;

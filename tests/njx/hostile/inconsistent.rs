@@ -551,6 +551,28 @@ pub fn cases() -> Vec<Case> {
 
 type DbFix = fn(&NsysDb);
 
+/// `table` copied without `column` (SQLite cannot drop a primary key or an indexed
+/// column): schema drift that leaves out a column every reader of the table requires.
+fn without_column(db: &NsysDb, table: &str, column: &str) {
+    let kept: Vec<String> = db
+        .conn
+        .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|c| c != column)
+        .map(|c| format!("\"{c}\""))
+        .collect();
+    db.conn
+        .execute_batch(&format!(
+            "CREATE TABLE njx_tmp AS SELECT {} FROM \"{table}\"; DROP TABLE \"{table}\"; \
+             ALTER TABLE njx_tmp RENAME TO \"{table}\";",
+            kept.join(", ")
+        ))
+        .unwrap();
+}
+
 fn sqlite() -> Vec<Case> {
     use Expect::{Refused, RefusedOrNoted as Rn, Survives};
     let fixes: &[(&str, DbFix, Expect, &[&str])] = &[
@@ -695,6 +717,42 @@ fn sqlite() -> Vec<Case> {
             },
             Survives,
             &["ranges"],
+        ),
+        (
+            "CUPTI_ACTIVITY_KIND_KERNEL without its globalPid column",
+            |db| without_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"),
+            Refused,
+            &["kernels", "gpu-ranges", "modules"],
+        ),
+        (
+            "CUPTI_ACTIVITY_KIND_KERNEL without its deviceId column",
+            |db| without_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "deviceId"),
+            Refused,
+            &["kernels", "gpu-ranges", "thunks"],
+        ),
+        (
+            "CUPTI_ACTIVITY_KIND_RUNTIME without its correlationId column",
+            |db| without_column(db, "CUPTI_ACTIVITY_KIND_RUNTIME", "correlationId"),
+            Refused,
+            &["kernels", "memops", "gpu-ranges", "modules"],
+        ),
+        (
+            "NVTX_EVENTS without its eventType column",
+            |db| without_column(db, "NVTX_EVENTS", "eventType"),
+            Refused,
+            &["ranges", "kernels", "modules"],
+        ),
+        (
+            "ThreadNames without its nameId column",
+            |db| without_column(db, "ThreadNames", "nameId"),
+            Refused,
+            &["modules"],
+        ),
+        (
+            "StringIds without its value column",
+            |db| without_column(db, "StringIds", "value"),
+            Refused,
+            &["ranges", "kernels", "modules"],
         ),
         (
             "a thread named twice",
