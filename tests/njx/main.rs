@@ -29,6 +29,7 @@ mod man;
 mod modules;
 mod modules_archive;
 mod modules_sqlite;
+mod not_xla;
 mod outputs;
 mod pgle;
 mod progress;

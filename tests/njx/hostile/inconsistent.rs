@@ -551,6 +551,15 @@ pub fn cases() -> Vec<Case> {
 
 type DbFix = fn(&NsysDb);
 
+/// The module ranges renamed as a PyTorch profile names its ranges: the export holds
+/// kernels, calls and thunk-like ranges, but no XLA module range.
+fn not_xla(db: &NsysDb) {
+    db.sql(
+        "UPDATE NVTX_EVENTS SET text = 'aten::linear' WHERE text LIKE 'XlaModule:%'",
+        [],
+    );
+}
+
 /// `table` copied without `column` (SQLite cannot drop a primary key or an indexed
 /// column): schema drift that leaves out a column every reader of the table requires.
 fn without_column(db: &NsysDb, table: &str, column: &str) {
@@ -755,6 +764,12 @@ fn sqlite() -> Vec<Case> {
             &["ranges", "kernels", "modules"],
         ),
         (
+            "an export whose module ranges are not XLA's (a PyTorch profile)",
+            not_xla,
+            Refused,
+            &["modules", "thunks"],
+        ),
+        (
             "a thread named twice",
             |db| {
                 db.thread_name(
@@ -783,6 +798,31 @@ fn sqlite() -> Vec<Case> {
                 },
             ));
         }
+    }
+    // Every tool that reads executions refuses a profile without XLA module ranges, naming
+    // it, in one line.
+    for (tool, flags) in [
+        ("njx-modules", &[][..]),
+        ("njx-collectives", &[]),
+        ("njx-thunks", &[]),
+        ("njx-flamefold", &["--by", "module"]),
+    ] {
+        v.push(Case::new(
+            "SQLite: an export whose module ranges are not XLA's (a PyTorch profile)",
+            tool,
+            Refused,
+            move |d: &Path| {
+                let path = d.join("e.sqlite");
+                let db = sqlite_export(&path);
+                not_xla(&db);
+                drop(db);
+                let mut args: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+                args.push(path.to_str().unwrap().to_string());
+                Run::new(args)
+                    .name("e.sqlite")
+                    .name("holds no XLA module ranges")
+            },
+        ));
     }
     for (label, fix) in [
         ("a textId that is in no StringIds row", fixes[0].1),
