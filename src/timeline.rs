@@ -20,7 +20,7 @@
 //! them.
 
 use crate::error::{Error, Result};
-use crate::executions::{self, Execution, Hlo, KeyBy, Want};
+use crate::executions::{self, Execution, Hlo, KeyBy, Want, WithoutXla};
 use crate::notes::Notes;
 use crate::record::{Module, Range, Thunk};
 use crate::source::{self, records::RecordStream};
@@ -424,7 +424,8 @@ pub fn run(
         },
     )?;
     if !profiles.is_empty() && !options.no_executions {
-        executions::visit(
+        // A profile without XLA programs (PyTorch, CUDA) still has its ranges drawn.
+        executions::visit_with(
             &profiles,
             Hlo {
                 dumps: &[],
@@ -432,6 +433,7 @@ pub fn run(
             },
             options.align,
             Want::Both,
+            WithoutXla::Skip,
             notes,
             &mut |e| match e {
                 Execution::Module(m) if !(steady && m.warmup) => trace.module(&m),

@@ -11,18 +11,25 @@
 //! executions come with their [`Phase`] (what is known of warm-up when it is read), and
 //! [`Warmup`] decides the undecided ones once every profile has been seen, so memory
 //! holds one profile per core, not every rank.
+//!
+//! An input path none of whose profiles holds an XLA module range (`XlaModule` NVTX ranges
+//! with GPU work: a PyTorch or CUDA profile) has no executions to give: it is refused in
+//! one line that says so and names the tools that read such a profile ([`NO_XLA`]), with
+//! none of the notes of reading it (which would be about the GPU projection and HLO dumps
+//! of programs it does not have). A tool that draws the other things it holds too
+//! ([`visit_with`], [`WithoutXla::Skip`]) passes over it instead.
 
 pub mod derive;
 pub mod devices;
 mod spill;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hlo::{CollectiveOrder, Dumps, HloModule, Instruction, ProgramKey};
 use crate::notes::Notes;
 use crate::parallel::{parallel_map, workers};
 use crate::progress::Progress;
 use crate::record::{Module, Thunk};
-use crate::source::{self, Archive, ProfileTables, Profiles};
+use crate::source::{self, Archive, ProfileTables, Profiles, xla_names};
 use derive::{CollectiveSchedule, Comm, Derived, ProgramInfo};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -83,6 +90,22 @@ pub struct Hlo<'a> {
 /// Per-device clock corrections applied, nanoseconds to subtract from device times.
 pub type Corrections = BTreeMap<u32, f64>;
 
+/// What is said, after its place, of an input without XLA module ranges: one line, the
+/// error of every tool that reads executions ([`WithoutXla::Refuse`]).
+pub const NO_XLA: &str = "holds no XLA module ranges (XlaModule NVTX ranges with GPU work), \
+     so nothing for this tool; njx-kernels, njx-ranges, njx-timeline, njx-flamefold --by \
+     stack and njx-export --table ranges|gpu-ranges|kernels|memops read it";
+
+/// What becomes of an input path whose profiles hold no XLA module range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithoutXla {
+    /// Refused ([`NO_XLA`], exit 1): executions are all the tool reads, and an empty
+    /// table would read as an answer (no time in XLA programs) where there is none.
+    Refuse,
+    /// Passed over without a note: the tool draws the other things the input holds.
+    Skip,
+}
+
 /// Reads module and thunk executions from nsys-jax archives (every profile of each),
 /// archives njx-capture wrote, nsys SQLite exports and `.nsys-rep` reports, aligning
 /// device clocks across them when `align` is set. HLO dumps come from each archive
@@ -135,10 +158,24 @@ pub fn visit(
     notes: &Notes,
     f: &mut dyn FnMut(Execution) -> Result<()>,
 ) -> Result<()> {
+    visit_with(paths, hlo, align, want, WithoutXla::Refuse, notes, f)
+}
+
+/// [`visit`], with inputs without XLA module ranges refused or passed over as `without`
+/// says.
+pub fn visit_with(
+    paths: &[PathBuf],
+    hlo: Hlo<'_>,
+    align: bool,
+    want: Want,
+    without: WithoutXla,
+    notes: &Notes,
+    f: &mut dyn FnMut(Execution) -> Result<()>,
+) -> Result<()> {
     let mut warmup = Warmup::default();
     let mut alignment = Alignment::default();
     let mut parked = spill::Spill::new()?;
-    each(paths, hlo, DumpsKept::Drop, notes, |part| {
+    each_with(paths, hlo, DumpsKept::Drop, without, notes, |part| {
         // nsys-jax decides warm-up over everything it analyses at once: a program
         // compiled in one profile, or communication in any, counts for all of them.
         warmup.add(&part);
@@ -280,7 +317,20 @@ pub fn each(
     notes: &Notes,
     f: impl FnMut(Executions) -> Result<()>,
 ) -> Result<()> {
-    each_mapped(paths, hlo, dumps, notes, &|part, _| Ok(part), f)
+    each_with(paths, hlo, dumps, WithoutXla::Refuse, notes, f)
+}
+
+/// [`each`], with inputs without XLA module ranges refused or passed over as `without`
+/// says.
+fn each_with(
+    paths: &[PathBuf],
+    hlo: Hlo<'_>,
+    dumps: DumpsKept,
+    without: WithoutXla,
+    notes: &Notes,
+    f: impl FnMut(Executions) -> Result<()>,
+) -> Result<()> {
+    each_path(paths, hlo, dumps, without, notes, &|part, _| Ok(part), f)
 }
 
 /// [`each`], with `map` applied to each input path's executions on the thread that read
@@ -292,6 +342,20 @@ pub fn each_mapped<T: Send>(
     dumps: DumpsKept,
     notes: &Notes,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
+    f: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    each_path(paths, hlo, dumps, WithoutXla::Refuse, notes, map, f)
+}
+
+/// [`each_mapped`], with inputs without XLA module ranges refused or passed over as
+/// `without` says.
+fn each_path<T: Send>(
+    paths: &[PathBuf],
+    hlo: Hlo<'_>,
+    dumps: DumpsKept,
+    without: WithoutXla,
+    notes: &Notes,
+    map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
     mut f: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let processes = Processes::new(paths);
@@ -299,8 +363,8 @@ pub fn each_mapped<T: Send>(
     for chunk in inputs.chunks(workers()) {
         for (result, kept) in parallel_map(chunk, |&(k, p)| {
             let kept = notes.apart();
-            let mapped =
-                load_path(p, k, &processes, hlo, dumps, &kept).and_then(|part| map(part, &kept));
+            let mapped = load_path(p, k, &processes, hlo, dumps, without, &kept)
+                .and_then(|part| map(part, &kept));
             notes.progress().input_done();
             (mapped, kept)
         }) {
@@ -865,12 +929,16 @@ impl<'a> Processes<'a> {
     }
 }
 
+/// The executions of every profile of `path` (the `k`-th input); an input none of whose
+/// profiles holds an XLA module range is refused, or passed over, as `without` says, and
+/// either way the notes of reading it are not said.
 fn load_path(
     path: &Path,
     k: usize,
     processes: &Processes,
     hlo: Hlo<'_>,
     dumps: DumpsKept,
+    without: WithoutXla,
     notes: &Notes,
 ) -> Result<Executions> {
     let mut part = Executions::default();
@@ -878,17 +946,22 @@ fn load_path(
     if let Some(n) = profiles.processes_known() {
         processes.record(k, n);
     }
+    // Said once the input is known to hold XLA module ranges.
+    let held = notes.apart();
+    let mut xla = false;
     let mut own = profiles.archive().map(|a| Dumps::new(a));
     let mut extra = hlo_sources(hlo.dumps, notes.progress())?;
     for i in 0..profiles.len() {
-        let tables = profiles.tables(i, notes)?;
+        let tables = profiles.tables(i, &held)?;
+        let modules = (tables.gpu_ranges.iter()).any(|r| xla_names::is_module(&r.name));
+        xla |= modules;
         let mut sources: Vec<(&mut Archive, &mut Dumps)> = Vec::new();
         if let (Some(a), Some(d)) = (profiles.archive(), own.as_mut()) {
             sources.push((a, d));
         }
         sources.extend(extra.iter_mut().map(|(a, d)| (a, d)));
-        if sources.is_empty() && !tables.gpu_ranges.is_empty() {
-            notes.note(format!(
+        if sources.is_empty() && modules {
+            held.note(format!(
                 "{}: no HLO dumps (--hlo): programs are keyed by program id and communication \
                  is unknown",
                 tables.place
@@ -904,11 +977,18 @@ fn load_path(
             hlo.key,
             &mut sources,
             &mut part,
-            notes,
+            &held,
         )?;
         if let Some(n) = per_process {
-            processes.check_per_process(n, &place, notes);
+            processes.check_per_process(n, &place, &held);
         }
+    }
+    match (xla, without) {
+        (true, _) => notes.forward(held),
+        (false, WithoutXla::Refuse) => {
+            return Err(Error::data(source::place_of(path), NO_XLA));
+        }
+        (false, WithoutXla::Skip) => {}
     }
     if let (DumpsKept::Keep, Some(own)) = (dumps, own.as_mut()) {
         part.dumps = own.take_loaded();

@@ -713,7 +713,8 @@ pub fn open_dumps(path: &Path, progress: &Progress) -> Result<Archive> {
         Opened::Archive(a) => Ok(a),
         _ => Err(Error::data(
             place_of(path),
-            "--hlo takes nsys-jax archives or folders of XLA dumps",
+            "holds no HLO dumps: they are read from nsys-jax archives, njx-capture archives \
+             and folders of XLA dumps",
         )),
     }
 }

@@ -15,9 +15,12 @@
 //! The schema drifts between nsys versions (2023.1 → 2026.1 seen): tables exist only for
 //! what was traced, columns are added, the export's metadata table was renamed
 //! (`EXPORT_META_DATA` → `META_DATA_EXPORT`). So tables are looked up in `sqlite_master`,
-//! columns are selected by name (a missing optional column reads as null), event type
-//! numbers are taken from `ENUM_NSYS_EVENT_TYPE` where the export has it, and a table that
-//! is absent means "nothing of that kind was recorded", said on stderr.
+//! columns are selected by name, event type numbers are taken from `ENUM_NSYS_EVENT_TYPE`
+//! where the export has it, and a table that is absent means "nothing of that kind was
+//! recorded", said on stderr. Which columns a table must have is one rule for every reader
+//! of it ([`REQUIRED`], checked by [`Db::columns`]): a table lacking one is refused, naming
+//! the file, the table and the column, whichever tool reads it; any other column a reader
+//! asks for reads as null where the table lacks it.
 //!
 //! Databases are opened read-only and `immutable` (no locks, no journal): exports are
 //! usually read-only files, sometimes on file systems without locking.
@@ -30,6 +33,35 @@ use std::path::Path;
 
 /// The tables whose presence marks an nsys export.
 const NSYS_MARKERS: &[&str] = &["META_DATA_EXPORT", "EXPORT_META_DATA", "NVTX_EVENTS"];
+
+/// The columns of an activity table njx needs: when it ran (the times), where (the
+/// device) and what launched it (the call of its correlation id in its process).
+const GPU_WORK: &[&str] = &["start", "end", "deviceId", "correlationId", "globalPid"];
+
+/// The columns of a table of CUDA API calls njx needs: when, on which thread, and the
+/// correlation id that ties the GPU work to the call.
+const API_CALLS: &[&str] = &["start", "end", "globalTid", "correlationId"];
+
+/// The columns each table must have, one rule for every reader of the table (the NVTX
+/// ranges, their GPU projection, the kernels and memory operations, the launcher
+/// threads): every nsys export 2023.1 → 2026.2 has them, and without one a reader could
+/// only guess (a kernel without `globalPid` belongs to no launch, so the projection and
+/// the launchers cannot place it, and the kernel table would show every call missing).
+/// A table that has them all may lack any other column a reader asks for: it reads as
+/// null. Tables not listed are read for columns that are each optional.
+pub const REQUIRED: &[(&str, &[&str])] = &[
+    ("NVTX_EVENTS", &["start", "end", "eventType", "globalTid"]),
+    ("CUPTI_ACTIVITY_KIND_KERNEL", GPU_WORK),
+    ("CUPTI_ACTIVITY_KIND_MEMCPY", GPU_WORK),
+    ("CUPTI_ACTIVITY_KIND_MEMSET", GPU_WORK),
+    ("CUPTI_ACTIVITY_KIND_RUNTIME", API_CALLS),
+    ("CUPTI_ACTIVITY_KIND_DRIVER", API_CALLS),
+    ("StringIds", &["id", "value"]),
+    ("ThreadNames", &["globalTid", "nameId"]),
+    ("ENUM_NSYS_EVENT_TYPE", &["id", "name"]),
+    ("ENUM_CUDA_MEMCPY_OPER", &["id", "name"]),
+    ("ENUM_CUDA_MEM_KIND", &["id", "name"]),
+];
 
 /// An open nsys export.
 pub struct Db {
@@ -131,7 +163,7 @@ impl Db {
     pub fn nvtx_text(&self) -> Result<Option<&'static str>> {
         let columns = self.columns("NVTX_EVENTS")?;
         if self.has("StringIds") {
-            self.check_table("StringIds")?;
+            self.columns("StringIds")?;
         }
         let has = |c: &str| columns.iter().any(|n| n == c);
         Ok(
@@ -161,7 +193,10 @@ impl Db {
         Ok(())
     }
 
-    /// The columns of `table`, in their order; a view is refused ([`Db::check_table`]).
+    /// The columns of `table`, in their order: every reader of a table asks here first, so
+    /// that a table without a column the rule requires ([`REQUIRED`]) is refused the same
+    /// way by all of them, naming the file, the table and the column. A view is refused
+    /// ([`Db::check_table`]).
     pub fn columns(&self, table: &str) -> Result<Vec<String>> {
         self.check_table(table)?;
         let mut stmt = self
@@ -172,16 +207,29 @@ impl Db {
             .query_map([], |row| row.get::<_, String>(1))
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
             .map_err(|e| self.sql_error(table, e))?;
+        let required = REQUIRED.iter().find(|(t, _)| *t == table);
+        for &column in required.map_or(&[][..], |(_, c)| c) {
+            if !names.iter().any(|n| n == column) {
+                return Err(Error::data(
+                    &self.place,
+                    format!(
+                        "table {table} has no column `{column}`, which njx needs (columns: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
         Ok(names)
     }
 
     /// A `SELECT` of `columns` from `table` (and `rowid` first when `with_rowid`), with
-    /// `NULL` in place of optional columns the table lacks; a missing required column
-    /// is an error naming the columns found. `filter` is appended as the `WHERE` clause.
+    /// `NULL` in place of the columns the table lacks, after [`Db::columns`] has refused a
+    /// table without a column the rule requires. `filter` is appended as the `WHERE`
+    /// clause.
     pub fn select(
         &self,
         table: &str,
-        columns: &[(&str, bool)],
+        columns: &[&str],
         with_rowid: bool,
         filter: Option<&str>,
     ) -> Result<String> {
@@ -190,17 +238,9 @@ impl Db {
         if with_rowid {
             parts.push("rowid".to_string());
         }
-        for &(name, required) in columns {
+        for &name in columns {
             if have.iter().any(|h| h == name) {
                 parts.push(format!("\"{name}\""));
-            } else if required {
-                return Err(Error::data(
-                    &self.place,
-                    format!(
-                        "table {table} has no column `{name}` (columns: {})",
-                        have.join(", ")
-                    ),
-                ));
             } else {
                 parts.push("NULL".to_string());
             }

@@ -357,6 +357,16 @@ fn sorting_through_temporary_files_changes_nothing() {
     );
     db.nvtx(START_END, 150, Some(950), threads[0], Some("se"), None, 0);
     db.nvtx(START_END, 2000, None, threads[2], Some("se open"), None, 0);
+    // Three executions of an XLA module, each with a thunk launching a kernel, in a process
+    // of their own, so that the module table has records to sort.
+    let xla = gtid(9, 1);
+    for k in 0..3 {
+        let s = 4000 + k * 100;
+        db.range(s, s + 90, xla, "XlaModule:#hlo_module=jit_f,program_id=1#");
+        db.range(s + 10, s + 60, xla, "Thunk:#hlo_op=fusion.1#");
+        db.call(s + 20, s + 21, xla, 1000 + k);
+        db.kernel(s + 30, s + 50, gpid(9), 1000 + k);
+    }
     // Launches: some calls inside ranges, some not, one process per thread group.
     for c in 0..90 {
         let g = threads[(c % 3) as usize];
@@ -382,6 +392,7 @@ fn sorting_through_temporary_files_changes_nothing() {
     for args in cases {
         let held = run_with_sort_records(args, "100000");
         assert!(held.status.success(), "{args:?}: {}", stderr_of(&held));
+        assert!(!held.stdout.is_empty(), "{args:?}");
         for records in ["1", "2", "7"] {
             let spilled = run_with_sort_records(args, records);
             assert_eq!(
@@ -395,7 +406,7 @@ fn sorting_through_temporary_files_changes_nothing() {
     }
 
     let got = json_lines(&String::from_utf8(run_with_sort_records(&[f], "2").stdout).unwrap());
-    assert_eq!(got.len(), rows.len() + 4);
+    assert_eq!(got.len(), rows.len() + 4 + 6);
     let find = |id: i64| got.iter().find(|r| r["id"] == id).unwrap();
     let p = "spill";
     assert_eq!(
@@ -878,7 +889,9 @@ fn older_and_newer_schemas_are_read_by_column_name() {
     let dir = tempdir();
     let file = dir.path().join("old.sqlite");
     // The older name of the metadata table, columns in another order, extra columns, no
-    // textId/domainId/endGlobalTid and no enum table.
+    // textId/domainId/endGlobalTid and no enum table; of the kernels' columns only those
+    // every reader of the table requires (`deviceId` among them: the kernel table and the
+    // launchers read it, and one rule holds for every reader).
     let conn = rusqlite::Connection::open(&file).unwrap();
     conn.execute_batch(
         "CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
@@ -887,7 +900,7 @@ fn older_and_newer_schemas_are_read_by_column_name() {
          CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (correlationId INTEGER, globalTid INTEGER,
              start INTEGER, end INTEGER, somethingNew INTEGER);
          CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (globalPid INTEGER, correlationId INTEGER,
-             qmdLastCtaDone INTEGER, start INTEGER, end INTEGER);",
+             qmdLastCtaDone INTEGER, start INTEGER, end INTEGER, deviceId INTEGER);",
     )
     .unwrap();
     conn.execute(
@@ -903,8 +916,8 @@ fn older_and_newer_schemas_are_read_by_column_name() {
     )
     .unwrap();
     conn.execute(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (globalPid, correlationId, start, end) \
-         VALUES (?1, 9, 200, 300)",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (globalPid, correlationId, start, end, \
+         deviceId) VALUES (?1, 9, 200, 300, 0)",
         params![gpid(3)],
     )
     .unwrap();

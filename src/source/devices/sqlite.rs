@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 pub fn launchers(db: &Db) -> Result<Launchers> {
     let mut out = Vec::new();
     if db.has("ThreadNames") && db.has("StringIds") {
-        db.check_table("StringIds")?;
+        // The columns the rule requires, refused naming their table before the join.
+        db.columns("ThreadNames")?;
+        db.columns("StringIds")?;
         let sql = "SELECT t.globalTid, s.value FROM ThreadNames t \
                    JOIN StringIds s ON s.id = t.nameId ORDER BY t.rowid";
         let rows = query(db, "ThreadNames", sql, |row| {
@@ -42,8 +44,10 @@ pub fn launchers(db: &Db) -> Result<Launchers> {
     if !db.has("CUPTI_ACTIVITY_KIND_KERNEL") || calls.is_empty() {
         return Ok(Launchers::None);
     }
+    db.columns("CUPTI_ACTIVITY_KIND_KERNEL")?;
     let mut per_thread: BTreeMap<i64, BTreeMap<u32, u64>> = BTreeMap::new();
     for table in calls {
+        db.columns(table)?;
         // A kernel belongs to the call with its correlation id in its process.
         let sql = format!(
             "SELECT r.globalTid, k.deviceId, COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
@@ -103,9 +107,6 @@ fn query<T>(
 /// [`pid_of`] reads them from `globalTid`.
 pub fn xla_processes(db: &Db) -> Result<u32> {
     if !db.has("NVTX_EVENTS") {
-        return Ok(0);
-    }
-    if !db.columns("NVTX_EVENTS")?.iter().any(|c| c == "globalTid") {
         return Ok(0);
     }
     let Some(text) = db.nvtx_text()? else {

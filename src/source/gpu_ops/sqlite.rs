@@ -268,7 +268,9 @@ fn whole_graphs(db: &Db) -> Result<u64> {
 }
 
 /// The SQL of one table's operations joined with their API calls; `None` when the export
-/// lacks the table.
+/// lacks the table. The columns the join and the records need (times, device, correlation
+/// id, process; the calls' thread) are those every table of GPU work and of calls must
+/// have ([`crate::source::sqlite::REQUIRED`]): a table without one is refused.
 fn table_sql(db: &Db, index: usize, table: &str, vals: &[&str]) -> Result<Option<String>> {
     if !db.has(table) {
         return Ok(None);
@@ -282,35 +284,18 @@ fn table_sql(db: &Db, index: usize, table: &str, vals: &[&str]) -> Result<Option
             "NULL".to_string()
         }
     };
-    for required in ["start", "end", "deviceId"] {
-        if !has(required) {
-            return Err(Error::data(
-                db.place(),
-                format!(
-                    "table {table} has no column `{required}` (columns: {})",
-                    have.join(", ")
-                ),
-            ));
-        }
-    }
     let mut joins = String::new();
     let mut calls: Vec<String> = Vec::new();
-    if has("correlationId") && has("globalPid") {
-        for (i, &c) in CALL_TABLES.iter().enumerate() {
-            if !db.has(c) {
-                continue;
-            }
-            let ccols = db.columns(c)?;
-            let chas = |n: &str| ccols.iter().any(|h| h == n);
-            if !(chas("correlationId") && chas("globalTid") && chas("start") && chas("end")) {
-                continue;
-            }
-            joins.push_str(&format!(
-                " LEFT JOIN \"{c}\" c{i} ON c{i}.correlationId = o.correlationId \
-                 AND c{i}.globalTid - (c{i}.globalTid & 16777215) = o.globalPid"
-            ));
-            calls.push(format!("c{i}"));
+    for (i, &c) in CALL_TABLES.iter().enumerate() {
+        if !db.has(c) {
+            continue;
         }
+        db.columns(c)?;
+        joins.push_str(&format!(
+            " LEFT JOIN \"{c}\" c{i} ON c{i}.correlationId = o.correlationId \
+             AND c{i}.globalTid - (c{i}.globalTid & 16777215) = o.globalPid"
+        ));
+        calls.push(format!("c{i}"));
     }
     let pick = |field: &str| -> String {
         match calls.len() {
@@ -352,10 +337,8 @@ fn table_sql(db: &Db, index: usize, table: &str, vals: &[&str]) -> Result<Option
     };
     let vals: Vec<String> = vals.iter().map(|v| col(v)).collect();
     Ok(Some(format!(
-        "SELECT {index}, o.rowid, o.deviceId, o.start, o.end, {}, {}, {}, {}, {api}, {found}, \
-         {}, {}, {} FROM \"{table}\" o{joins}",
-        col("correlationId"),
-        col("globalPid"),
+        "SELECT {index}, o.rowid, o.deviceId, o.start, o.end, o.correlationId, o.globalPid, \
+         {}, {}, {api}, {found}, {}, {}, {} FROM \"{table}\" o{joins}",
         col("streamId"),
         pick("globalTid"),
         pick("end"),
@@ -420,8 +403,8 @@ impl Enums {
     fn read(db: &Db) -> Result<Enums> {
         let table = |name: &str, fallback: &[&str], f: fn(&str) -> String| -> Result<_> {
             let mut map: HashMap<i64, String> = HashMap::new();
-            if db.has(name) && db.columns(name)?.iter().any(|c| c == "name") {
-                let sql = db.select(name, &[("id", true), ("name", true)], false, None)?;
+            if db.has(name) {
+                let sql = db.select(name, &["id", "name"], false, None)?;
                 db.each_row(name, &sql, |row| {
                     let id: Option<i64> = row.get(0).ok();
                     let value: Option<String> = row.get(1).ok();
@@ -668,6 +651,9 @@ pub fn read(
         Which::Memops => Some(Enums::read(db)?),
         Which::Kernels => None,
     };
+    if db.has("StringIds") {
+        db.columns("StringIds")?;
+    }
     let mut strings = Strings {
         db,
         cache: HashMap::new(),

@@ -271,7 +271,8 @@ pub struct Counts {
 }
 
 /// Streams `start, end, <a>, <b>` of every row of `table` to `f(rowid, start, end, a, b)`;
-/// `start` and `end` must be present and ordered.
+/// `start` and `end` must be present and ordered (the columns are among those the table
+/// must have, [`crate::source::sqlite::REQUIRED`]).
 fn scan(
     db: &Db,
     table: &str,
@@ -279,12 +280,7 @@ fn scan(
     b: &str,
     f: &mut dyn FnMut(i64, i64, i64, Option<i64>, Option<i64>),
 ) -> Result<()> {
-    let sql = db.select(
-        table,
-        &[("start", true), ("end", true), (a, true), (b, true)],
-        true,
-        None,
-    )?;
+    let sql = db.select(table, &["start", "end", a, b], true, None)?;
     db.each_row(table, &sql, |row| {
         let rowid = db.rowid(table, row)?;
         let need = |v: Option<i64>, column: &str| {

@@ -257,7 +257,7 @@ fn event_types(db: &Db) -> Result<EventTypes> {
     let mut known: HashMap<String, i64> = HashMap::new();
     let table = "ENUM_NSYS_EVENT_TYPE";
     if db.has(table) {
-        let sql = db.select(table, &[("id", true), ("name", true)], false, None)?;
+        let sql = db.select(table, &["id", "name"], false, None)?;
         db.each_row(table, &sql, |row| {
             if let (Ok(id), Ok(Some(name))) =
                 (row.get::<_, i64>(0), row.get::<_, Option<String>>(1))
@@ -306,7 +306,7 @@ struct Names<'c> {
 impl<'c> Names<'c> {
     fn new(db: &'c Db) -> Result<Names<'c>> {
         let strings = if db.has("StringIds") {
-            let sql = db.select("StringIds", &[("value", true)], false, Some("id = ?1"))?;
+            let sql = db.select("StringIds", &["value"], false, Some("id = ?1"))?;
             Some(
                 db.conn()
                     .prepare(&sql)
@@ -342,13 +342,7 @@ impl<'c> Names<'c> {
     fn read_domains(&mut self, db: &Db, create: i64) -> Result<()> {
         let sql = db.select(
             TABLE,
-            &[
-                ("start", true),
-                ("globalTid", false),
-                ("domainId", false),
-                ("textId", false),
-                ("text", false),
-            ],
+            &["start", "globalTid", "domainId", "textId", "text"],
             true,
             Some(&format!("eventType = {create}")),
         )?;
@@ -468,14 +462,14 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
     let sql = db.select(
         TABLE,
         &[
-            ("start", true),
-            ("end", true),
-            ("eventType", true),
-            ("globalTid", true),
-            ("endGlobalTid", false),
-            ("textId", false),
-            ("text", false),
-            ("domainId", false),
+            "start",
+            "end",
+            "eventType",
+            "globalTid",
+            "endGlobalTid",
+            "textId",
+            "text",
+            "domainId",
         ],
         true,
         Some(&filter),

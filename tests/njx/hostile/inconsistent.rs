@@ -558,6 +558,37 @@ fn graph_names(db: &NsysDb) {
     db.string(8, "k");
 }
 
+/// The module ranges renamed as a PyTorch profile names its ranges: the export holds
+/// kernels, calls and thunk-like ranges, but no XLA module range.
+fn not_xla(db: &NsysDb) {
+    db.sql(
+        "UPDATE NVTX_EVENTS SET text = 'aten::linear' WHERE text LIKE 'XlaModule:%'",
+        [],
+    );
+}
+
+/// `table` copied without `column` (SQLite cannot drop a primary key or an indexed
+/// column): schema drift that leaves out a column every reader of the table requires.
+fn without_column(db: &NsysDb, table: &str, column: &str) {
+    let kept: Vec<String> = db
+        .conn
+        .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|c| c != column)
+        .map(|c| format!("\"{c}\""))
+        .collect();
+    db.conn
+        .execute_batch(&format!(
+            "CREATE TABLE njx_tmp AS SELECT {} FROM \"{table}\"; DROP TABLE \"{table}\"; \
+             ALTER TABLE njx_tmp RENAME TO \"{table}\";",
+            kept.join(", ")
+        ))
+        .unwrap();
+}
+
 fn sqlite() -> Vec<Case> {
     use Expect::{Refused, RefusedOrNoted as Rn, Survives};
     let fixes: &[(&str, DbFix, Expect, &[&str])] = &[
@@ -704,6 +735,48 @@ fn sqlite() -> Vec<Case> {
             &["ranges"],
         ),
         (
+            "CUPTI_ACTIVITY_KIND_KERNEL without its globalPid column",
+            |db| without_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"),
+            Refused,
+            &["kernels", "gpu-ranges", "modules"],
+        ),
+        (
+            "CUPTI_ACTIVITY_KIND_KERNEL without its deviceId column",
+            |db| without_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "deviceId"),
+            Refused,
+            &["kernels", "gpu-ranges", "thunks"],
+        ),
+        (
+            "CUPTI_ACTIVITY_KIND_RUNTIME without its correlationId column",
+            |db| without_column(db, "CUPTI_ACTIVITY_KIND_RUNTIME", "correlationId"),
+            Refused,
+            &["kernels", "memops", "gpu-ranges", "modules"],
+        ),
+        (
+            "NVTX_EVENTS without its eventType column",
+            |db| without_column(db, "NVTX_EVENTS", "eventType"),
+            Refused,
+            &["ranges", "kernels", "modules"],
+        ),
+        (
+            "ThreadNames without its nameId column",
+            |db| without_column(db, "ThreadNames", "nameId"),
+            Refused,
+            &["modules"],
+        ),
+        (
+            "StringIds without its value column",
+            |db| without_column(db, "StringIds", "value"),
+            Refused,
+            &["ranges", "kernels", "modules"],
+        ),
+        (
+            "an export whose module ranges are not XLA's (a PyTorch profile)",
+            not_xla,
+            Refused,
+            &["modules", "thunks"],
+        ),
+        (
             "a thread named twice",
             |db| {
                 db.thread_name(
@@ -770,6 +843,31 @@ fn sqlite() -> Vec<Case> {
                 },
             ));
         }
+    }
+    // Every tool that reads executions refuses a profile without XLA module ranges, naming
+    // it, in one line.
+    for (tool, flags) in [
+        ("njx-modules", &[][..]),
+        ("njx-collectives", &[]),
+        ("njx-thunks", &[]),
+        ("njx-flamefold", &["--by", "module"]),
+    ] {
+        v.push(Case::new(
+            "SQLite: an export whose module ranges are not XLA's (a PyTorch profile)",
+            tool,
+            Refused,
+            move |d: &Path| {
+                let path = d.join("e.sqlite");
+                let db = sqlite_export(&path);
+                not_xla(&db);
+                drop(db);
+                let mut args: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+                args.push(path.to_str().unwrap().to_string());
+                Run::new(args)
+                    .name("e.sqlite")
+                    .name("holds no XLA module ranges")
+            },
+        ));
     }
     for (label, fix) in [
         ("a textId that is in no StringIds row", fixes[0].1),
