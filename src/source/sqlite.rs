@@ -178,6 +178,27 @@ impl Db {
         )
     }
 
+    /// The names of the NVTX payload schemas the export registers
+    /// (`NVTX_PAYLOAD_SCHEMAS.name`, nsys 2026; empty where it has none): XLA's
+    /// `XlaModule`, `XlaInstruction`, `XlaInstructionDetailed`, `XlaCollectiveDetailed`
+    /// (openxla/xla PR #46486, `--xla_gpu_trace_annotation_level`), NCCL's are unnamed.
+    pub fn payload_schemas(&self) -> Result<Vec<String>> {
+        const TABLE: &str = "NVTX_PAYLOAD_SCHEMAS";
+        if !self.has(TABLE) || !self.columns(TABLE)?.iter().any(|c| c == "name") {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT DISTINCT CAST(name AS TEXT) FROM {TABLE} WHERE name IS NOT NULL \
+                 ORDER BY 1"
+            ))
+            .map_err(|e| self.sql_error(TABLE, e))?;
+        stmt.query_map([], |row| row.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+            .map_err(|e| self.sql_error(TABLE, e))
+    }
+
     /// Fails when `table` is a view: nsys exports hold tables only, and a view (a recursive
     /// one) can compute without end, so njx reads none.
     pub fn check_table(&self, table: &str) -> Result<()> {

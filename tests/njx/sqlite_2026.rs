@@ -320,3 +320,45 @@ fn without_dumps_nccl_only_communication_is_left_out_and_said() {
         "{stderr}"
     );
 }
+
+/// XLA's structured payload schemas (openxla/xla PR #46486; the table as nsys 2026.2.1
+/// exports it, `../shared/data/pytorch_nsys2026_sqlite/h100_2gpu_1s.sqlite`, where NCCL's
+/// schemas are unnamed): njx does not decode payloads yet, and says so rather than leave
+/// them aside silently.
+#[test]
+fn xla_payload_schemas_are_said_to_be_unread() {
+    let dir = tempdir();
+    let path = dir.path().join("xla2026.sqlite");
+    export(&path);
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute(
+        "CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, \
+         type INTEGER, flags INTEGER, numEntries INTEGER, payloadSize INTEGER, \
+         alignTo INTEGER)",
+        [],
+    )
+    .unwrap();
+    for (id, name) in [
+        (4294967296_i64, Some("XlaModule")),
+        (4294967297, Some("XlaInstruction")),
+        (4294967298, Some("XlaCollectiveDetailed")),
+        (16777220, None),
+    ] {
+        db.execute(
+            "INSERT INTO NVTX_PAYLOAD_SCHEMAS (domainId, schemaId, name, type) VALUES (1, ?1, ?2, 1)",
+            rusqlite::params![id, name],
+        )
+        .unwrap();
+    }
+    drop(db);
+    let hlo = dumps(dir.path());
+    let (thunks, stderr) = export_table("thunks", path.to_str().unwrap(), &hlo);
+    assert_eq!(thunks.len(), 6);
+    assert!(
+        stderr.contains(
+            "holds XLA's structured NVTX payloads (schemas XlaCollectiveDetailed, \
+             XlaInstruction, XlaModule), which njx does not read yet"
+        ),
+        "{stderr}"
+    );
+}
