@@ -403,6 +403,22 @@ pub fn derive(
     let no_dump = CollectiveSchedule::Unknown("there is no HLO dump of the program".into());
     let mut unmatched: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut matched = 0usize;
+    // The communication thunk ranges of each execution with NCCL ranges, counted by name
+    // (one pass, not one per execution).
+    let nccl_executions: HashSet<usize> = nccl_by_module
+        .keys()
+        .filter_map(|m| module_index.get(m).copied())
+        .collect();
+    let mut comm_ranges: HashMap<usize, HashMap<String, usize>> = HashMap::new();
+    for (mi, _, t) in &thunks {
+        if t.comm && nccl_executions.contains(mi) {
+            *comm_ranges
+                .entry(*mi)
+                .or_default()
+                .entry(t.name.clone())
+                .or_default() += 1;
+        }
+    }
     for (m, mut ns) in nccl_by_module {
         let Some(&mi) = module_index.get(&m) else {
             continue;
@@ -421,10 +437,7 @@ pub fn derive(
         let expected: Vec<&(String, Comm)> = match order {
             CollectiveSchedule::Known(all) => {
                 // Less those with a thunk range in this execution, once each.
-                let mut seen: HashMap<&str, usize> = HashMap::new();
-                for (_, _, t) in thunks.iter().filter(|(i, _, t)| *i == mi && t.comm) {
-                    *seen.entry(t.name.as_str()).or_default() += 1;
-                }
+                let mut seen = comm_ranges.remove(&mi).unwrap_or_default();
                 all.iter()
                     .filter(|(name, _)| match seen.get_mut(name.as_str()) {
                         Some(k) if *k > 0 => {

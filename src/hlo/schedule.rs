@@ -15,7 +15,7 @@
 
 use super::{COMM_OPCODES, COMM_START_OPCODES, CollectiveKind, HloModule, Instruction, Loc};
 use crate::error::Result;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The most collectives one execution is unrolled to: a bound against trip counts that a
 /// damaged dump makes huge.
@@ -45,6 +45,7 @@ impl HloModule {
             module: self,
             out: Vec::new(),
             path: Vec::new(),
+            runs: HashMap::new(),
         };
         Ok(match walk.computation(self.entry_computation_id)? {
             Some(why) => CollectiveOrder::Unknown(why),
@@ -80,9 +81,26 @@ struct Walk<'m> {
     out: Vec<Instruction<'m>>,
     /// The computations being walked, outermost first.
     path: Vec<i64>,
+    /// [`HloModule::runs_collectives`] of each computation asked about: a loop body is
+    /// walked once per trip, its nested loops asked about each time.
+    runs: HashMap<i64, bool>,
 }
 
 impl<'m> Walk<'m> {
+    fn runs_collectives(&mut self, id: i64) -> bool {
+        let m = self.module;
+        *self
+            .runs
+            .entry(id)
+            .or_insert_with(|| m.runs_collectives(id))
+    }
+
+    /// Why the walk stops, once it has found more collectives than it may unroll.
+    fn too_many(&self) -> Option<String> {
+        (self.out.len() > MAX_COLLECTIVES)
+            .then(|| format!("one execution would run more than {MAX_COLLECTIVES} collectives"))
+    }
+
     /// Appends the collectives of computation `id` in schedule order; `Some(why)` where
     /// their order cannot be known.
     fn computation(&mut self, id: i64) -> Result<Option<String>> {
@@ -100,7 +118,7 @@ impl<'m> Walk<'m> {
             return Ok(Some(format!("calls are nested more than {MAX_DEPTH} deep")));
         }
         let Some(sequence) = m.schedule.get(&id) else {
-            if m.runs_collectives(id) {
+            if self.runs_collectives(id) {
                 return Ok(Some(format!(
                     "computation `{}` runs collectives but is not in the schedule",
                     comp.name
@@ -127,10 +145,8 @@ impl<'m> Walk<'m> {
             if let Some(comm) = inst.communication()? {
                 if CollectiveKind::from_opcode(comm.opcode()).is_some() {
                     self.out.push(comm);
-                    if self.out.len() > MAX_COLLECTIVES {
-                        return Ok(Some(format!(
-                            "one execution would run more than {MAX_COLLECTIVES} collectives"
-                        )));
+                    if let Some(why) = self.too_many() {
+                        return Ok(Some(why));
                     }
                 }
                 continue;
@@ -145,14 +161,14 @@ impl<'m> Walk<'m> {
                     }
                 }
                 // XLA's `CreateFromProto`: a while's called computations are body, condition.
-                "while" if called.iter().any(|&c| m.runs_collectives(c)) => {
+                "while" if called.iter().any(|&c| self.runs_collectives(c)) => {
                     let (Some(&body), 2) = (called.first(), called.len()) else {
                         return Ok(Some(format!(
                             "while loop `{}` does not call a body and a condition",
                             inst.name()
                         )));
                     };
-                    if m.runs_collectives(called[1]) {
+                    if self.runs_collectives(called[1]) {
                         return Ok(Some(format!(
                             "the condition of while loop `{}` runs collectives",
                             inst.name()
@@ -165,18 +181,21 @@ impl<'m> Walk<'m> {
                         )));
                     };
                     for _ in 0..trips {
+                        let before = self.out.len();
                         if let Some(why) = self.computation(body)? {
                             return Ok(Some(why));
                         }
-                        if self.out.len() > MAX_COLLECTIVES {
-                            return Ok(Some(format!(
-                                "one execution would run more than {MAX_COLLECTIVES} \
-                                 collectives"
-                            )));
+                        // Every trip walks the same body: one that adds nothing (its
+                        // collectives in loops of 0 trips) makes all of them add nothing.
+                        if self.out.len() == before {
+                            break;
+                        }
+                        if let Some(why) = self.too_many() {
+                            return Ok(Some(why));
                         }
                     }
                 }
-                "conditional" if called.iter().any(|&c| m.runs_collectives(c)) => {
+                "conditional" if called.iter().any(|&c| self.runs_collectives(c)) => {
                     return Ok(Some(format!(
                         "conditional `{}` runs collectives in a branch, and which branch ran \
                          is not in the profile",

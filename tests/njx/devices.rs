@@ -23,10 +23,7 @@
 
 use crate::common::nsys_sqlite::*;
 use crate::common::*;
-use njx::hlo::proto::{
-    FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
-    ReplicaGroup,
-};
+use njx::hlo::proto::{HloComputationProto, HloInstructionProto, HloProto, ReplicaGroup};
 use prost::Message;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -342,22 +339,7 @@ fn inst(id: i64, name: &str, opcode: &str, operands: &[i64], calls: &[i64]) -> H
 }
 
 fn module_proto(id: i64, name: &str, fp: &str, computations: Vec<HloComputationProto>) -> Vec<u8> {
-    let entry = computations.last().unwrap();
-    HloProto {
-        hlo_module: Some(HloModuleProto {
-            id,
-            name: name.into(),
-            entry_computation_id: entry.id,
-            entry_computation_name: entry.name.clone(),
-            frontend_attributes: Some(FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), fp.to_string())].into(),
-            }),
-            computations,
-            ..Default::default()
-        }),
-        buffer_assignment: None,
-    }
-    .encode_to_vec()
+    hlo_of(id, name, Some(fp), computations).encode_to_vec()
 }
 
 /// The after-optimizations dumps: (file name, HloProto bytes).

@@ -6,11 +6,10 @@ use crate::common;
 use crate::common::computation as comp;
 
 use njx::hlo::proto::{
-    AxisRefProto, CollectiveDeviceListProto, FrontendAttributes, HloComputationProto,
-    HloInstructionProto, HloModuleProto, HloProto, IotaReplicaGroupListProto, LayoutProto,
-    MeshAxesReplicaGroupListProto, MeshProto, OpMetadata, PrimitiveType as T, ReplicaGroup,
-    ShapeProto, SourceTarget, StackFrameIndexProto, axis_ref_proto, hlo_instruction_proto,
-    mesh_proto, stack_frame_index_proto,
+    AxisRefProto, CollectiveDeviceListProto, HloComputationProto, HloInstructionProto, HloProto,
+    IotaReplicaGroupListProto, LayoutProto, MeshAxesReplicaGroupListProto, MeshProto, OpMetadata,
+    PrimitiveType as T, ReplicaGroup, ShapeProto, SourceTarget, StackFrameIndexProto,
+    axis_ref_proto, hlo_instruction_proto, mesh_proto, stack_frame_index_proto,
 };
 use njx::hlo::{
     Collective, CollectiveKind, CollectiveOrder, Dumps, HloModule, ProgramKey, byte_size,
@@ -98,22 +97,7 @@ fn hlo(
     fingerprint: Option<&str>,
     computations: Vec<HloComputationProto>,
 ) -> HloProto {
-    HloProto {
-        hlo_module: Some(HloModuleProto {
-            id,
-            name: name.into(),
-            entry_computation_id: computations.last().map_or(0, |c| c.id),
-            entry_computation_name: computations
-                .last()
-                .map_or(String::new(), |c| c.name.clone()),
-            frontend_attributes: fingerprint.map(|f| FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), f.to_string())].into(),
-            }),
-            computations,
-            ..Default::default()
-        }),
-        buffer_assignment: None,
-    }
+    common::hlo_of(id, name, fingerprint, computations)
 }
 
 /// A module with one instruction of each kind the classification distinguishes.
@@ -1513,4 +1497,47 @@ fn the_order_is_unknown_where_the_dump_cannot_tell_it() {
     // A trip count that would unroll past the bound is refused, not run.
     let why = order_of(&scheduled_module(Some("99999999999"), &[3, 4, 5, 10])).unwrap_err();
     assert!(why.contains("more than 1048576 collectives"), "{why}");
+}
+
+#[test]
+fn a_huge_loop_around_a_loop_of_no_trips_ends_at_once() {
+    use njx::hlo::proto::{HloScheduleProto, hlo_schedule_proto::InstructionSequence};
+    let f = || shape(T::F32, &[4]);
+    let looped = |id: i64, name: &str, body: i64, cond: i64, trips: &str| {
+        let mut w = calls(inst(id, name, "while", f(), &[]), &[body, cond]);
+        w.backend_config = format!(r#"{{"known_trip_count":{{"n":"{trips}"}}}}"#).into_bytes();
+        w
+    };
+    let computations = vec![
+        comp(1, "add", vec![inst(1, "add.1", "add", f(), &[])]),
+        comp(
+            3,
+            "inner_body",
+            vec![calls(
+                with_groups(inst(31, "all-reduce.1", "all-reduce", f(), &[]), &[&[0, 1]]),
+                &[1],
+            )],
+        ),
+        comp(4, "inner_cond", vec![inst(41, "lt.1", "compare", f(), &[])]),
+        comp(5, "outer_body", vec![looped(51, "while.inner", 3, 4, "0")]),
+        comp(6, "outer_cond", vec![inst(61, "lt.2", "compare", f(), &[])]),
+        comp(
+            10,
+            "main",
+            vec![looped(101, "while.outer", 5, 6, "18446744073709551615")],
+        ),
+    ];
+    let mut proto = hlo(7, "jit_step", None, computations);
+    let module = proto.hlo_module.as_mut().unwrap();
+    let sequences = module
+        .computations
+        .iter()
+        .map(|c| {
+            let instruction_ids = c.instructions.iter().map(|i| i.id).collect();
+            (c.id, InstructionSequence { instruction_ids })
+        })
+        .collect();
+    module.schedule = Some(HloScheduleProto { sequences });
+    let m = HloModule::new("dump", proto).unwrap();
+    assert_eq!(order_of(&m).unwrap(), Vec::<String>::new());
 }

@@ -20,8 +20,8 @@
 use crate::common::nsys_sqlite::*;
 use crate::common::*;
 use njx::hlo::proto::{
-    FrontendAttributes, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
-    HloScheduleProto, ReplicaGroup, hlo_schedule_proto::InstructionSequence,
+    HloComputationProto, HloInstructionProto, HloScheduleProto, ReplicaGroup,
+    hlo_schedule_proto::InstructionSequence,
 };
 use prost::Message;
 use serde_json::{Value, json};
@@ -135,22 +135,9 @@ fn dump(id: i64, name: &str, fp: &str, computations: Vec<HloComputationProto>) -
         },
     )]
     .into();
-    HloProto {
-        hlo_module: Some(HloModuleProto {
-            id,
-            name: name.into(),
-            entry_computation_id: entry.id,
-            entry_computation_name: entry.name.clone(),
-            schedule: Some(HloScheduleProto { sequences }),
-            frontend_attributes: Some(FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), fp.to_string())].into(),
-            }),
-            computations,
-            ..Default::default()
-        }),
-        buffer_assignment: None,
-    }
-    .encode_to_vec()
+    let mut proto = hlo_of(id, name, Some(fp), computations);
+    proto.hlo_module.as_mut().expect("a module").schedule = Some(HloScheduleProto { sequences });
+    proto.encode_to_vec()
 }
 
 /// Program 5: `fusion.1`, then `async-start.2` wrapping `all-reduce.1` over devices {0, 1}

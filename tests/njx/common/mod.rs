@@ -315,6 +315,31 @@ pub fn computation(
     }
 }
 
+/// An `HloProto` of program `id` named `name` whose entry is the last of `computations`,
+/// with `fingerprint_before_lhs` where given (as XLA dumps it after optimizations).
+pub fn hlo_of(
+    id: i64,
+    name: &str,
+    fingerprint: Option<&str>,
+    computations: Vec<njx::hlo::proto::HloComputationProto>,
+) -> njx::hlo::proto::HloProto {
+    let entry = computations.last();
+    njx::hlo::proto::HloProto {
+        hlo_module: Some(njx::hlo::proto::HloModuleProto {
+            id,
+            name: name.into(),
+            entry_computation_id: entry.map_or(0, |c| c.id),
+            entry_computation_name: entry.map_or(String::new(), |c| c.name.clone()),
+            frontend_attributes: fingerprint.map(|f| njx::hlo::proto::FrontendAttributes {
+                map: [("fingerprint_before_lhs".to_string(), f.to_string())].into(),
+            }),
+            computations,
+            ..Default::default()
+        }),
+        buffer_assignment: None,
+    }
+}
+
 /// An f32 array shape of `dims`.
 pub fn f32s(dims: &[i64]) -> njx::hlo::proto::ShapeProto {
     njx::hlo::proto::ShapeProto {
