@@ -276,7 +276,8 @@ pub fn derive(
     if !attributed.is_empty() {
         out.notes.push(format!(
             "{} thunks had no XlaModule range around them: each given to the module \
-             execution of its thread whose span holds it (records: reconstructed = module)",
+             execution of its thread (else of its process) whose span holds it (records: \
+             reconstructed = module)",
             attributed.len()
         ));
     }
