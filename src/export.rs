@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::executions;
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter};
-use crate::record::{GpuRange, Kernel, Memop, Module, Range, Thunk};
+use crate::record::{GpuRange, Kernel, Memop, Module, PayloadField, Range, Thunk};
 use crate::source;
 use clap::ValueEnum;
 use std::io::Write;
@@ -29,6 +29,9 @@ pub enum Table {
     Kernels,
     /// CUDA memory copies and sets with their launch, from SQLite exports.
     Memops,
+    /// The payloads of NVTX events, one record per field (XLA's and NCCL's structured
+    /// payloads decoded by their schemas), from SQLite exports.
+    Payloads,
 }
 
 /// What to export.
@@ -80,6 +83,11 @@ pub fn run(
                 })?;
             }
         }
+        Table::Payloads => {
+            for path in inputs {
+                source::read_payloads(path, notes, &mut |p| writer.write(&p))?;
+            }
+        }
         Table::Modules | Table::Thunks => {
             let want = if options.table == Table::Modules {
                 executions::Want::Modules
@@ -109,5 +117,6 @@ pub fn run(
         Table::Thunks => writer.finish::<Thunk>(),
         Table::Kernels => writer.finish::<Kernel>(),
         Table::Memops => writer.finish::<Memop>(),
+        Table::Payloads => writer.finish::<PayloadField>(),
     }
 }

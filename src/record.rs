@@ -652,3 +652,54 @@ pub struct Memop {
     #[serde(default)]
     pub graph_node_id: Option<u64>,
 }
+
+/// One field of a structured NVTX payload (`njx-export --table payloads`): the binary
+/// payload an NVTX range or mark carries (`NVTX_EVENTS.binaryData`, nsys 2024.2 and
+/// later), decoded by the schema the application registered (`NVTX_PAYLOAD_SCHEMAS`,
+/// `NVTX_PAYLOAD_SCHEMA_ENTRIES`): XLA's `XlaModule`, `XlaInstruction`,
+/// `XlaInstructionDetailed` and `XlaCollectiveDetailed` (openxla/xla PR #46486), NCCL's
+/// communicator, message size and peer rank. One record per field, in the schema's
+/// order; `id` joins the range records of `--table ranges`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PayloadField {
+    /// Which input the payload came from.
+    pub profile: Arc<str>,
+    pub pid: u64,
+    pub tid: u64,
+    /// The range's (or mark's) id: its `rowid` in `NVTX_EVENTS`, its `id` in `--table
+    /// ranges`.
+    pub id: u64,
+    /// When the range started (or the mark was set), nanoseconds.
+    pub start_ns: i64,
+    /// The range's name, with its domain prefix, as in `--table ranges`.
+    pub name: String,
+    /// The schema's registered name (`XlaInstructionDetailed`), else its id in decimal
+    /// (NCCL registers its schemas unnamed).
+    pub schema: String,
+    pub schema_id: u64,
+    /// Which of the event's payloads (0 for the first: an event may carry several).
+    pub payload: u32,
+    /// The field's position in the schema (`idx`).
+    pub index: u32,
+    /// The field's name (`Message size [bytes]`), else `#INDEX`.
+    pub field: String,
+    /// The field's type: `int8` … `uint64`, `float`, `double`, `size`, `address`,
+    /// `cstring`, `bytes`, `string-handle` (a string the application registered with
+    /// NVTX; the export keeps the handle, not the text), …; `raw` for a payload whose
+    /// schema the export does not define (the value is then its bytes in hex).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The value: a number, or text for strings and raw bytes; null where njx cannot
+    /// decode the type (said on stderr).
+    pub value: Option<PayloadValue>,
+}
+
+/// The value of a [`PayloadField`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PayloadValue {
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
+    Text(String),
+}

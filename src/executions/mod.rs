@@ -94,7 +94,7 @@ pub type Corrections = BTreeMap<u32, f64>;
 /// error of every tool that reads executions ([`WithoutXla::Refuse`]).
 pub const NO_XLA: &str = "holds no XLA module ranges (XlaModule NVTX ranges with GPU work), \
      so nothing for this tool; njx-kernels, njx-ranges, njx-timeline, njx-flamefold --by \
-     stack and njx-export --table ranges|gpu-ranges|kernels|memops read it";
+     stack and njx-export --table ranges|gpu-ranges|kernels|memops|payloads read it";
 
 /// What becomes of an input path whose profiles hold no XLA module range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,6 +22,7 @@ pub mod gpu_ops;
 pub mod gpu_ranges;
 pub mod limits;
 mod parquet_footer;
+pub mod payloads;
 mod piped;
 mod profile;
 pub mod progress;
@@ -632,24 +633,62 @@ pub fn read_gpu_ops(
          {SQLITE_MEMBER} (njx-capture writes them)",
         which.table()
     );
+    with_export(
+        path,
+        which.table(),
+        &needs,
+        "kernel or memory-operation table",
+        notes,
+        |db| gpu_ops::sqlite::read(db, which, &profile, notes, emit),
+    )
+}
+
+/// Reads the payloads of the NVTX events of an nsys SQLite export, a `.nsys-rep` report or
+/// an njx-capture archive ([`payloads`]), handing each field to `emit`. Returns how many.
+pub fn read_payloads(
+    path: &Path,
+    notes: &Notes,
+    emit: &mut dyn FnMut(crate::record::PayloadField) -> Result<()>,
+) -> Result<u64> {
+    let profile: Arc<str> = profile_name(path).into();
+    let needs = format!(
+        "--table payloads needs the NVTX_EVENTS table of an nsys SQLite export (`nsys export \
+         --type sqlite REPORT.nsys-rep`), a .nsys-rep report, or an archive holding one as \
+         {SQLITE_MEMBER} (njx-capture writes them)"
+    );
+    with_export(path, "payloads", &needs, "NVTX payload", notes, |db| {
+        payloads::read(db, &profile, notes, emit)
+    })
+}
+
+/// Runs `read` on the nsys export `path` is, or holds (a `.nsys-rep` report exported with
+/// nsys, an archive's `report.sqlite`); any other input is refused, saying what `table`
+/// `needs` (an nsys-jax archive keeps no `what`).
+fn with_export(
+    path: &Path,
+    table: &str,
+    needs: &str,
+    what: &str,
+    notes: &Notes,
+    read: impl FnOnce(&Db) -> Result<u64>,
+) -> Result<u64> {
     let progress = notes.progress();
     let n = match open_input(path, progress)? {
         kind @ (Opened::Sqlite | Opened::Report) => {
             let (db, _exported) = open_db(path, matches!(kind, Opened::Report), progress)?;
-            gpu_ops::sqlite::read(&db, which, &profile, notes, emit)
+            read(&db)
         }
         Opened::Archive(mut archive) => {
             if archive.find(SQLITE_MEMBER).is_empty() {
                 return Err(Error::data(
                     archive.place(),
                     format!(
-                        "archive has no {SQLITE_MEMBER}: nsys-jax archives keep no kernel or \
-                         memory-operation table; {needs}"
+                        "archive has no {SQLITE_MEMBER}: nsys-jax archives keep no {what}; {needs}"
                     ),
                 ));
             }
-            let (db, _copy) = report::open_in_archive(&mut archive, which.table(), SQLITE_MEMBER)?;
-            gpu_ops::sqlite::read(&db, which, &profile, notes, emit)
+            let (db, _copy) = report::open_in_archive(&mut archive, table, SQLITE_MEMBER)?;
+            read(&db)
         }
         Opened::Parquet { place, .. } => {
             Err(Error::data(place, format!("a Parquet file; {needs}")))

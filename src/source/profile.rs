@@ -201,11 +201,13 @@ impl Profiles {
                     .filter(|s| s.starts_with("Xla"))
                     .collect();
                 if !xla_payloads.is_empty() {
-                    // Nothing read silently left aside: say what is there and not read.
+                    // Nothing silently left aside: say what is there and where it is read.
                     notes.note(format!(
-                        "{}: holds XLA's structured NVTX payloads (schemas {}), which njx does \
-                         not read yet: thunks' instructions come from their range names, \
-                         collectives' kinds and sizes from the HLO dumps (--hlo)",
+                        "{}: holds XLA's structured NVTX payloads (schemas {}): `njx-export \
+                         --table payloads` decodes them; here the thunks' instructions come \
+                         from their range names, collectives' kinds and sizes from the HLO \
+                         dumps (--hlo), as the payloads give their text only as NVTX string \
+                         handles",
                         db.place(),
                         xla_payloads.join(", ")
                     ));

@@ -22,6 +22,8 @@ const TABLES: &[&str] = &[
     "CUPTI_ACTIVITY_KIND_MEMSET",
     "ENUM_NSYS_EVENT_TYPE",
     "META_DATA_EXPORT",
+    "NVTX_PAYLOAD_SCHEMAS",
+    "NVTX_PAYLOAD_SCHEMA_ENTRIES",
 ];
 
 const VALUES: &[&str] = &[
@@ -140,6 +142,25 @@ fn one(rng: &mut Rng, conn: &Connection, t: &str) -> rusqlite::Result<()> {
             format!("rowid % {m} = {}", rng.below(m))
         }
     };
+    if cols.iter().any(|c| c == "binaryData") && rng.chance(0.2) {
+        // A payload blob with its bytes mutated (NVTX payload headers and fields).
+        let r = row(rng);
+        let blob: Option<Vec<u8>> = conn
+            .query_row(
+                &format!("SELECT CAST(binaryData AS BLOB) FROM \"{t}\" WHERE rowid = {r}"),
+                [],
+                |x| x.get(0),
+            )
+            .unwrap_or(None);
+        if let Some(mut b) = blob {
+            crate::bytes::havoc(rng, &mut b, &[], 4);
+            conn.execute(
+                &format!("UPDATE \"{t}\" SET binaryData = ?1 WHERE rowid = {r}"),
+                [b],
+            )?;
+            return Ok(());
+        }
+    }
     let sql = match rng.below(16) {
         0..=5 => {
             let c = col(rng);

@@ -530,6 +530,9 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
     let compile_path = setup.join("compile.sqlite");
     seeds::sqlite_compile(&compile_path);
     let sqlite_compile = std::fs::read(&compile_path).unwrap();
+    let payloads_path = setup.join("payloads.sqlite");
+    drop(crate::common::payloads::payload_export(&payloads_path));
+    let sqlite_payloads = std::fs::read(&payloads_path).unwrap();
     let bare_path = setup.join("bare.sqlite");
     drop(crate::common::nsys_sqlite::NsysDb::with_tables(
         &bare_path,
@@ -921,6 +924,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             (Item::sqlite(sqlite2.clone()), "xla"),
             (Item::sqlite(sqlite_compile.clone()), "compile"),
             (Item::sqlite(bare), "bare"),
+            (Item::sqlite(sqlite_payloads), "payloads"),
         ],
         entries: vec![
             entry("read-ranges", &[], |_, i| read_ranges(&p(i.path), i)),
@@ -928,6 +932,10 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 read_gpu_ranges(&p(i.path), i)
             }),
             entry("profiles", &[], |_, i| profiles(i.path)),
+            // NVTX payloads: XLA's and NCCL's schemas and blobs (and none, in the others).
+            entry("export-payloads", &[], |_, i| {
+                export(&p(i.path), i, export::Table::Payloads, Vec::new())
+            }),
             entry("export-modules", &["xla"], |c, i| {
                 export(
                     &p(i.path),

@@ -31,6 +31,7 @@ mod modules_archive;
 mod modules_sqlite;
 mod not_xla;
 mod outputs;
+mod payloads;
 mod pgle;
 mod progress;
 mod ranges;

@@ -310,10 +310,10 @@ fn without_dumps_nccl_only_communication_is_left_out_and_said() {
 
 /// XLA's structured payload schemas (openxla/xla PR #46486; the table as nsys 2026.2.1
 /// exports it, `../shared/data/pytorch_nsys2026_sqlite/h100_2gpu_1s.sqlite`, where NCCL's
-/// schemas are unnamed): njx does not decode payloads yet, and says so rather than leave
-/// them aside silently.
+/// schemas are unnamed): the XLA tools do not use the payloads (their text is NVTX string
+/// handles), and say where they are decoded rather than leave them aside silently.
 #[test]
-fn xla_payload_schemas_are_said_to_be_unread() {
+fn xla_payload_schemas_are_said_to_be_read_elsewhere() {
     let dir = tempdir();
     let path = dir.path().join("xla2026.sqlite");
     export(&path);
@@ -344,7 +344,7 @@ fn xla_payload_schemas_are_said_to_be_unread() {
     assert!(
         stderr.contains(
             "holds XLA's structured NVTX payloads (schemas XlaCollectiveDetailed, \
-             XlaInstruction, XlaModule), which njx does not read yet"
+             XlaInstruction, XlaModule): `njx-export --table payloads` decodes them"
         ),
         "{stderr}"
     );

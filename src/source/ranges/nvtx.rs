@@ -247,13 +247,13 @@ impl Nvtx {
 
 /// Event type numbers: from `ENUM_NSYS_EVENT_TYPE` when the export has it (by name),
 /// the values of every nsys release so far otherwise.
-struct EventTypes {
+pub(crate) struct EventTypes {
     push_pop: [i64; 2],
     start_end: [i64; 2],
-    domain_create: i64,
+    pub(crate) domain_create: i64,
 }
 
-fn event_types(db: &Db) -> Result<EventTypes> {
+pub(crate) fn event_types(db: &Db) -> Result<EventTypes> {
     let mut known: HashMap<String, i64> = HashMap::new();
     let table = "ENUM_NSYS_EVENT_TYPE";
     if db.has(table) {
@@ -276,12 +276,12 @@ fn event_types(db: &Db) -> Result<EventTypes> {
 }
 
 /// An integer cell of the NVTX table; see [`Db::int`].
-fn int(db: &Db, row: &Row, i: usize, column: &str, rowid: i64) -> Result<Option<i64>> {
+pub(crate) fn int(db: &Db, row: &Row, i: usize, column: &str, rowid: i64) -> Result<Option<i64>> {
     db.int(TABLE, row, i, column, rowid)
 }
 
 /// A text cell as UTF-8 (invalid bytes replaced), or `None`.
-fn text<'r>(row: &'r Row, i: usize) -> Option<std::borrow::Cow<'r, str>> {
+pub(crate) fn text<'r>(row: &'r Row, i: usize) -> Option<std::borrow::Cow<'r, str>> {
     match row.get_ref(i) {
         Ok(ValueRef::Text(t)) => Some(String::from_utf8_lossy(t)),
         _ => None,
@@ -289,7 +289,7 @@ fn text<'r>(row: &'r Row, i: usize) -> Option<std::borrow::Cow<'r, str>> {
 }
 
 /// Distinct range names, interned as they are read.
-struct Names<'c> {
+pub(crate) struct Names<'c> {
     /// `SELECT value FROM StringIds WHERE id = ?`, where the export has the table.
     strings: Option<Statement<'c>>,
     /// Domain names by (global process id, domain id), as indices into `domain_names`.
@@ -304,7 +304,7 @@ struct Names<'c> {
 }
 
 impl<'c> Names<'c> {
-    fn new(db: &'c Db) -> Result<Names<'c>> {
+    pub(crate) fn new(db: &'c Db) -> Result<Names<'c>> {
         let strings = if db.has("StringIds") {
             let sql = db.select("StringIds", &["value"], false, Some("id = ?1"))?;
             Some(
@@ -326,7 +326,7 @@ impl<'c> Names<'c> {
     }
 
     /// The registered string `id`, if the export has it.
-    fn string(&mut self, db: &Db, id: i64) -> Result<Option<String>> {
+    pub(crate) fn string(&mut self, db: &Db, id: i64) -> Result<Option<String>> {
         let Some(stmt) = &mut self.strings else {
             return Ok(None);
         };
@@ -339,7 +339,7 @@ impl<'c> Names<'c> {
 
     /// Registers the domains created in the export (earliest creation per process and
     /// domain id).
-    fn read_domains(&mut self, db: &Db, create: i64) -> Result<()> {
+    pub(crate) fn read_domains(&mut self, db: &Db, create: i64) -> Result<()> {
         let sql = db.select(
             TABLE,
             &["start", "globalTid", "domainId", "textId", "text"],
@@ -381,7 +381,7 @@ impl<'c> Names<'c> {
         Ok(())
     }
 
-    fn domain(&self, gtid: i64, domain_id: Option<i64>) -> u32 {
+    pub(crate) fn domain(&self, gtid: i64, domain_id: Option<i64>) -> u32 {
         match domain_id {
             None | Some(0) => 0,
             Some(d) => self
@@ -410,7 +410,7 @@ impl<'c> Names<'c> {
     /// The name of a range: its registered string, else its text, else empty. A `textId`
     /// naming no registered string, on a row without text, is an error naming the row
     /// (`rowid`) of `NVTX_EVENTS`.
-    fn name_of(
+    pub(crate) fn name_of(
         &mut self,
         db: &Db,
         domain: u32,
@@ -436,6 +436,11 @@ impl<'c> Names<'c> {
             }
         }
         Ok(self.intern(domain, text.unwrap_or("")))
+    }
+
+    /// The name interned as `i` by [`Names::name_of`].
+    pub(crate) fn get(&self, i: u32) -> &str {
+        &self.names[i as usize]
     }
 }
 

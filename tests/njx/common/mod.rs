@@ -4,6 +4,7 @@
 
 pub mod gpu_spans;
 pub mod nsys_sqlite;
+pub mod payloads;
 mod pq;
 pub mod relay;
 

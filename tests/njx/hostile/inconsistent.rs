@@ -539,6 +539,7 @@ pub fn cases() -> Vec<Case> {
         ));
     }
     v.extend(sqlite());
+    v.extend(payloads());
     v.extend(gpu_records());
     v.extend(folded());
     v.extend(command_lines());
@@ -587,6 +588,320 @@ fn without_column(db: &NsysDb, table: &str, column: &str) {
             kept.join(", ")
         ))
         .unwrap();
+}
+
+/// A valid payload for the payload cases: NCCL's all-gather schema (communicator at 0,
+/// message size at 8, 16 bytes) in domain 1, and a range carrying one payload of it.
+/// Returns the range's row.
+fn payload_base(db: &NsysDb) -> i64 {
+    use crate::common::payloads::*;
+    create_tables(db);
+    add_schema(db, &nccl_all_gather(1));
+    let row = db.nvtx(
+        PUSH_POP,
+        300_000,
+        Some(310_000),
+        gtid(7, 1),
+        Some("ncclAllGather"),
+        None,
+        0,
+    );
+    let p = Payload::new(16).u64(0, 77).u64(8, 4096);
+    set_blob(db, row, &blob(1, NCCL_ALL_GATHER as u64, &p.0));
+    row
+}
+
+/// The blob of [`payload_base`] with `edit` applied.
+fn edit_blob(db: &NsysDb, edit: fn(&mut Vec<u8>)) {
+    use crate::common::payloads::*;
+    let row = payload_base(db);
+    let mut b = blob(1, NCCL_ALL_GATHER as u64, &Payload::new(16).u64(8, 4096).0);
+    edit(&mut b);
+    set_blob(db, row, &b);
+}
+
+/// Structured NVTX payloads (`njx-export --table payloads`): blobs and schemas that do not
+/// add up are refused naming the file, table and row; what is only undecodable is written
+/// and said; mutated blobs never crash.
+fn payloads() -> Vec<Case> {
+    use Expect::{Refused, RefusedOrNoted as Rn, Survives};
+    let fixes: &[(&str, DbFix, Expect, &str)] = &[
+        (
+            "a blob shorter than its header",
+            |db| edit_blob(db, |b| b.truncate(12)),
+            Refused,
+            "row",
+        ),
+        (
+            "a blob whose payload size runs past its end",
+            |db| edit_blob(db, |b| b[16..24].copy_from_slice(&1000u64.to_le_bytes())),
+            Refused,
+            "row",
+        ),
+        (
+            "a blob whose payload size is 2^64 - 1",
+            |db| edit_blob(db, |b| b[16..24].copy_from_slice(&u64::MAX.to_le_bytes())),
+            Refused,
+            "row",
+        ),
+        (
+            "a blob whose total size disagrees with its payload",
+            |db| edit_blob(db, |b| b[24..32].copy_from_slice(&40u64.to_le_bytes())),
+            Refused,
+            "row",
+        ),
+        (
+            "a blob with stray bytes after its last payload",
+            |db| edit_blob(db, |b| b.extend_from_slice(&[0; 10])),
+            Refused,
+            "row",
+        ),
+        (
+            "a payload shorter than its static schema",
+            |db| {
+                use crate::common::payloads::*;
+                let row = payload_base(db);
+                set_blob(db, row, &blob(1, NCCL_ALL_GATHER as u64, &[0; 8]));
+            },
+            Refused,
+            "row",
+        ),
+        (
+            "binaryData holding a number",
+            |db| {
+                let row = payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_EVENTS SET binaryData = 12345 WHERE rowid = ?1",
+                    [row],
+                );
+            },
+            Refused,
+            "row",
+        ),
+        (
+            "a schema defined twice, differently",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "INSERT INTO NVTX_PAYLOAD_SCHEMAS (domainId, schemaId, type, payloadSize) \
+                     VALUES (1, 16777220, 1, 24)",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMAS",
+        ),
+        (
+            "a schema with a null schemaId",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "INSERT INTO NVTX_PAYLOAD_SCHEMAS (domainId, type) VALUES (1, 1)",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMAS",
+        ),
+        (
+            "a schema of negative size",
+            |db| {
+                payload_base(db);
+                db.sql("UPDATE NVTX_PAYLOAD_SCHEMAS SET payloadSize = -16", []);
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMAS",
+        ),
+        (
+            "a schema of 2^62 bytes",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMAS SET payloadSize = 4611686018427387904",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMAS",
+        ),
+        (
+            "a schema whose entry 1 is missing",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET idx = 2 WHERE idx = 1",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        ),
+        (
+            "a schema whose entry 0 is defined twice, differently",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId, schemaId, idx, type, \
+                     name) VALUES (1, 16777220, 0, 5, 'other')",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        ),
+        (
+            "a field beyond its schema's payload",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET offset = 12 WHERE idx = 1",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        ),
+        (
+            "a field at an offset of 2^63 - 1",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET offset = 9223372036854775807 \
+                     WHERE idx = 1",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        ),
+        (
+            "a field at a negative offset",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET offset = -8 WHERE idx = 1",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        ),
+        (
+            "a field beyond a schema with no static size",
+            |db| {
+                payload_base(db);
+                db.sql("UPDATE NVTX_PAYLOAD_SCHEMAS SET payloadSize = NULL", []);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET offset = 64 WHERE idx = 1",
+                    [],
+                );
+            },
+            Refused,
+            "row",
+        ),
+        (
+            "a jsonTextId that is in no StringIds row",
+            |db| {
+                let row = payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_EVENTS SET jsonTextId = 999999 WHERE rowid = ?1",
+                    [row],
+                );
+            },
+            Refused,
+            "row",
+        ),
+        (
+            "a payload of a schema the export does not define",
+            |db| edit_blob(db, |b| b[8..16].copy_from_slice(&99u64.to_le_bytes())),
+            Rn,
+            "written raw",
+        ),
+        (
+            "a field of a type no NVTX header defines",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET type = 999 WHERE idx = 1",
+                    [],
+                );
+            },
+            Rn,
+            "does not decode",
+        ),
+        (
+            "a field that is a fixed array of 2^62 bytes",
+            |db| {
+                payload_base(db);
+                db.sql(
+                    "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET type = 32, flags = 16, \
+                     arrayOrUnionDetail = 4611686018427387904 WHERE idx = 1",
+                    [],
+                );
+            },
+            Refused,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        ),
+        (
+            "a schema that is a union",
+            |db| {
+                payload_base(db);
+                db.sql("UPDATE NVTX_PAYLOAD_SCHEMAS SET type = 3", []);
+            },
+            Expect::Accepted,
+            "",
+        ),
+    ];
+    let mut v = Vec::new();
+    for &(label, fix, expect, says) in fixes {
+        v.push(Case::new(
+            format!("SQLite payloads: {label}"),
+            "njx-export",
+            expect,
+            move |d: &Path| {
+                let path = d.join("e.sqlite");
+                let db = sqlite_export(&path);
+                fix(&db);
+                drop(db);
+                let run =
+                    Run::new(args!["--table", "payloads", path.to_str().unwrap()]).name("e.sqlite");
+                if says.is_empty() { run } else { run.name(says) }
+            },
+        ));
+    }
+    // Mutated blobs: any outcome but a crash; a refusal names the file.
+    for seed in 0..24u64 {
+        v.push(Case::new(
+            format!("SQLite payloads: a blob mutated (seed {seed})"),
+            "njx-export",
+            Survives,
+            move |d: &Path| {
+                use crate::common::payloads::*;
+                let path = d.join("e.sqlite");
+                let db = sqlite_export(&path);
+                let row = payload_base(&db);
+                let mut b = blob(1, NCCL_ALL_GATHER as u64, &Payload::new(16).u64(8, 4096).0);
+                let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                for _ in 0..1 + seed % 4 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match x % 3 {
+                        0 => {
+                            let at = (x >> 8) as usize % b.len();
+                            b[at] ^= (x >> 16) as u8 | 1;
+                        }
+                        1 => b.truncate((x >> 8) as usize % (b.len() + 1)),
+                        _ => b.extend_from_slice(&x.to_le_bytes()),
+                    }
+                }
+                set_blob(&db, row, &b);
+                drop(db);
+                Run::new(args!["--table", "payloads", path.to_str().unwrap()]).name("e.sqlite")
+            },
+        ));
+    }
+    v
 }
 
 fn sqlite() -> Vec<Case> {
