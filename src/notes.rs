@@ -107,7 +107,9 @@ impl Notes {
             return;
         }
         match &self.sink {
-            Sink::Stderr(tool) => self.progress.suspend(|| eprintln!("{tool}: {msg}")),
+            Sink::Stderr(tool) => self
+                .progress
+                .suspend(|| to_stderr(&format!("{tool}: {msg}"))),
             Sink::Quiet => {}
             Sink::Kept(kept) => kept
                 .lock()
@@ -142,9 +144,43 @@ impl Notes {
     }
 }
 
+/// Writes `line` and a newline to stderr, as every message of the tools reaches the user:
+/// control characters (which text read from an input may hold: a terminal's escape
+/// sequences would change its colours or title) written as escapes (`\x1b`), and a
+/// failed write ignored — a closed or full stderr must not turn a run into a crash (the
+/// exit status still says how the run went).
+pub fn to_stderr(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(escape_controls(line).as_bytes())
+        .and_then(|()| err.write_all(b"\n"));
+}
+
+/// `text` with its control characters but newline and tab (C0, DEL, C1) written as
+/// `\xNN` (`\u{NN}` for C1), so that no byte read from an input reaches a terminal as a
+/// command.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !bad(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Notes;
+    use super::{Notes, escape_controls};
 
     #[test]
     fn once_notes_are_said_once_also_when_forwarded_from_kept_notes() {
@@ -162,6 +198,18 @@ mod tests {
         assert_eq!(
             all.take(),
             ["devices inferred", "plain", "plain", "plain", "plain"]
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_text_kept() {
+        assert_eq!(
+            escape_controls("plain, ünïcode\tand\nlines"),
+            "plain, ünïcode\tand\nlines"
+        );
+        assert_eq!(
+            escape_controls("a\x1b[31mb\x07c\x7fd\u{9b}e"),
+            "a\\x1b[31mb\\x07c\\x7fd\\u{9b}e"
         );
     }
 }

@@ -98,11 +98,39 @@ impl Program {
 /// What a program's HLO dumps say of its instructions.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 struct Dump {
-    /// The dump's `fingerprint_before_lhs` (the file name XLA looks for), where it has one.
+    /// The dump's `fingerprint_before_lhs` (the file name XLA looks for), where it has one;
+    /// checked to be one ([`plain_fingerprint`]) when read from a partial result.
+    #[serde(deserialize_with = "checked_fingerprint")]
     fingerprint: Option<String>,
     /// Instruction name → its scheduling name ("" where the dump has none), `None`
     /// where the dump has no such instruction; for the instructions that ran.
     names: BTreeMap<String, Option<String>>,
+}
+
+/// Whether `fingerprint` may name a profile file: XLA's fingerprints are hexadecimal (a
+/// 128-bit fingerprint, 32 digits), so one plain path component. Anything else from an
+/// input (`../x`, `/tmp/x`, an empty name) would write outside the output folder or a file
+/// of another form, and is refused naming the input.
+fn plain_fingerprint(fingerprint: &str) -> bool {
+    (1..=128).contains(&fingerprint.len()) && fingerprint.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Why `fingerprint` is refused.
+fn bad_fingerprint(fingerprint: &str) -> String {
+    format!(
+        "fingerprint_before_lhs {fingerprint:?} is not a hexadecimal HLO fingerprint: it \
+         cannot name a profile file (one plain file name in the output folder)"
+    )
+}
+
+fn checked_fingerprint<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    let f: Option<String> = Option::deserialize(d)?;
+    match f {
+        Some(f) if !plain_fingerprint(&f) => Err(serde::de::Error::custom(bad_fingerprint(&f))),
+        f => Ok(f),
+    }
 }
 
 /// Thunk costs of any number of inputs, and the partial result of `njx-pgle --partial`
@@ -206,8 +234,12 @@ impl partial::Aggregate for Costs {
             let Some(names) = ran.get(key.as_str()) else {
                 continue;
             };
+            let fingerprint = hlo.fingerprint().map(str::to_string);
+            if let Some(f) = fingerprint.as_deref().filter(|f| !plain_fingerprint(f)) {
+                return Err(Error::data(hlo.place(), bad_fingerprint(f)));
+            }
             let dump = Dump {
-                fingerprint: hlo.fingerprint().map(str::to_string),
+                fingerprint,
                 names: names
                     .iter()
                     .map(|&n| {

@@ -45,9 +45,10 @@ pub struct Args {
     #[arg(long)]
     pub no_align: bool,
 
-    /// Archives or XLA dump folders holding the HLO dumps (modules and thunks): needed for
-    /// SQLite exports and reports, searched after an archive's own dumps.
-    #[arg(long, value_name = "PATH", num_args = 1..)]
+    /// An archive or XLA dump folder holding HLO dumps (modules and thunks): needed for
+    /// SQLite exports and reports, searched after an archive's own dumps; one per --hlo,
+    /// repeatable (--hlo a.zip --hlo b.zip).
+    #[arg(long, value_name = "PATH")]
     pub hlo: Vec<PathBuf>,
 
     /// Also export NVTX start/end ranges (nvtxRangeStart/End) of SQLite exports and

@@ -66,8 +66,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "stack")]
     pub by: By,
 
-    /// Archives or XLA dump folders holding the HLO dumps (source, op-name, opcode).
-    #[arg(long, value_name = "PATH", num_args = 1..)]
+    /// An archive or XLA dump folder holding HLO dumps (source, op-name, opcode); one per
+    /// --hlo, repeatable (--hlo a.zip --hlo b.zip).
+    #[arg(long, value_name = "PATH")]
     pub hlo: Vec<PathBuf>,
 
     /// Unit of the counts.

@@ -65,10 +65,10 @@ impl Files {
                 .map(PathBuf::from)
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "njx".into());
-            eprintln!(
+            crate::notes::to_stderr(&format!(
                 "{tool}: no input files: reading stdin (pipe records in or name files; \
                  Ctrl-D ends input, --help shows usage)"
-            );
+            ));
         }
         vec![PathBuf::from("-")]
     }
@@ -202,7 +202,7 @@ fn print_completions(shell: Shell, cmd: &mut Command) -> i32 {
         Ok(()) => 0,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("{name}: writing the completion script: {e}");
+            crate::notes::to_stderr(&format!("{name}: writing the completion script: {e}"));
             1
         }
     }
@@ -239,7 +239,7 @@ pub fn finish(tool: &str, result: Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{tool}: {e}");
+            crate::notes::to_stderr(&format!("{tool}: {e}"));
             ExitCode::from(e.exit_code())
         }
     }

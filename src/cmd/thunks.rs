@@ -52,9 +52,9 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 
-    /// Archives or XLA dump folders (--xla_dump_to) with the HLO dumps, besides the
-    /// archives among the inputs.
-    #[arg(long, value_name = "PATH", num_args = 1..)]
+    /// An archive or XLA dump folder (--xla_dump_to) with HLO dumps, besides the archives
+    /// among the inputs; one per --hlo, repeatable (--hlo a.zip --hlo b.zip).
+    #[arg(long, value_name = "PATH")]
     pub hlo: Vec<PathBuf>,
 
     /// Keep the largest programs until they cover this fraction of module time (top and

@@ -304,7 +304,8 @@ fn synopses_give_value_names_and_repeats() {
         assert!(!text.contains("[--completions"), "{text}");
         if name == "njx-flamefold" {
             assert!(text.contains("[--by <BY>]"), "{text}");
-            assert!(text.contains("[--hlo <PATH>...] "), "{text}");
+            // One path per --hlo, repeatable.
+            assert!(text.contains("[--hlo <PATH>]... "), "{text}");
             assert!(text.contains("[--diff <BEFORE> <AFTER>] "), "{text}");
         } else if name != "njx-timeline" {
             // njx-flamefold and njx-timeline write one format each.

@@ -180,7 +180,7 @@ fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
 /// `fusion.1` scheduled under its own name, `fusion.2` under `fusion.7` (renamed after
 /// scheduling), `all-reduce-start.1` without one.
 /// Without `fingerprint`, as XLA before `fingerprint_before_lhs`.
-fn hlo_proto(scheduling: bool, fingerprint: bool) -> Vec<u8> {
+fn hlo_proto(scheduling: bool, fingerprint: Option<&str>) -> Vec<u8> {
     let add = computation(
         1,
         "add",
@@ -263,8 +263,8 @@ fn hlo_proto(scheduling: bool, fingerprint: bool) -> Vec<u8> {
             name: "jit_step".into(),
             entry_computation_id: 10,
             entry_computation_name: "main.10".into(),
-            frontend_attributes: fingerprint.then(|| FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
+            frontend_attributes: fingerprint.map(|fp| FrontendAttributes {
+                map: [("fingerprint_before_lhs".to_string(), fp.to_string())].into(),
             }),
             computations: vec![add, fused1, fused2, entry],
             ..Default::default()
@@ -282,7 +282,8 @@ struct Opts {
     compiled: bool,
     autotuner: bool,
     scheduling_names: bool,
-    fingerprint: bool,
+    /// `fingerprint_before_lhs` of the dump, none as XLA before the attribute.
+    fingerprint: Option<&'static str>,
 }
 
 const NORMAL: Opts = Opts {
@@ -291,7 +292,7 @@ const NORMAL: Opts = Opts {
     compiled: true,
     autotuner: false,
     scheduling_names: false,
-    fingerprint: true,
+    fingerprint: Some(FP),
 };
 
 /// Writes `dir/rank<rank>.zip` and returns its path.
@@ -928,7 +929,7 @@ costs { name: \"fusion.2\" cost_us: 150.000 }
 #[test]
 fn njx_pgle_writes_no_profile_for_a_program_without_fingerprint() {
     let (dir, r0, r1) = archives(Opts {
-        fingerprint: false,
+        fingerprint: None,
         ..NORMAL
     });
     let out = dir.path().join("pgle");
@@ -941,6 +942,55 @@ fn njx_pgle_writes_no_profile_for_a_program_without_fingerprint() {
     );
     assert!(stderr.contains("no profile to write"), "{stderr}");
     assert!(!out.exists());
+}
+
+/// A fingerprint names a file, so one from a dump that is not a plain hexadecimal name
+/// (`../x`, an absolute path, a sub-folder) is refused naming the dump, and nothing is
+/// written anywhere (issue 28: it wrote `<fingerprint>.pbtxt` outside the folder).
+#[test]
+fn njx_pgle_refuses_a_fingerprint_that_is_not_a_plain_file_name() {
+    // (An empty attribute reads as none: no profile, said.)
+    for fp in ["../escaped", "/tmp/njx-escaped", "a/b", "5d41\x1b[31m"] {
+        let (dir, r0, _) = archives(Opts {
+            fingerprint: Some(fp),
+            ..NORMAL
+        });
+        let out = dir.path().join("sub").join("pgle");
+        let got = run("njx-pgle", &["-o", out.to_str().unwrap(), &r0], b"");
+        let stderr = stderr_of(&got);
+        assert_eq!(got.status.code(), Some(1), "{fp}: {stderr}");
+        assert!(
+            stderr.contains("rank0.zip!dump/module_0007"),
+            "{fp}: {stderr}"
+        );
+        assert!(
+            stderr.contains("is not a hexadecimal HLO fingerprint"),
+            "{fp}: {stderr}"
+        );
+        assert!(!out.exists(), "{fp}");
+        assert!(!dir.path().join("sub").join("escaped.pbtxt").exists());
+        assert!(!Path::new("/tmp/njx-escaped.pbtxt").exists());
+        // A partial result carrying such a fingerprint is refused naming its line.
+        let (dir2, r0, _) = archives(NORMAL);
+        let good = run("njx-pgle", &["--partial", &r0], b"");
+        assert!(good.status.success(), "{}", stderr_of(&good));
+        let text = String::from_utf8(good.stdout).unwrap();
+        assert!(
+            text.contains(&format!("\"fingerprint\":\"{FP}\"")),
+            "{text}"
+        );
+        let bad = text.replace(
+            &format!("\"fingerprint\":\"{FP}\""),
+            &format!("\"fingerprint\":{}", serde_json::to_string(fp).unwrap()),
+        );
+        let part = write(dir2.path(), "bad.partial", bad.as_bytes());
+        let out = dir2.path().join("pgle");
+        let got = run("njx-pgle", &["-o", out.to_str().unwrap(), &part], b"");
+        let stderr = stderr_of(&got);
+        assert_eq!(got.status.code(), Some(1), "{fp}: {stderr}");
+        assert!(stderr.contains("bad.partial:1"), "{fp}: {stderr}");
+        assert!(!out.exists(), "{fp}");
+    }
 }
 
 // ---------------------------------------------------------------- errors

@@ -373,3 +373,108 @@ fn completions_want_a_known_shell_and_no_other_arguments() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A stderr that cannot be written (full, closed) never turns a run into a crash: every
+/// tool exits with the status of its run (issue 28: 101, a panic, on the first note).
+#[test]
+fn an_unwritable_stderr_changes_no_exit_status() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full on this machine");
+        return;
+    }
+    let tools = [
+        "njx-export",
+        "njx-ranges",
+        "njx-compile-summary",
+        "njx-modules",
+        "njx-kernels",
+        "njx-thunks",
+        "njx-collectives",
+        "njx-flamefold",
+        "njx-capture",
+        "njx-combine",
+        "njx-timeline",
+        "njx-heap",
+        "njx-pgle",
+    ];
+    let dir = tempdir();
+    for tool in tools {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(exe(tool))
+            .arg("/missing/input.zip")
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .stderr(full)
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        assert!(matches!(code, Some(1 | 2)), "{tool}: {code:?}");
+    }
+    // A run that succeeds with a note still succeeds.
+    let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(exe("njx-ranges"))
+        .args([&csv, "--select", "no-such-range"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// Text read from an input reaches the terminal with its control characters escaped: a
+/// file holding a terminal's escape sequences cannot change its colours or title.
+#[test]
+fn control_characters_from_inputs_are_escaped_in_messages() {
+    let dir = tempdir();
+    let csv = write(
+        dir.path(),
+        "esc.csv",
+        b"Start,\x1b]0;pwned\x07\x1b[31mred\x9b\n1,2\n",
+    );
+    let out = run("njx-ranges", &[&csv], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("\\x1b]0;pwned\\x07\\x1b[31mred"), "{err}");
+}
+
+/// An option that takes a path takes one per occurrence: the inputs after it stay inputs
+/// (issue 28: `--hlo DIR report.sqlite` read report.sqlite as a dump and stdin as input).
+#[test]
+fn hlo_takes_one_path_per_occurrence() {
+    let dir = tempdir();
+    let empty = dir.path().join("dumps");
+    std::fs::create_dir(&empty).unwrap();
+    let records = write(dir.path(), "ranges.jsonl", b"");
+    for (tool, first) in [
+        ("njx-export", vec!["--table", "thunks"]),
+        ("njx-thunks", vec!["--view", "opcode"]),
+        ("njx-flamefold", vec!["--by", "op-name"]),
+    ] {
+        let mut args = first.clone();
+        args.extend(["--hlo", empty.to_str().unwrap(), "/missing/report.sqlite"]);
+        let out = run(tool, &args, b"");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{tool}: {err}");
+        // The input is read as an input (and is missing), not taken as a dump folder.
+        assert!(err.contains("/missing/report.sqlite"), "{tool}: {err}");
+        assert!(!err.contains("reading stdin"), "{tool}: {err}");
+        // Repeated, both are dump paths.
+        let mut args = first;
+        args.extend([
+            "--hlo",
+            empty.to_str().unwrap(),
+            "--hlo",
+            empty.to_str().unwrap(),
+            &records,
+        ]);
+        let out = run(tool, &args, b"");
+        assert_ne!(out.status.code(), Some(2), "{tool}: {}", stderr_of(&out));
+    }
+}
