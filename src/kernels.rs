@@ -198,9 +198,86 @@ impl Groups {
     }
 }
 
+/// What a record stream's order says: kernel and memop records come sorted by device,
+/// then start and correlation id, within each profile (as njx-export writes them). A
+/// record equal to the one before it on its device (same start, end, correlation id,
+/// stream and name) is the same operation given twice: counted once. A record that starts
+/// before the one before it on its device means records given twice or re-ordered: said,
+/// since operations given twice would count twice.
+/// Start, end, correlation id, stream and name of a device's last record.
+type Last = (i64, i64, Option<u64>, Option<u64>, String);
+
+#[derive(Default)]
+struct Order {
+    /// (profile, device) → (start, end, correlation id, stream, name) of the last record.
+    last: HashMap<(std::sync::Arc<str>, u32), Last>,
+    repeated: u64,
+    back: u64,
+    first_back: Option<(String, u32)>,
+}
+
+impl Order {
+    /// Whether the record is new (to be counted), noting what its order says.
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &mut self,
+        profile: &std::sync::Arc<str>,
+        device: u32,
+        start: i64,
+        end: i64,
+        corr: Option<u64>,
+        stream: Option<u64>,
+        name: &str,
+    ) -> bool {
+        let key = (profile.clone(), device);
+        let now = (start, end, corr, stream);
+        match self.last.get_mut(&key) {
+            Some(last) => {
+                if (last.0, last.1, last.2, last.3) == now && last.4 == name {
+                    self.repeated += 1;
+                    return false;
+                }
+                if (start, corr) < (last.0, last.2) {
+                    self.back += 1;
+                    self.first_back
+                        .get_or_insert_with(|| (profile.to_string(), device));
+                }
+                (last.0, last.1, last.2, last.3) = now;
+                // The name's buffer is reused: no allocation per record.
+                last.4.clear();
+                last.4.push_str(name);
+            }
+            None => {
+                self.last
+                    .insert(key, (start, end, corr, stream, name.to_string()));
+            }
+        }
+        true
+    }
+
+    fn say(&self, notes: &Notes) {
+        if self.repeated > 0 {
+            notes.note(format!(
+                "{} records repeat the record before them on their device (same start, end, \
+                 correlation id, stream and name): each counted once",
+                self.repeated
+            ));
+        }
+        if let Some((profile, device)) = &self.first_back {
+            notes.note(format!(
+                "{} records start before the record before them on their device (first: \
+                 profile {profile}, device {device}): records are not in njx-export's order \
+                 (by device, then start); if some were given twice, they count twice",
+                self.back
+            ));
+        }
+    }
+}
+
 /// Reads `inputs` and returns the summary rows.
 pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Row>> {
     let mut groups = Groups::default();
+    let mut order = Order::default();
     let by = options.by;
     let what = match options.table {
         Table::Kernels => "kernels",
@@ -209,17 +286,39 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
     let profiles = source::split_inputs(inputs, what, notes.progress(), &mut |mut stream| {
         if stream.first_line_has("direction")? && !stream.first_line_has("grid_x")? {
             stream.read::<Memop>(&mut |m| {
-                groups.memop(by, &m);
+                let kind = m.direction.as_deref().unwrap_or(&m.kind);
+                if order.check(
+                    &m.profile,
+                    m.device,
+                    m.start_ns,
+                    m.end_ns,
+                    m.correlation_id,
+                    m.stream,
+                    kind,
+                ) {
+                    groups.memop(by, &m);
+                }
                 Ok(())
             })?;
         } else {
             stream.read::<Kernel>(&mut |k| {
-                groups.kernel(by, &k);
+                if order.check(
+                    &k.profile,
+                    k.device,
+                    k.start_ns,
+                    k.end_ns,
+                    k.correlation_id,
+                    k.stream,
+                    &k.name,
+                ) {
+                    groups.kernel(by, &k);
+                }
                 Ok(())
             })?;
         }
         Ok(())
     })?;
+    order.say(notes);
     let which = match options.table {
         Table::Kernels => gpu_ops::Which::Kernels,
         Table::Memops => gpu_ops::Which::Memops,

@@ -342,6 +342,8 @@ pub enum Rows {
 /// and nsys SQLite exports or reports (one input path at a time, HLO dumps also from
 /// `options.hlo`); an error where the view needs the dumps and none are given.
 pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
+    // Before reading: a wrong number is said at once, not after the inputs are read.
+    check(options)?;
     // Clock alignment shifts each device as a whole: no time here depends on it.
     let keyed = executions::Hlo {
         dumps: &options.hlo,
@@ -373,6 +375,24 @@ pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<T
     Ok(time)
 }
 
+/// Refuses numbers out of range: `--top-modules` a fraction in (0, 1], `--min-cv` a
+/// finite number ≥ 0 (NaN was taken as 0, keeping every thunk).
+fn check(options: &Options) -> Result<()> {
+    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--top-modules {}: a fraction in (0, 1]",
+            options.top_modules
+        )));
+    }
+    if !(options.min_cv.is_finite() && options.min_cv >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--min-cv {}: a coefficient of variation, a finite number from 0",
+            options.min_cv
+        )));
+    }
+    Ok(())
+}
+
 /// The rows of `options.view` of an aggregate; `inputs` are where it came from (their
 /// archives, with `--hlo`, are the dumps read for op_names and opcodes).
 pub fn rows(
@@ -381,12 +401,7 @@ pub fn rows(
     inputs: &[PathBuf],
     notes: &Notes,
 ) -> Result<Rows> {
-    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
-        return Err(Error::Usage(format!(
-            "--top-modules {}: a fraction in (0, 1]",
-            options.top_modules
-        )));
-    }
+    check(options)?;
     let selection = time
         .gpu
         .select(options.include_warmup, options.top_modules, notes);

@@ -211,7 +211,17 @@ fn problem_of<T: Check>(record: &T, sequence: &mut Sequence) -> Option<String> {
 /// `T` (`head`: its JSON line, or the CSV header): what came, and what to run instead.
 fn other_kind<T: Check>(at: &str, head: &[u8], count: u64) -> Option<Error> {
     let want = T::kind()?;
-    let got = crate::record::kind_of(head).filter(|&got| got != want && count == 0)?;
+    let got = crate::record::kind_of(head).filter(|&got| got != want)?;
+    if count > 0 {
+        // A mix: records of two tables in one stream (`cat modules.jsonl thunks.jsonl`).
+        return Some(Error::data(
+            at,
+            format!(
+                "a {got} record after {count} {want} records: a stream holds the records of \
+                 one table; give the {want} and the {got} records as files of their own"
+            ),
+        ));
+    }
     let made_by = if got == "collective" {
         "njx-collectives --records".to_string()
     } else {

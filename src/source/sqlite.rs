@@ -63,6 +63,28 @@ pub const REQUIRED: &[(&str, &[&str])] = &[
     ("ENUM_CUDA_MEM_KIND", &["id", "name"]),
 ];
 
+/// Refuses an export whose write-ahead log (`FILE-wal` beside it) holds pages: they are
+/// rows not yet in the file, and an export read `immutable` (as njx reads them) is read
+/// without them. nsys writes no log once the export is done; one is left by a writer that
+/// has not finished or was killed, or by a tool that changed the file in WAL mode.
+fn check_wal(path: &Path, place: &str) -> Result<()> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    match std::fs::metadata(&wal) {
+        Ok(m) if m.is_file() && m.len() > 0 => Err(Error::data(
+            place,
+            format!(
+                "a write-ahead log beside it ({}-wal, {} bytes) holds changes not yet in the \
+                 file, which njx would read without them: let the writer finish, or \
+                 checkpoint it (`sqlite3 FILE 'PRAGMA wal_checkpoint'`)",
+                place,
+                m.len()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// An open nsys export.
 pub struct Db {
     conn: Connection,
@@ -79,6 +101,7 @@ impl Db {
     /// the file, when it is no SQLite database or not one that nsys wrote.
     pub fn open(path: &Path, place: &str) -> Result<Db> {
         check_size(path, place)?;
+        check_wal(path, place)?;
         let absolute = std::path::absolute(path).map_err(|e| Error::io(place, e))?;
         let uri = format!("file://{}?immutable=1", uri_path(&absolute));
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY

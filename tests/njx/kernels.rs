@@ -297,6 +297,52 @@ fn the_summary_gives_nsys_statistics_per_kernel_name() {
     assert_eq!(direct, m);
 }
 
+/// A record given twice in a row counts once; records out of njx-export's order (the same
+/// file given twice) are said, not counted silently (issue 28).
+#[test]
+fn repeated_and_reordered_records_are_said() {
+    let (_dir, file) = fixture(false);
+    let records = ok("njx-export", &["--table", "kernels", &file]);
+    let lines: Vec<&str> = records.lines().collect();
+    let once = summary_rows(&ok_with(
+        "njx-kernels",
+        &["--format", "json"],
+        records.as_bytes(),
+    ));
+    // One record repeated right after itself: the same rows, said.
+    let mut doubled: Vec<&str> = lines.clone();
+    doubled.insert(2, lines[1]);
+    let out = run(
+        "njx-kernels",
+        &["--format", "json"],
+        (doubled.join("\n") + "\n").as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(summary_rows(&String::from_utf8_lossy(&out.stdout)), once);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("1 records repeat the record before them on their device"),
+        "{err}"
+    );
+    // The whole file twice: said, and counted twice but where a record repeats the last
+    // one of its device (device 1's only kernel, a k1): 3 + 2 k1 instances.
+    let twice = format!("{records}{records}");
+    let out = run("njx-kernels", &["--format", "json"], twice.as_bytes());
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let rows = summary_rows(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(rows["void k1<float>(int)"]["count"], 5);
+    assert_eq!(rows["void k2()"]["count"], 4);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("records start before the record before them on their device"),
+        "{err}"
+    );
+    assert!(
+        err.contains("if some were given twice, they count twice"),
+        "{err}"
+    );
+}
+
 #[test]
 fn other_records_and_inputs_without_kernel_tables_are_refused_by_name() {
     let (dir, file) = fixture(false);

@@ -309,6 +309,19 @@ fn error_paths() {
     assert!(stderr_of(&out).contains("--hlo"), "{}", stderr_of(&out));
     let out = run("njx-thunks", &["--top-modules", "0", &m, &t], b"");
     assert_eq!(out.status.code(), Some(2));
+    // --min-cv: a finite number from 0 (NaN was taken as 0), refused before any input is
+    // read (the input here does not exist).
+    for v in ["NaN", "inf", "-0.5"] {
+        let out = run(
+            "njx-thunks",
+            &[&format!("--min-cv={v}"), "/missing/t.jsonl"],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2), "{v}");
+        let err = stderr_of(&out);
+        assert!(err.contains(&format!("--min-cv {v}")), "{err}");
+        assert!(!err.contains("/missing"), "{err}");
+    }
     // Range records, or a trace CSV: named for what they are.
     let dir = tempdir();
     let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());

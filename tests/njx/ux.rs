@@ -478,3 +478,72 @@ fn hlo_takes_one_path_per_occurrence() {
         assert_ne!(out.status.code(), Some(2), "{tool}: {}", stderr_of(&out));
     }
 }
+
+/// Records of two tables in one stream are named for what they are, not as a missing field
+/// (issue 28: `cat modules.jsonl thunks.jsonl | njx-modules` said "missing field `thunks`").
+#[test]
+fn records_of_two_tables_in_one_stream_are_named() {
+    let dir = tempdir();
+    let module = r#"{"profile":"p","program":"f","program_id":1,"name":"jit_f","execution":0,"device":0,"start_ns":0,"dur_ns":10,"thunks":1,"warmup":false}"#;
+    let thunk = r#"{"profile":"p","program":"f","program_id":1,"module":"jit_f","execution":0,"device":0,"name":"fusion.1","thunk_execution":0,"start_ns":0,"dur_ns":10,"hidden_ns":0,"comm":false,"warmup":false,"collective":null,"group_size":null,"message_bytes":null}"#;
+    let mixed = write(
+        dir.path(),
+        "mixed.jsonl",
+        format!("{module}\n{thunk}\n").as_bytes(),
+    );
+    let out = run("njx-modules", &[&mixed], b"");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("mixed.jsonl:2: a thunks record after 1 modules records"),
+        "{err}"
+    );
+    let mixed = write(
+        dir.path(),
+        "mixed2.jsonl",
+        format!("{thunk}\n{module}\n").as_bytes(),
+    );
+    let out = run("njx-collectives", &[&mixed], b"");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("mixed2.jsonl:2: a modules record after 1 thunks records"),
+        "{err}"
+    );
+}
+
+/// An export whose write-ahead log still holds rows is refused, naming it: read
+/// `immutable`, it would be read without them (issue 28).
+#[test]
+fn an_export_with_rows_in_its_write_ahead_log_is_refused() {
+    use crate::common::nsys_sqlite::*;
+    let dir = tempdir();
+    let path = dir.path().join("live.sqlite");
+    let db = NsysDb::create(&path);
+    db.range(1_000, 2_000, gtid(1, 1), "step");
+    drop(db);
+    // A writer in WAL mode that has not checkpointed yet: its rows are in live.sqlite-wal.
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+        .unwrap();
+    writer
+        .execute_batch(
+            "PRAGMA wal_autocheckpoint=0; INSERT INTO StringIds (id, value) VALUES (99, 'x');",
+        )
+        .unwrap();
+    let wal = dir.path().join("live.sqlite-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    let out = run("njx-export", &[path.to_str().unwrap()], b"");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("live.sqlite: a write-ahead log beside it"),
+        "{err}"
+    );
+    drop(writer);
+    // Checkpointed and closed: read as before.
+    assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0);
+    let out = run("njx-export", &[path.to_str().unwrap()], b"");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}
