@@ -29,6 +29,8 @@ pub fn note(notes: &Notes, archive: &Path, msg: impl std::fmt::Display) {
 pub struct Stage {
     dir: tempfile::TempDir,
     path: PathBuf,
+    /// Removes the folder if a signal ends the tool first (where the tool asks for it).
+    _staged: crate::cleanup::Staged,
 }
 
 impl Stage {
@@ -42,7 +44,8 @@ impl Stage {
         let path = dir
             .path()
             .join(dest.file_name().unwrap_or(OsStr::new("report.zip")));
-        Ok(Stage { dir, path })
+        let _staged = crate::cleanup::stage(dir.path());
+        Ok(Stage { dir, path, _staged })
     }
 
     /// The archive being written.

@@ -53,6 +53,7 @@
 
 pub mod archive_out;
 pub mod capture;
+pub mod cleanup;
 pub mod cmd;
 pub mod collectives;
 pub mod combine;

@@ -38,6 +38,8 @@ enum Sink {
     Staged {
         writer: BufWriter<tempfile::NamedTempFile>,
         dest: PathBuf,
+        /// Removes the temporary file if a signal ends the tool first.
+        _staged: crate::cleanup::Staged,
     },
     InPlace {
         writer: BufWriter<File>,
@@ -135,10 +137,12 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
             format!("cannot write in its folder {}: {cause}", folder.display()),
         )
     })?;
+    let staged = crate::cleanup::stage(temp.path());
     Ok(Output {
         sink: Sink::Staged {
             writer: BufWriter::with_capacity(1 << 16, temp),
             dest: dest.to_path_buf(),
+            _staged: staged,
         },
         progress: None,
     })
@@ -199,7 +203,7 @@ impl Output {
             Sink::InPlace { mut writer, dest } => {
                 writer.flush().map_err(|e| Error::Output(in_file(&dest, e)))
             }
-            Sink::Staged { writer, dest } => {
+            Sink::Staged { writer, dest, .. } => {
                 let temp = writer
                     .into_inner()
                     .map_err(|e| Error::Output(in_file(&dest, e.into_error())))?;
@@ -232,7 +236,7 @@ impl Output {
         }
         let (writer, dest): (&mut dyn Write, Option<&Path>) = match &mut self.sink {
             Sink::Stdout(w) => (w.as_mut(), None),
-            Sink::Staged { writer, dest } => (writer, Some(dest)),
+            Sink::Staged { writer, dest, .. } => (writer, Some(dest)),
             Sink::InPlace { writer, dest } => (writer, Some(dest)),
         };
         f(writer).map_err(|e| match dest {

@@ -187,7 +187,12 @@ where
 /// `--completions` end the process as clap's `Parser::parse` does. Used by every `main`
 /// but njx-capture's, which takes its command line apart first.
 pub fn parse<A: CommandFactory + FromArgMatches>() -> A {
-    try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    let args = try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    // Ctrl-C and kill remove what is staged (njx-capture leaves signals to nsys).
+    if A::command().get_name() != "njx-capture" {
+        crate::cleanup::on_signals();
+    }
+    args
 }
 
 /// Writes the completion script for `shell` on stdout; the exit status. The script is

@@ -134,3 +134,67 @@ fn unwritable_outputs_are_refused_naming_them() {
     assert!(out.status.success());
     assert!(!Path::new("/dev/null").is_file());
 }
+
+/// Ctrl-C (SIGINT) or SIGTERM while a tool writes a file: the staged file beside the
+/// destination is removed and the tool exits 128 + the signal (issue 28: the
+/// `.NAME.XXXXXX.njx-partial` files were left behind).
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_the_staged_output_and_exits_with_its_number() {
+    use std::process::{Command, Stdio};
+    let dir = tempdir();
+    for (tool, args, dest, signal, code) in [
+        (
+            "njx-timeline",
+            vec!["-o", "trace.json"],
+            "trace.json",
+            "INT",
+            130,
+        ),
+        (
+            "njx-flamefold",
+            vec!["--svg", "flame.svg"],
+            "flame.svg",
+            "TERM",
+            143,
+        ),
+        (
+            "njx-export",
+            vec!["-o", "ranges.jsonl"],
+            "ranges.jsonl",
+            "HUP",
+            129,
+        ),
+    ] {
+        // Blocked reading stdin, which stays open: the output is staged by then.
+        let mut child = Command::new(exe(tool))
+            .args(&args)
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let staged = |d: &Path| {
+            std::fs::read_dir(d)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".njx-partial"))
+                .count()
+        };
+        let start = std::time::Instant::now();
+        while staged(dir.path()) == 0 && start.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(staged(dir.path()), 1, "{tool}: no staged file seen");
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{tool}: {out:?}");
+        assert_eq!(staged(dir.path()), 0, "{tool}: staged file left");
+        assert!(!dir.path().join(dest).exists(), "{tool}");
+    }
+}
