@@ -167,7 +167,7 @@ fn a_signal_removes_the_staged_output_and_exits_with_its_number() {
         ),
     ] {
         // Blocked reading stdin, which stays open: the output is staged by then.
-        let mut child = Command::new(exe(tool))
+        let child = Command::new(exe(tool))
             .args(&args)
             .current_dir(dir.path())
             .stdin(Stdio::piped())
