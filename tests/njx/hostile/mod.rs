@@ -33,6 +33,7 @@ mod harness;
 mod inconsistent;
 mod known;
 mod memory;
+mod streams;
 mod unclear;
 
 use crate::args;
@@ -48,6 +49,7 @@ fn classes() -> Vec<(&'static str, Vec<Case>)> {
         ("data_loss", data_loss::cases()),
         ("inconsistent", inconsistent::cases()),
         ("unclear", unclear::cases()),
+        ("streams", streams::cases()),
     ]
 }
 
@@ -87,6 +89,11 @@ fn inconsistent() {
 #[test]
 fn unclear() {
     run_class("unclear", unclear::cases());
+}
+
+#[test]
+fn streams() {
+    run_class("streams", streams::cases());
 }
 
 /// The unbroken fixtures, accepted by every tool that reads them.
