@@ -160,7 +160,8 @@ pub fn cases() -> Vec<Case> {
         ));
     }
     // Kernel records.
-    let kernels: &[(&str, fn() -> Vec<Value>, Expect)] = &[
+    type Make = fn() -> Vec<Value>;
+    let kernels: &[(&str, Make, Expect)] = &[
         (
             "a duration that is a fraction",
             || vec![kernel("k", json!(0), json!(2.5))],
