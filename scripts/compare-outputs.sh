@@ -145,6 +145,8 @@ P1=$PX/pax_fsdp4_4proc_proc1.zip
 P2=$PX/pax_fsdp4_4proc_proc2.zip
 P3=$PX/pax_fsdp4_4proc_proc3.zip
 ALL="$PX/*.zip" # the four archives; the glob is expanded by bash -c, sorted under LC_ALL=C
+# --hlo takes one path per occurrence: the four archives as dump sources.
+HLO_ALL="--hlo $PX/pax_fsdp4_4proc_proc0.zip --hlo $PX/pax_fsdp4_4proc_proc1.zip --hlo $PX/pax_fsdp4_4proc_proc2.zip --hlo $PX/pax_fsdp4_4proc_proc3.zip"
 S1=data/nvfuser_nsys_sqlite/report1_nsys2025.1.1.sqlite
 S2=data/nvfuser_nsys_sqlite/report2_nsys2024.6.2.sqlite
 S3=data/testcuda_nsys2026_sqlite/report1_nsys2026.1.1.sqlite
@@ -211,7 +213,7 @@ if $have_data; then
     add "njx-export --table thunks $s --hlo $P0"
   done
   add "njx-export --table thunks --format csv $S1 --hlo $X0/dump"
-  add "njx-export --table modules $S1 --hlo $ALL"
+  add "njx-export --table modules $S1 $HLO_ALL"
   add "njx-export --table thunks --no-align $S2 --hlo $P0"
   add "njx-export $S1 $S2"
   add "njx-export --table gpu-ranges --format csv $S1 $S2"
@@ -414,10 +416,10 @@ if $have_data; then
     add "njx-flamefold --by $by $P0"
   done
   for by in source op-name opcode module device; do
-    add "njx-export --table thunks $ALL | njx-flamefold --by $by --hlo $ALL"
+    add "njx-export --table thunks $ALL | njx-flamefold --by $by $HLO_ALL"
   done
   mt="njx-export --table modules -o modules.jsonl $ALL && njx-export --table thunks -o thunks.jsonl $ALL"
-  add "$mt && njx-flamefold --by source modules.jsonl thunks.jsonl --hlo $ALL"
+  add "$mt && njx-flamefold --by source modules.jsonl thunks.jsonl $HLO_ALL"
   add "$mt && njx-flamefold --by device modules.jsonl thunks.jsonl"
   add "njx-export --table thunks --format csv $ALL | njx-flamefold --by op-name --hlo $X0/dump"
   add "njx-flamefold --by source --unit us $ALL"

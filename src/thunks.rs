@@ -24,9 +24,10 @@ use crate::source::records::RecordStream;
 use crate::stats::Sums;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -65,7 +66,7 @@ pub struct Options {
 pub const SLOWEST: usize = 3;
 
 /// One execution of a thunk, as the variability view names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct Slow {
     dur_ns: i64,
     device: u32,
@@ -93,7 +94,52 @@ struct Stats {
     /// Whether it is a communication thunk.
     comm: bool,
     /// The slowest executions, slowest first, at most [`SLOWEST`].
-    slowest: Vec<Slow>,
+    slowest: Slowest,
+}
+
+/// The slowest executions of a thunk, slowest first, held in place (no allocation per
+/// thunk); written and read as the list of them.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Slowest {
+    n: u8,
+    items: [Slow; SLOWEST],
+}
+
+impl Slowest {
+    fn as_slice(&self) -> &[Slow] {
+        &self.items[..usize::from(self.n)]
+    }
+
+    fn first(&self) -> Option<&Slow> {
+        self.as_slice().first()
+    }
+
+    /// Keeps `s` if it is among the slowest.
+    fn keep(&mut self, s: Slow) {
+        let n = usize::from(self.n);
+        let at = self.items[..n].partition_point(|k| k.key() < s.key());
+        if at < SLOWEST {
+            let end = (n + 1).min(SLOWEST);
+            self.items.copy_within(at..end - 1, at + 1);
+            self.items[at] = s;
+            self.n = end as u8;
+        }
+    }
+}
+
+impl Serialize for Slowest {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        self.as_slice().serialize(ser)
+    }
+}
+
+impl<'de> Deserialize<'de> for Slowest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let list = Vec::<Slow>::deserialize(d)?;
+        let mut out = Slowest::default();
+        list.into_iter().for_each(|s| out.keep(s));
+        Ok(out)
+    }
 }
 
 impl Stats {
@@ -110,18 +156,14 @@ impl Stats {
     }
 
     fn keep(&mut self, s: Slow) {
-        let at = self.slowest.partition_point(|k| k.key() < s.key());
-        if at < SLOWEST {
-            self.slowest.insert(at, s);
-            self.slowest.truncate(SLOWEST);
-        }
+        self.slowest.keep(s);
     }
 
     fn merge(&mut self, o: &Stats) {
         self.n += o.n;
         self.dur.merge(o.dur);
         self.comm |= o.comm;
-        o.slowest.iter().for_each(|&s| self.keep(s));
+        o.slowest.as_slice().iter().for_each(|&s| self.keep(s));
     }
 }
 
@@ -132,7 +174,10 @@ impl Stats {
 pub struct ThunkTime {
     gpu: GpuTime,
     #[serde(with = "crate::partial::pairs")]
-    stats: BTreeMap<(String, String, Phase), Stats>,
+    stats: BTreeMap<(Arc<str>, Arc<str>, Phase), Stats>,
+    /// Every program and thunk name once, shared by the keys of `stats`.
+    #[serde(skip)]
+    names: HashSet<Arc<str>>,
 }
 
 /// The kind of [`ThunkTime`]'s partial results.
@@ -143,16 +188,27 @@ impl ThunkTime {
     /// their thunks is taken as they are read.
     pub fn new(collect_infos: bool) -> ThunkTime {
         ThunkTime {
-            gpu: GpuTime::new(false, collect_infos),
+            gpu: GpuTime::new(false, collect_infos).without_thunk_time(),
             stats: BTreeMap::new(),
+            names: HashSet::new(),
+        }
+    }
+
+    /// `name`, held once.
+    fn intern(&mut self, name: &str) -> Arc<str> {
+        match self.names.get(name) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = name.into();
+                self.names.insert(n.clone());
+                n
+            }
         }
     }
 
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
-        self.stats
-            .entry((t.program.clone(), t.name.clone(), phase))
-            .or_default()
-            .add(t);
+        let key = (self.intern(&t.program), self.intern(&t.name), phase);
+        self.stats.entry(key).or_default().add(t);
     }
 }
 
@@ -190,8 +246,9 @@ impl partial::Aggregate for ThunkTime {
 
     fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
         self.gpu.merge(other.gpu, notes);
-        for (k, s) in other.stats {
-            self.stats.entry(k).or_default().merge(&s);
+        for ((program, name, phase), s) in other.stats {
+            let key = (self.intern(&program), self.intern(&name), phase);
+            self.stats.entry(key).or_default().merge(&s);
         }
         Ok(())
     }
@@ -370,7 +427,12 @@ pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<T
     let mut time = read(options, inputs, notes)?;
     let sources = gpu::dump_sources(inputs, &options.hlo);
     if !sources.is_empty() {
-        time.gpu.attach_infos(&sources, notes)?;
+        let thunks: BTreeSet<(String, String)> = time
+            .stats
+            .keys()
+            .map(|(program, name, _)| (program.to_string(), name.to_string()))
+            .collect();
+        time.gpu.attach_infos_of(&thunks, &sources, notes)?;
     }
     Ok(time)
 }
@@ -616,7 +678,7 @@ fn variability_rows(
             max_ns: s.slowest.first().map_or(0, |x| x.dur_ns),
             ..VariabilityRow::default()
         };
-        row.set_slowest(&s.slowest);
+        row.set_slowest(s.slowest.as_slice());
         rows.push(row);
     }
     // As the notebook's detailed view: the slowest (largest mean) of the variable ones.

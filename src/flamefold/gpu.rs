@@ -158,6 +158,14 @@ pub struct GpuTime {
     /// Whether `infos` are taken from the profiles' own dumps as they are read.
     #[serde(skip)]
     collect_infos: bool,
+    /// Whether GPU time is kept per thunk (`thunks`): the flame graphs fold it; njx-thunks
+    /// keeps its own statistics per thunk and does without (half its memory per thunk).
+    #[serde(skip, default = "keeps_thunks")]
+    keep_thunks: bool,
+}
+
+fn keeps_thunks() -> bool {
+    true
 }
 
 /// The kind of [`GpuTime`]'s partial results.
@@ -180,8 +188,15 @@ impl GpuTime {
         GpuTime {
             by_device,
             collect_infos,
+            keep_thunks: true,
             ..GpuTime::default()
         }
+    }
+
+    /// The aggregate without GPU time per thunk (njx-thunks, which keeps its own).
+    pub fn without_thunk_time(mut self) -> GpuTime {
+        self.keep_thunks = false;
+        self
     }
 
     fn module(&mut self, m: &Module, phase: Phase) {
@@ -214,12 +229,14 @@ impl GpuTime {
             .entry((t.device, t.program.clone(), phase))
             .or_default();
         s.thunk_ns = s.thunk_ns.saturating_add(t.dur_ns);
-        let device = self.by_device.then_some(t.device);
-        let k = self
-            .thunks
-            .entry((t.program.clone(), t.name.clone(), device, phase))
-            .or_default();
-        *k = k.saturating_add(t.dur_ns);
+        if self.keep_thunks {
+            let device = self.by_device.then_some(t.device);
+            let k = self
+                .thunks
+                .entry((t.program.clone(), t.name.clone(), device, phase))
+                .or_default();
+            *k = k.saturating_add(t.dur_ns);
+        }
         if let Some(id) = t.program_id {
             // Consecutive thunks mostly share all four.
             let same = self.last_dump.as_ref().is_some_and(|(prog, prof, i, m)| {
@@ -316,10 +333,25 @@ impl GpuTime {
     /// partial result: for the programs whose infos were not taken from the profiles as
     /// they were read (those of record inputs, or of dumps given with `--hlo` only).
     pub fn attach_infos(&mut self, hlo: &[PathBuf], notes: &Notes) -> Result<()> {
+        let names: BTreeSet<(String, String)> = self
+            .thunks
+            .keys()
+            .map(|(program, name, _, _)| (program.clone(), name.clone()))
+            .collect();
+        self.attach_infos_of(&names, hlo, notes)
+    }
+
+    /// [`GpuTime::attach_infos`] for the thunks `thunks` (program, name) names.
+    pub fn attach_infos_of(
+        &mut self,
+        thunks: &BTreeSet<(String, String)>,
+        hlo: &[PathBuf],
+        notes: &Notes,
+    ) -> Result<()> {
         let carried = self.infos.as_ref();
         let mut names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for (program, name, _, _) in self.thunks.keys() {
-            if carried.is_none_or(|c| !c.contains_key(program)) {
+        for (program, name) in thunks {
+            if carried.is_none_or(|c| !c.contains_key(program.as_str())) {
                 names.entry(program).or_default().insert(name);
             }
         }

@@ -911,9 +911,14 @@ fn pax_gpu_modes_agree_with_the_exported_records() {
         // Records plus --hlo for half the modes, the archives directly for the others.
         let mut a: Vec<&str> = vec!["--by", by];
         if by == "source" || by == "module" {
-            a.extend([m.as_str(), t.as_str(), "--hlo"]);
+            // One archive per --hlo.
+            a.extend([m.as_str(), t.as_str()]);
+            for archive in &archives {
+                a.extend(["--hlo", archive.as_str()]);
+            }
+        } else {
+            a.extend(archives.iter().map(String::as_str));
         }
-        a.extend(archives.iter().map(String::as_str));
         let got = folded(&ok("njx-flamefold", &a));
         let gpu_active: u64 = if by == "device" {
             got.iter()
