@@ -3,19 +3,90 @@
 //! file name there, so that analyses see the right name), the `--analysis` pipelines run on
 //! a copy of the finished archive with their outputs added, and the placing of the archive
 //! (a rename; without `-f`, never over an existing file).
+//!
+//! Also the rule for member names taken from inputs ([`member_name_fault`]): a member an
+//! archive of njx's holds is a plain relative path (`dump/module_0001.….pb.xz`), so that
+//! nsys-jax and anyone who unzips the archive get every member inside the folder they
+//! extract it in, under the name njx's readers look up. A write error says which archive
+//! failed and why (`out.zip: No space left on device`), once: the zip writer's own
+//! clean-up after a failure writes nothing more.
 
 use crate::error::{Error, Result};
 use crate::notes::Notes;
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 /// The folder of the analyses' outputs.
 pub const ANALYSIS_DIR: &str = "analysis/";
+
+/// Why `name` cannot be the name of a member njx writes, or `None` when it is a plain
+/// relative path: components separated by `/`, none empty, `.` or `..`, no backslash, no
+/// drive (`C:`), no control character. The one rule for names taken from inputs
+/// (njx-combine copies its inputs' members under their own names): anything else would be
+/// extracted outside the folder the archive is unzipped in (`../x`, `/tmp/x`, `C:/x`,
+/// `a\..\x` to Windows tools), or under another name than it is stored as (`a//b`, `./a`,
+/// `a/`, the empty name, which readers do not look up as written), or print as a terminal
+/// command (control characters).
+pub fn member_name_fault(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("it is empty");
+    }
+    if name.chars().any(char::is_control) {
+        return Some("it holds a control character");
+    }
+    if name.starts_with('/') {
+        return Some("it is absolute");
+    }
+    if name.contains('\\') {
+        return Some("it holds a backslash, a folder separator to Windows tools");
+    }
+    let b = name.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        return Some("it starts with a drive letter");
+    }
+    for part in name.split('/') {
+        match part {
+            ".." => return Some("it has a `..` component, which leads out of the folder it is in"),
+            "" | "." => return Some("it has an empty or `.` component"),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// What a Unix mode (from a zip entry's external attributes) says an entry is, when it is
+/// neither a regular file nor a folder: a symbolic link, a FIFO, a device, a socket. Such
+/// entries are extracted as what they say (a link pointing anywhere, which later members
+/// are then written through), so njx never writes them.
+pub fn special_entry(unix_mode: Option<u32>) -> Option<&'static str> {
+    match unix_mode? & 0o170000 {
+        0 | 0o100000 | 0o040000 => None,
+        0o120000 => Some("a symbolic link"),
+        0o010000 => Some("a FIFO"),
+        0o020000 | 0o060000 => Some("a device"),
+        0o140000 => Some("a socket"),
+        _ => Some("an entry of an unknown file type"),
+    }
+}
+
+/// A member name as messages show it: as it is, or quoted with escapes where it holds a
+/// control character (a newline, an escape sequence).
+pub fn shown_name(name: &str) -> Cow<'_, str> {
+    if name.chars().any(char::is_control) {
+        Cow::Owned(format!("{name:?}"))
+    } else {
+        Cow::Borrowed(name)
+    }
+}
 
 /// A line of progress about `archive`.
 pub fn note(notes: &Notes, archive: &Path, msg: impl std::fmt::Display) {
@@ -135,7 +206,7 @@ pub fn analyse(
     let added = std::fs::copy(staged, &with)
         .map_err(|e| Error::io(with.display().to_string(), e))
         .and_then(|_| {
-            let mut zip = ArchiveWriter::append(&with)?;
+            let mut zip = ArchiveWriter::append(&with, dest)?;
             for (member, file) in &outputs {
                 zip.add(member, file, true)?;
             }
@@ -158,32 +229,39 @@ pub fn analyse(
 
 /// A zip archive being written.
 pub struct ArchiveWriter {
+    /// What messages call it: the destination the archive is staged for.
     place: String,
-    zip: ZipWriter<File>,
+    zip: ZipWriter<Sink>,
+    /// Whether writing the archive failed (its [`Sink`] says so): an I/O error the zip
+    /// writer returns is the archive's then, else the source's it was reading.
+    failed: Arc<AtomicBool>,
 }
 
 impl ArchiveWriter {
-    /// Starts a new archive at `path`.
-    pub fn create(path: &Path) -> Result<ArchiveWriter> {
-        let place = path.display().to_string();
+    /// Starts a new archive at `path`, to become `dest` (what errors name).
+    pub fn create(path: &Path, dest: &Path) -> Result<ArchiveWriter> {
+        let place = dest.display().to_string();
         let file = File::create(path).map_err(|e| Error::io(&place, e))?;
+        let (sink, failed) = Sink::new(file);
         Ok(ArchiveWriter {
             place,
-            zip: ZipWriter::new(file),
+            zip: ZipWriter::new(sink),
+            failed,
         })
     }
 
-    /// Opens a finished archive at `path` to add members.
-    pub fn append(path: &Path) -> Result<ArchiveWriter> {
-        let place = path.display().to_string();
+    /// Opens a finished archive at `path` (a copy of `dest`'s, what errors name) to add
+    /// members.
+    pub fn append(path: &Path, dest: &Path) -> Result<ArchiveWriter> {
+        let place = dest.display().to_string();
         let file = File::options()
             .read(true)
             .write(true)
             .open(path)
             .map_err(|e| Error::io(&place, e))?;
-        let zip =
-            ZipWriter::new_append(file).map_err(|e| Error::io(&place, io::Error::other(e)))?;
-        Ok(ArchiveWriter { place, zip })
+        let (sink, failed) = Sink::new(file);
+        let zip = ZipWriter::new_append(sink).map_err(|e| zip_error(&place, e))?;
+        Ok(ArchiveWriter { place, zip, failed })
     }
 
     /// Adds the file at `path` as `member`, deflated or (for files compressed already)
@@ -203,23 +281,50 @@ impl ArchiveWriter {
             .large_file(len >= u64::from(u32::MAX));
         self.zip
             .start_file(member, options)
-            .map_err(|e| self.error(member, io::Error::other(e)))?;
-        io::copy(&mut BufReader::new(file), &mut self.zip).map_err(|e| self.error(member, e))?;
+            .map_err(|e| self.error(member, e, None))?;
+        // A read error is the source file's; a write error the archive's.
+        let mut reader = BufReader::new(file);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match io::Read::read(&mut reader, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&source, e)),
+            };
+            self.zip
+                .write_all(&buf[..n])
+                .map_err(|e| self.error(member, ZipError::Io(e), None))?;
+        }
         Ok(())
     }
 
-    /// Copies `entry` (opened with `ZipArchive::by_index_raw`) as `member`: its compressed
-    /// bytes as they are, with its own header fields (CRC-32, sizes, method, time,
-    /// permissions, extra fields). The caller has read the entry through once already to
-    /// check them: nothing here does.
+    /// Copies `entry` (opened with `ZipArchive::by_index_raw` from the archive `source`
+    /// names, for read errors) as `member`: its compressed bytes as they are, with its own
+    /// header fields (CRC-32, sizes, method, time, permissions, extra fields). The caller
+    /// has read the entry through once already to check them: nothing here does, but that
+    /// `member` is a plain name ([`member_name_fault`]) and the entry a file
+    /// ([`special_entry`]) — never written otherwise, whatever the caller checked.
     pub fn raw_copy<R: io::Read>(
         &mut self,
         entry: zip::read::ZipFile<'_, R>,
         member: &str,
+        source: &str,
     ) -> Result<()> {
+        let fault = member_name_fault(member).or_else(|| special_entry(entry.unix_mode()));
+        if let Some(fault) = fault {
+            return Err(Error::data(
+                format!("{}!{}", self.place, shown_name(member)),
+                format!("not written, not a plain relative member name: {fault}"),
+            ));
+        }
+        let from = entry.name().map_or_else(
+            |_| source.to_string(),
+            |n| format!("{source}!{}", shown_name(&n)),
+        );
         self.zip
             .raw_copy_file_rename(entry, member)
-            .map_err(|e| self.error(member, io::Error::other(e)))
+            .map_err(|e| self.error(member, e, Some(&from)))
     }
 
     /// Writes the central directory.
@@ -228,12 +333,131 @@ impl ArchiveWriter {
         self.zip
             .finish()
             .and_then(|mut f| f.flush().map_err(Into::into))
-            .map_err(|e| Error::io(&place, io::Error::other(e)))?;
+            .map_err(|e| zip_error(&place, e))?;
         Ok(())
     }
 
-    fn error(&self, member: &str, e: io::Error) -> Error {
-        Error::io(format!("{}!{member}", self.place), e)
+    /// A failure to write `member` (read from `source`, where it is read here).
+    fn error(&self, member: &str, e: ZipError, source: Option<&str>) -> Error {
+        match (e, source) {
+            (ZipError::Io(e), Some(source)) if !self.failed.load(Ordering::Relaxed) => {
+                Error::io(source, e)
+            }
+            (ZipError::Io(e), _) => Error::io(
+                &self.place,
+                io::Error::new(e.kind(), format!("{e}, writing {}", shown_name(member))),
+            ),
+            (e, _) => Error::data(
+                &self.place,
+                format!("cannot store {}: {e}", shown_name(member)),
+            ),
+        }
+    }
+}
+
+/// A failure of the zip writer on the archive `place`: an I/O error as such (`out.zip: No
+/// space left on device (os error 28)`), never the zip crate's rendering of it.
+fn zip_error(place: &str, e: ZipError) -> Error {
+    match e {
+        ZipError::Io(e) => Error::io(place, e),
+        e => Error::data(place, format!("cannot be written: {e}")),
+    }
+}
+
+/// The file an archive is written to. After its first failure (a full disk) it writes
+/// nothing and fails nothing more: the zip writer, dropped unfinished on the way out of the
+/// error, tries to finish the archive (the zip crate does so on drop) and would print its
+/// own failure, unescaped and as a debug dump, on stderr before njx's message. The archive
+/// is abandoned with its staging folder anyway.
+struct Sink {
+    file: File,
+    /// Set on the first failure; then writes are counted only.
+    failed: bool,
+    /// The same, for the [`ArchiveWriter`].
+    told: Arc<AtomicBool>,
+    /// Where the abandoned writer thinks it is, and how long it thinks the file is.
+    at: u64,
+    len: u64,
+}
+
+impl Sink {
+    /// A sink writing to `file`, and the flag it sets when that fails.
+    fn new(file: File) -> (Sink, Arc<AtomicBool>) {
+        let told = Arc::new(AtomicBool::new(false));
+        let sink = Sink {
+            file,
+            failed: false,
+            told: told.clone(),
+            at: 0,
+            len: 0,
+        };
+        (sink, told)
+    }
+
+    /// `r`, marking the sink failed when it is an error (but an interruption, which the
+    /// caller retries).
+    fn watch<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r
+            && e.kind() != io::ErrorKind::Interrupted
+        {
+            self.failed = true;
+            self.told.store(true, Ordering::Relaxed);
+            // Where the writer goes on from: the real file's position and length, as far
+            // as they can be told.
+            self.at = self.file.stream_position().unwrap_or(0);
+            self.len = self
+                .file
+                .metadata()
+                .map_or(self.at, |m| m.len())
+                .max(self.at);
+        }
+        r
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.failed {
+            self.at += buf.len() as u64;
+            self.len = self.len.max(self.at);
+            return Ok(buf.len());
+        }
+        let r = self.file.write(buf);
+        self.watch(r)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.failed {
+            return Ok(());
+        }
+        let r = self.file.flush();
+        self.watch(r)
+    }
+}
+
+impl Seek for Sink {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        if self.failed {
+            let to = match pos {
+                SeekFrom::Start(n) => Some(n),
+                SeekFrom::Current(d) => self.at.checked_add_signed(d),
+                SeekFrom::End(d) => self.len.checked_add_signed(d),
+            };
+            self.at = to.unwrap_or(self.at);
+            return Ok(self.at);
+        }
+        let r = self.file.seek(pos);
+        self.watch(r)
+    }
+}
+
+impl io::Read for Sink {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.failed {
+            return Ok(0);
+        }
+        let r = self.file.read(buf);
+        self.watch(r)
     }
 }
 
@@ -348,6 +572,94 @@ mod tests {
         );
         assert_eq!(slug("|||"), "analysis");
         assert_eq!(slug(&"a".repeat(100)).len(), 48);
+    }
+
+    #[test]
+    fn member_names_must_be_plain_relative_paths() {
+        for plain in [
+            "report_nvtx_pushpop_trace.csv.xz",
+            "dump/module_0001.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb.xz",
+            "sources/usr/lib/python3/site-packages/jax/_src/core.py",
+            "a/b/c",
+            "..a/b..",
+            "a/.b",
+            "ab:c",
+            "ünïcode/名前",
+        ] {
+            assert_eq!(member_name_fault(plain), None, "{plain}");
+        }
+        for (name, why) in [
+            ("", "empty"),
+            ("../evil", "`..`"),
+            ("dump/../../x", "`..`"),
+            ("a/..", "`..`"),
+            ("/tmp/x", "absolute"),
+            ("//x", "absolute"),
+            ("C:/x", "drive"),
+            ("c:x", "drive"),
+            ("a\\..\\x", "backslash"),
+            ("a\\b", "backslash"),
+            ("a//b", "empty or `.`"),
+            ("./a", "empty or `.`"),
+            ("a/./b", "empty or `.`"),
+            ("a/", "empty or `.`"),
+            (".", "empty or `.`"),
+            ("a\u{1b}[2Jb", "control"),
+            ("a\nb", "control"),
+            ("a\u{0}b", "control"),
+            ("a\u{9b}b", "control"),
+        ] {
+            let fault = member_name_fault(name);
+            assert!(
+                fault.is_some_and(|f| f.contains(why)),
+                "{name:?}: {fault:?}"
+            );
+        }
+        assert_eq!(shown_name("a/b"), "a/b");
+        assert_eq!(shown_name("a\u{1b}b\n"), "\"a\\u{1b}b\\n\"");
+    }
+
+    #[test]
+    fn special_entries_are_told_by_their_unix_mode() {
+        assert_eq!(special_entry(None), None);
+        assert_eq!(special_entry(Some(0o644)), None);
+        assert_eq!(special_entry(Some(0o100644)), None);
+        assert_eq!(special_entry(Some(0o040755)), None);
+        assert_eq!(special_entry(Some(0o120777)), Some("a symbolic link"));
+        assert_eq!(special_entry(Some(0o010644)), Some("a FIFO"));
+        assert_eq!(special_entry(Some(0o020644)), Some("a device"));
+        assert_eq!(special_entry(Some(0o060644)), Some("a device"));
+        assert_eq!(special_entry(Some(0o140644)), Some("a socket"));
+    }
+
+    /// A full disk (here /dev/full) is said once, as an I/O error naming the archive to be
+    /// written and the member: the zip writer dropped after it writes (and says) nothing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn write_errors_name_the_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("member");
+        std::fs::write(&source, vec![7u8; 1 << 20]).unwrap();
+        let mut zip = ArchiveWriter::create(Path::new("/dev/full"), Path::new("out.zip")).unwrap();
+        let e = zip.add("dump/m", &source, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "out.zip: No space left on device (os error 28), writing dump/m"
+        );
+        // Dropped unfinished: finishing into the failed sink succeeds without writing.
+        let sink = zip.zip.get_ref().unwrap();
+        assert!(sink.failed && zip.failed.load(Ordering::Relaxed));
+        drop(zip);
+        let zip = ArchiveWriter::create(Path::new("/dev/full"), Path::new("out.zip")).unwrap();
+        let e = zip.finish().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "out.zip: No space left on device (os error 28)"
+        );
+        // A source that cannot be read is the source's error, not the archive's.
+        let mut zip = ArchiveWriter::create(&dir.path().join("a.zip"), Path::new("a.zip")).unwrap();
+        let e = zip.add("x", &dir.path().join("missing"), true).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,22 @@
 //! a new archive in a staging folder beside the output, which is renamed into place at
 //! the end; on any error nothing is left. No member is ever held in memory.
 //!
+//! What is copied is checked first, since the output is unzipped by nsys-jax and by
+//! people: every member name must be a plain relative path
+//! ([`archive_out::member_name_fault`]: no `..`, `.` or empty component, not absolute, no
+//! drive letter, no backslash, no control character) and every member a file (no
+//! symbolic link, FIFO, device or socket by its Unix mode, [`archive_out::special_entry`]);
+//! an input holding any other member is refused naming it (`rank1.zip!../x`). Refused, not
+//! left out: a member missing from one input would be read as that profile's from another
+//! input (a member stored once stands for every profile). Folder entries are never stored,
+//! whatever their name. The names njx makes (`<name>/<profile>`, `<profile>.nsys-rep`)
+//! are plain too, as the profile name must be (an input named `a\b.zip` is refused), and
+//! the writer checks every name again. Inputs are looked at before they are opened: a
+//! FIFO, a device, a socket or a folder is refused by its path without being read. A
+//! member is read through within its declared size and `NJX_MAX_RATIO` times its
+//! compressed size (a bomb is refused as the readers refuse it). A write error (a full
+//! disk) names the output: `out.zip: No space left on device (os error 28), writing …`.
+//!
 //! Where it differs from nsys-jax-combine: identical means equal content (nsys-jax
 //! compares the CRC-32 the archives declare); consistency is checked with errors instead
 //! of assertions (inputs that are not nsys-jax or njx-capture archives, combined archives,
@@ -31,10 +47,11 @@
 //! `--analysis` takes a shell pipeline run on the finished archive, as njx-capture's does
 //! (nsys-jax runs a Python script on an extracted copy).
 
-use crate::archive_out::{self, ArchiveWriter, Stage, note};
+use crate::archive_out::{self, ArchiveWriter, Stage, member_name_fault, note, shown_name};
 use crate::error::{Error, Result};
 use crate::notes::Notes;
 use crate::progress::Progress;
+use crate::source::limits::{self, Inflated};
 use crate::source::{Archive, GPU_PROJ_MEMBER, PUSHPOP_MEMBERS, SQLITE_MEMBER, THREADS_MEMBER};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
@@ -219,16 +236,20 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     let folder = archive_out::folder_of(&dest);
     std::fs::create_dir_all(folder).map_err(|e| Error::io(folder.display().to_string(), e))?;
     let stage = Stage::new("njx-combine", &dest)?;
-    let mut zip = ArchiveWriter::create(stage.path())?;
+    let mut zip = ArchiveWriter::create(stage.path(), &dest)?;
     let mut at = 0;
     progress.phase(&format!("writing {}", stage.path().display()));
     for (i, scan) in scans.iter().enumerate() {
+        // Looked at before it is opened (a FIFO put in its place would block the open),
+        // and the file opened checked to be the one looked at.
+        let unchanged = |meta: std::io::Result<std::fs::Metadata>| {
+            meta.is_ok_and(|m| FileId::of(&m) == scan.id)
+        };
+        if !unchanged(std::fs::metadata(&scan.path)) {
+            return Err(changed(scan));
+        }
         let file = File::open(&scan.path).map_err(|e| Error::io(&scan.place, e))?;
-        let same = file
-            .metadata()
-            .map(|m| FileId::of(&m) == scan.id)
-            .unwrap_or(false);
-        if !same {
+        if !unchanged(file.metadata()) {
             return Err(changed(scan));
         }
         let mut archive = zip::ZipArchive::new(BufReader::with_capacity(1 << 16, file))
@@ -237,7 +258,7 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
             let entry = archive
                 .by_index_raw(copy.index)
                 .map_err(|e| Error::data(&scan.place, format!("member {}: {e}", copy.index)))?;
-            zip.raw_copy(entry, &copy.name)?;
+            zip.raw_copy(entry, &copy.name, &scan.place)?;
             at += 1;
         }
         // And unchanged while it was copied from.
@@ -294,17 +315,24 @@ fn changed(scan: &Scan) -> Error {
     )
 }
 
-/// Checks the inputs before anything is read: each named once, not the output, profile
-/// names (file names without `.zip`) distinct. Returns the profile names.
+/// Checks the inputs before anything is read: each a file (looked at, not opened: a FIFO
+/// would block the open), named once, not the output (by path or, a hard link, by inode),
+/// profile names (file names without `.zip`) distinct and plain. Returns the profile names.
 fn check_inputs(inputs: &[PathBuf], dest: &Path) -> Result<Vec<String>> {
     let dest_real = dest.canonicalize().ok();
+    let dest_id = std::fs::metadata(dest)
+        .ok()
+        .map(|m| FileId::of(&m).dev_ino)
+        .filter(|&id| id != (0, 0));
     let mut real: HashMap<PathBuf, &Path> = HashMap::new();
     let mut profiles: HashMap<String, &Path> = HashMap::new();
     let mut names = Vec::with_capacity(inputs.len());
     for input in inputs {
         let place = crate::source::place_of(input);
+        let meta = std::fs::metadata(input).map_err(|e| Error::io(&place, e))?;
+        not_a_file(&place, &meta)?;
         let canonical = input.canonicalize().map_err(|e| Error::io(&place, e))?;
-        if dest_real.as_ref() == Some(&canonical) {
+        if dest_real.as_ref() == Some(&canonical) || dest_id == Some(FileId::of(&meta).dev_ino) {
             return Err(Error::data(
                 &place,
                 format!("is the output ({}) too: choose another -o", dest.display()),
@@ -320,6 +348,17 @@ fn check_inputs(inputs: &[PathBuf], dest: &Path) -> Result<Vec<String>> {
             ));
         }
         let profile = profile_of(input);
+        if let Some(fault) = member_name_fault(&profile) {
+            return Err(Error::data(
+                &place,
+                format!(
+                    "its profile name {} (its file name without .zip) would name its members \
+                     in the combined archive (<member>/<profile>, <profile>.nsys-rep), but is \
+                     not a plain file name: {fault}; rename the file",
+                    shown_name(&profile)
+                ),
+            ));
+        }
         if let Some(first) = profiles.insert(profile.clone(), input) {
             return Err(Error::data(
                 &place,
@@ -333,6 +372,44 @@ fn check_inputs(inputs: &[PathBuf], dest: &Path) -> Result<Vec<String>> {
         names.push(profile);
     }
     Ok(names)
+}
+
+/// Refuses an input that is not a regular file (after links): a folder, a FIFO, a device,
+/// a socket, none of which is an archive, and the last three of which would block or
+/// stream for ever when read.
+fn not_a_file(place: &str, meta: &std::fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = meta.file_type();
+    #[cfg(unix)]
+    let kind = {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_block_device() || kind.is_char_device() {
+            "a device"
+        } else if kind.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        }
+    };
+    #[cfg(not(unix))]
+    let kind = if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::data(
+        place,
+        format!(
+            "{kind}, not a file: njx-combine combines the .zip archives nsys-jax and \
+             njx-capture write"
+        ),
+    ))
 }
 
 /// An input's profile name: its file name without `.zip` (nsys-jax-combine's
@@ -360,15 +437,20 @@ fn scan(
     progress: &Progress,
 ) -> Result<Scan> {
     let place = crate::source::place_of(path);
+    // Looked at again before it is opened (it may have been replaced since the inputs were
+    // checked), and the file opened is the file looked at.
+    let looked = std::fs::metadata(path).map_err(|e| Error::io(&place, e))?;
+    not_a_file(&place, &looked)?;
     let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
     let meta = file.metadata().map_err(|e| Error::io(&place, e))?;
-    if !meta.is_file() {
+    not_a_file(&place, &meta)?;
+    let id = FileId::of(&meta);
+    if id.dev_ino != FileId::of(&looked).dev_ino {
         return Err(Error::data(
             &place,
-            "not a file: njx-combine combines the .zip archives nsys-jax and njx-capture write",
+            "changed while it was being opened: run njx-combine again",
         ));
     }
-    let id = FileId::of(&meta);
     let mut head = [0u8; 4];
     let n = crate::source::read_up_to(&mut file, &mut head).map_err(|e| Error::io(&place, e))?;
     if &head[..n] != crate::source::ZIP_MAGIC {
@@ -382,6 +464,7 @@ fn scan(
     file.seek(SeekFrom::Start(0))
         .map_err(|e| Error::io(&place, e))?;
     let mut archive = Archive::open_zip(path, file, progress)?;
+    check_members(&mut archive, &place)?;
     check_kind(&archive)?;
     let njx_capture = archive.members().iter().any(|m| m == SQLITE_MEMBER);
     let own_report = format!("{profile}.nsys-rep");
@@ -390,6 +473,7 @@ fn scan(
         .ok_or_else(|| Error::data(&place, "not a zip archive"))?;
     let mut entries = Vec::with_capacity(zip.len());
     let mut buf = vec![0u8; 1 << 16];
+    let ratio = limits::get()?.ratio;
     for index in 0..zip.len() {
         let mut entry = zip
             .by_index(index)
@@ -401,7 +485,7 @@ fn scan(
             .name()
             .map_err(|e| Error::data(&place, format!("member {index}: bad name: {e}")))?
             .into_owned();
-        let member = format!("{place}!{name}");
+        let member = format!("{place}!{}", shown_name(&name));
         let report = name.ends_with(".nsys-rep");
         if report
             && keep != KeepNsysRep::None
@@ -428,8 +512,12 @@ fn scan(
         let (declared, crc) = (entry.size(), entry.crc32());
         let mut hashers = (keys.0.build_hasher(), keys.1.build_hasher());
         let mut len = 0u64;
+        // Held to its declared size, and to NJX_MAX_RATIO times its compressed size: a
+        // member that lies, or a bomb, is refused before it is read through.
+        let compressed = entry.compressed_size();
+        let mut bounded = Inflated::sized(&mut entry, ratio, compressed, declared);
         loop {
-            let n = match entry.read(&mut buf) {
+            let n = match bounded.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -474,6 +562,58 @@ fn scan(
         id,
         entries,
     })
+}
+
+/// Refuses an archive holding a member that must not be copied (see [`check_member`]),
+/// before anything else is said of it (a link or a hostile name may take a table's name).
+/// Folder entries are never copied, whatever their name.
+fn check_members(archive: &mut Archive, place: &str) -> Result<()> {
+    let Some(zip) = archive.zip() else {
+        return Ok(());
+    };
+    for index in 0..zip.len() {
+        let entry = zip
+            .by_index_raw(index)
+            .map_err(|e| Error::data(place, format!("cannot read member {index}: {e}")))?;
+        if entry.is_dir() {
+            continue;
+        }
+        let name = entry
+            .name()
+            .map_err(|e| Error::data(place, format!("member {index}: bad name: {e}")))?;
+        let member = format!("{place}!{}", shown_name(&name));
+        check_member(&member, &name, entry.unix_mode())?;
+    }
+    Ok(())
+}
+
+/// Refuses a member that must not be copied ([`archive_out::member_name_fault`],
+/// [`archive_out::special_entry`]): refused rather than left out, since a member missing
+/// from one input would be read as that profile's from another input (a member stored
+/// once stands for every profile), and nsys-jax and njx-capture write no such member.
+fn check_member(member: &str, name: &str, unix_mode: Option<u32>) -> Result<()> {
+    const WHO: &str = "nsys-jax and njx-capture write none: was the archive made or changed by \
+                       another tool?";
+    if let Some(fault) = member_name_fault(name) {
+        return Err(Error::data(
+            member,
+            format!(
+                "not a plain relative member name: {fault}; njx-combine copies no such \
+                 member ({WHO})"
+            ),
+        ));
+    }
+    if let Some(kind) = archive_out::special_entry(unix_mode) {
+        return Err(Error::data(
+            member,
+            format!(
+                "{kind} (Unix mode {:o}), not a file: njx-combine copies files only, as \
+                 unzipping would make it what it says ({WHO})",
+                unix_mode.unwrap_or(0)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The tables by which an archive is told to be nsys-jax's or njx-capture's.

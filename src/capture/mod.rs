@@ -291,7 +291,7 @@ fn post_process(
             sources.len()
         ),
     );
-    let mut zip = ArchiveWriter::create(staged)?;
+    let mut zip = ArchiveWriter::create(staged, dest)?;
     zip.add(REPORT, &report, true)?;
     zip.add(SQLITE, &sqlite, true)?;
     for (member, file) in &dumps.files {

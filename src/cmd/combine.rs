@@ -23,12 +23,16 @@ report_nvtx_pushpop_trace.csv.xz/rank3); each input's report is stored as \
 reading every member through (checking its CRC-32 and size, hashing it), never by what the \
 archives declare; members are then copied as they are stored, never held in memory.
 
-Errors (exit 1, nothing written): an input that is not a zip archive, not an nsys-jax or \
-njx-capture archive, or a combined one already; an input named twice, or the output among \
-the inputs; two inputs with the same profile name (a/rank0.zip and b/rank0.zip); a report \
-named for another profile than its archive's (a renamed archive; --keep-nsys-rep none leaves \
-reports out); a damaged member; members that would be stored under one name; an existing \
-output without -f. Inputs that dumped different XLA programs get a warning (not one run?).
+Errors (exit 1, nothing written): an input that is not a file (a FIFO, a device, a folder: \
+refused unopened), not a zip archive, not an nsys-jax or njx-capture archive, or a combined \
+one already; an input named twice, or the output among the inputs (also by a link); two \
+inputs with the same profile name (a/rank0.zip and b/rank0.zip); a member whose name is not \
+a plain relative path (../x, /x, C:/x, a\\b, a//b, ./a, the empty name, control \
+characters) or that is a symbolic link, FIFO or device, which unzipping would write outside \
+the folder or as a link; a report named for another profile than its archive's (a renamed \
+archive; --keep-nsys-rep none leaves reports out); a damaged member, or one decompressing \
+past NJX_MAX_RATIO; members that would be stored under one name; an existing output without \
+-f. Inputs that dumped different XLA programs get a warning (not one run?).
 
 The archive is written in a temporary folder beside the output and renamed into place at the \
 end. Exit status: 0; 1 on an error, or when an --analysis failed (the archive is written, \

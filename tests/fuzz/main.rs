@@ -1,7 +1,8 @@
 //! A fuzzing harness on stable Rust, in-process, over every reader of njx: push/pop CSV
 //! (plain, gzip, xz), record streams and partial results, Parquet tables (push/pop, GPU
 //! projection), thread metadata, HLO protos, nsys SQLite exports, zip containers (nsys-jax,
-//! combine and njx-capture archives, also extracted as folders) and folded stacks. It
+//! combine and njx-capture archives, also extracted as folders), njx-combine's member
+//! handling (names and file types it must never write) and folded stacks. It
 //! mutates valid fixtures generated here (`seeds.rs`) in ways that know each format
 //! (`item.rs`) and calls the library's readers and whole analyses on them (`targets.rs`).
 //!
@@ -24,6 +25,7 @@
 mod common;
 
 mod bytes;
+mod combine;
 mod engine;
 mod hloproto;
 mod item;
@@ -410,6 +412,7 @@ fn supervise(args: &Args) -> ExitCode {
         "hlo",
         "sqlite",
         "zip",
+        "combine",
         "folded",
     ];
     let names: Vec<&str> = match &args.targets {

@@ -1068,6 +1068,23 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
         folders: true,
     });
 
+    // njx-combine's member handling: mutated names and file types must never be written.
+    targets.push(Target {
+        name: "combine",
+        file: "rank0.zip",
+        seeds: vec![
+            (zip_seed(seeds::rank_members(0, false, false)), "archive"),
+            (zip_seed(seeds::rank_members(0, true, true)), "archive"),
+            (zip_seed(seeds::capture_members(&sqlite)), "archive"),
+            (
+                zip_seed(crate::combine::with_report(base.clone())),
+                "archive",
+            ),
+        ],
+        entries: vec![entry("combine", &[], crate::combine::run)],
+        folders: false,
+    });
+
     targets.push(Target {
         name: "folded",
         file: "stacks.folded",

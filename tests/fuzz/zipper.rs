@@ -42,7 +42,7 @@ pub fn build(members: &[Member]) -> Option<Vec<u8>> {
 /// Names members take on.
 fn other_name(rng: &mut Rng, old: &str) -> String {
     let base = old.split('/').next_back().unwrap_or(old);
-    match rng.below(12) {
+    match rng.below(20) {
         0 => format!("{old}/rank1"),
         1 => format!("{old}/rank0"),
         2 => format!("/{old}"),
@@ -70,6 +70,14 @@ fn other_name(rng: &mut Rng, old: &str) -> String {
         .to_string(),
         9 => String::new(),
         10 => format!("{old}\u{0}x"),
+        // Names no extractor may take as they are (njx-combine must refuse them).
+        12 => format!("dump/../../{base}"),
+        13 => format!("C:/{old}"),
+        14 => old.replace('/', "\\"),
+        15 => old.replacen('/', "//", 1),
+        16 => format!("./{old}"),
+        17 => format!("{old}\u{1b}[31m"),
+        18 => format!("{old}\n"),
         _ => format!("{old}.bak"),
     }
 }
@@ -189,7 +197,7 @@ pub fn patch(rng: &mut Rng, b: &mut Vec<u8>) {
             _ => *rng.pick(VALUES),
         }
     };
-    match rng.below(6) {
+    match rng.below(7) {
         0 => {
             // end of central directory: counts, size, offset, comment length
             let (at, w) =
@@ -258,6 +266,14 @@ pub fn patch(rng: &mut Rng, b: &mut Vec<u8>) {
                     b[c + 46..c + 46 + n1].copy_from_slice(&name);
                 }
             }
+        }
+        5 if !entries.is_empty() => {
+            // an entry made by Unix, of another file type: a link, a FIFO, a device…
+            let c = *rng.pick(&entries);
+            let mode: u64 =
+                *rng.pick(&[0o120777, 0o010644, 0o020644, 0o140644, 0o040755, 0o100644]);
+            put(b, c + 4, 2, 0x031e);
+            put(b, c + 38, 4, mode << 16);
         }
         _ => {
             // a zip64 end of central directory locator pointing somewhere

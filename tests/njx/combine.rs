@@ -1,6 +1,8 @@
 //! njx-combine: the nsys-jax-combine layout on archives made here (identical members once,
 //! differing ones per profile, reports by --keep-nsys-rep), every consistency error (exit 1,
-//! the file and member named, nothing left behind), --analysis, and the real pax archives.
+//! the file and member named, nothing left behind), --analysis, and the real pax archives;
+//! issue 28: member names that are not plain relative paths, symbolic links, inputs that are
+//! not files, outputs that are inputs by another name, write errors, zip64.
 
 use crate::common::{exe, ok, pax_archives, run, shared_data, stderr_of, tempdir, write};
 use std::collections::{BTreeMap, HashMap};
@@ -555,4 +557,301 @@ fn reports_left_out_are_not_read() {
         ],
         &["rank1.zip!rank1.nsys-rep: its content does not match its CRC-32"],
     );
+}
+
+/// Issue 28: member names njx-combine would copy into its output, where nsys-jax and
+/// `unzip` would write them outside the folder (`../evil`, `/tmp/x`, `C:/x`, `a\..\x`),
+/// under another name (`a//b`, `./a`, the empty name, which became `/rank0` when it
+/// differed between inputs) or print them as terminal commands: refused naming the input
+/// and the member, nothing written.
+#[test]
+fn member_names_that_are_not_plain_relative_paths_are_refused() {
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    let hostile = [
+        ("../evil", "../evil", "`..` component"),
+        ("dump/../../x", "dump/../../x", "`..` component"),
+        ("/tmp/x", "/tmp/x", "absolute"),
+        ("C:/x", "C:/x", "drive letter"),
+        ("a\\..\\x", "a\\..\\x", "backslash"),
+        ("a//b", "a//b", "empty or `.` component"),
+        ("./a", "./a", "empty or `.` component"),
+        ("sources/./x.py", "sources/./x.py", "empty or `.` component"),
+        ("", "", "it is empty"),
+        (
+            "a\u{1b}]0;owned\u{7}b",
+            "\"a\\u{1b}]0;owned\\u{7}b\"",
+            "control character",
+        ),
+        ("a\nb", "\"a\\nb\"", "control character"),
+    ];
+    for (k, (name, shown, why)) in hostile.iter().enumerate() {
+        let sub = format!("n{k}");
+        rank(&dir.path().join(&sub), 1, &[(name, b"x", true)]);
+        let input = format!("{sub}/rank1.zip");
+        fails(
+            dir.path(),
+            &["-o", "all", "rank0.zip", &input],
+            &[
+                &format!("njx-combine: {input}!{shown}: not a plain relative member name"),
+                why,
+            ],
+        );
+        let (_, err) = combine(dir.path(), &["-o", "all", "rank0.zip", &input]);
+        assert!(
+            !err.contains('\u{1b}') && err.lines().count() == 1,
+            "{err:?}"
+        );
+    }
+    // The empty name in both inputs, differing: it was stored as `/rank0` and `/rank1`.
+    let both: Vec<String> = (0..2)
+        .map(|r| {
+            let body = format!("{r}");
+            rank(&dir.path().join("e"), r, &[("", body.as_bytes(), true)])
+        })
+        .collect();
+    fails(
+        dir.path(),
+        &["-o", "all", &both[0], &both[1]],
+        &["e/rank0.zip!: not a plain relative member name: it is empty"],
+    );
+    // A folder entry is never stored, whatever its name: nothing to refuse.
+    rank(&dir.path().join("f"), 1, &[("../up/", b"", true)]);
+    let (status, err) = combine(dir.path(), &["-o", "all", "rank0.zip", "f/rank1.zip"]);
+    assert_eq!(status, 0, "{err}");
+    assert!(
+        !names(&dir.path().join("all.zip"))
+            .iter()
+            .any(|n| n.contains(".."))
+    );
+}
+
+/// An archive of rank 1 whose `link` is a symbolic link to `/etc/passwd` (mode 0120777),
+/// beside its table (unless the link takes the table's name).
+fn with_symlink(link: &str) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let table = "report_nvtx_pushpop_trace.csv.xz";
+    if link != table {
+        w.start_file(table, options).unwrap();
+        w.write_all(b"ranges of rank 1").unwrap();
+    }
+    w.add_symlink(link, "/etc/passwd", options).unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+#[test]
+fn symbolic_links_are_refused_also_over_a_table() {
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    for (k, link) in [
+        "sources/train.py",
+        "report_nvtx_pushpop_trace.csv.xz",
+        "dump/module_0001.jit_f.before_optimizations.hlo.pb.xz",
+        "evil",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let input = write(dir.path(), &format!("l{k}/rank1.zip"), &with_symlink(link));
+        fails(
+            dir.path(),
+            &["-o", "all", "rank0.zip", &input],
+            &[&format!(
+                "l{k}/rank1.zip!{link}: a symbolic link (Unix mode 120777), not a file"
+            )],
+        );
+    }
+}
+
+/// Runs njx-combine in `dir`, killed after `secs` seconds; returns (status, stderr), status
+/// -1 when it had to be killed.
+fn combine_within(dir: &Path, args: &[&str], secs: u64) -> (i32, String) {
+    let mut child = std::process::Command::new(exe("njx-combine"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed().as_secs() >= secs {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break -1;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+/// A FIFO blocked njx-combine for good (opened before it was checked to be a file).
+#[test]
+fn inputs_that_are_not_files_are_refused_without_being_opened() {
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    let fifo = dir.path().join("rank1.zip");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink("rank1.zip", dir.path().join("link.zip")).unwrap();
+    let socket = std::os::unix::net::UnixListener::bind(dir.path().join("sock.zip")).unwrap();
+    std::fs::create_dir(dir.path().join("folder.zip")).unwrap();
+    for (input, kind) in [
+        ("rank1.zip", "a FIFO (named pipe), not a file"),
+        ("link.zip", "a FIFO (named pipe), not a file"),
+        ("sock.zip", "a socket, not a file"),
+        ("/dev/zero", "a device, not a file"),
+        ("folder.zip", "a folder, not a file"),
+    ] {
+        let before = listing(dir.path());
+        let (status, err) = combine_within(dir.path(), &["-o", "all", "rank0.zip", input], 10);
+        assert_eq!(status, 1, "{input}: {err}");
+        assert!(err.contains(&format!("{input}: {kind}")), "{input}: {err}");
+        assert_eq!(listing(dir.path()), before);
+    }
+    drop(socket);
+}
+
+/// Pseudo-random bytes (they do not compress).
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// On a full disk the first line on stderr was the zip crate's debug print (`ZipWriter::
+/// drop: failed to finalize archive: Io(Os { …`); now one line naming the output. A file
+/// size limit (`ulimit -f`, SIGXFSZ ignored) fails the writes as a full disk does, without
+/// mounting anything.
+#[test]
+fn write_errors_name_the_output_once() {
+    let dir = tempdir();
+    let big = noise(400_000);
+    rank(dir.path(), 0, &[("sources/big.bin", &big, true)]);
+    rank(dir.path(), 1, &[]);
+    let before = listing(dir.path());
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 128; exec \"$0\" \"$@\"")
+        .arg(exe("njx-combine"))
+        .args(["-o", "out/all", "rank0.zip", "rank1.zip"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("njx-combine: out/all.zip: File too large (os error 27), writing "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for debug in ["ZipWriter", "Io(", "Os {", "Custom {", ".njx-combine-"] {
+        assert!(!err.contains(debug), "{err}");
+    }
+    // The folder made for the output stays (created once the inputs were checked), empty.
+    assert_eq!(listing(dir.path()).len(), before.len() + 1);
+    assert!(listing(&dir.path().join("out")).is_empty());
+}
+
+#[test]
+fn an_output_that_is_an_input_by_another_name_is_refused() {
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    rank(dir.path(), 1, &[]);
+    std::fs::hard_link(dir.path().join("rank0.zip"), dir.path().join("hard.zip")).unwrap();
+    std::os::unix::fs::symlink("rank1.zip", dir.path().join("soft.zip")).unwrap();
+    let original = std::fs::read(dir.path().join("rank0.zip")).unwrap();
+    fails(
+        dir.path(),
+        &["-f", "-o", "hard", "rank0.zip", "rank1.zip"],
+        &["rank0.zip: is the output (hard.zip) too"],
+    );
+    fails(
+        dir.path(),
+        &["-f", "-o", "soft.zip", "rank0.zip", "rank1.zip"],
+        &["rank1.zip: is the output (soft.zip) too"],
+    );
+    // `-o` inside a folder given as an input: the folder is no archive.
+    std::fs::create_dir(dir.path().join("rank2")).unwrap();
+    fails(
+        dir.path(),
+        &["-o", "rank2/all", "rank0.zip", "rank2"],
+        &["rank2: a folder, not a file"],
+    );
+    assert!(listing(&dir.path().join("rank2")).is_empty());
+    assert_eq!(
+        std::fs::read(dir.path().join("rank0.zip")).unwrap(),
+        original
+    );
+}
+
+#[test]
+fn profile_names_that_are_not_plain_file_names_are_refused() {
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    let bytes = std::fs::read(dir.path().join("rank0.zip")).unwrap();
+    for (file, why) in [
+        ("a\\b.zip", "backslash"),
+        ("...zip", "`..` component"),
+        ("r\u{1b}[2J.zip", "control character"),
+    ] {
+        write(dir.path(), file, &bytes);
+        fails(
+            dir.path(),
+            &["-o", "all", "rank0.zip", file],
+            &["would name its members in the combined archive", why],
+        );
+        std::fs::remove_file(dir.path().join(file)).unwrap();
+    }
+}
+
+/// Zip64 members (extra fields with 64-bit sizes, as Python's zipfile writes for large
+/// files) are read and copied as they are.
+#[test]
+fn zip64_inputs_are_combined() {
+    let dir = tempdir();
+    rank(dir.path(), 0, &[]);
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default().large_file(true);
+    for (name, bytes) in [
+        ("report_nvtx_pushpop_trace.csv.xz", &b"ranges of rank 1"[..]),
+        ("sources/train.py", b"print('hi')\n"),
+        ("only-in-1.txt", b"one"),
+    ] {
+        w.start_file(name, options).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    write(dir.path(), "rank1.zip", &w.finish().unwrap().into_inner());
+    let (status, err) = combine(dir.path(), &["-o", "all", "rank0.zip", "rank1.zip"]);
+    assert_eq!(status, 0, "{err}");
+    let got: BTreeMap<String, Vec<u8>> = members(&dir.path().join("all.zip")).into_iter().collect();
+    assert_eq!(got["only-in-1.txt"], b"one");
+    assert_eq!(
+        got["report_nvtx_pushpop_trace.csv.xz/rank1"],
+        b"ranges of rank 1"
+    );
+    assert_eq!(got["sources/train.py"], b"print('hi')\n");
 }

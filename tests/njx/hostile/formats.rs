@@ -28,6 +28,9 @@ pub struct ZipEntry {
     pub central_csize: Option<u64>,
     /// The local header offset the central directory declares, when not the true one.
     pub central_offset: Option<u64>,
+    /// The Unix mode in the central directory's external attributes (made by Unix):
+    /// `0o100644` (a file) unless a test makes it a link, a FIFO, a device…
+    pub mode: u32,
 }
 
 fn crc32(bytes: &[u8]) -> u32 {
@@ -65,6 +68,7 @@ impl ZipEntry {
             central_size: None,
             central_csize: None,
             central_offset: None,
+            mode: 0o100644,
         }
     }
 }
@@ -144,7 +148,7 @@ pub fn zip_raw(entries: &[ZipEntry], declared_entries: Option<u16>) -> Vec<u8> {
         u16le(&mut out, 0);
         u16le(&mut out, 0);
         u16le(&mut out, 0);
-        u32le(&mut out, 0o100644 << 16);
+        u32le(&mut out, e.mode << 16);
         u32le(&mut out, field(offset));
         out.extend_from_slice(e.name.as_bytes());
         if zip64 {

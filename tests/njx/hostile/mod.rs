@@ -10,6 +10,7 @@
 //!
 //! One `#[test]` per class runs the class's cases and reports every failing case at once:
 //!
+//! - `combine`: njx-combine's members (hostile names, links), inputs and outputs;
 //! - `crashes`: deep nesting, sizes and counts the file claims (zip headers, Parquet
 //!   footers), truncations, bit flips;
 //! - `memory`: gigabyte lines in small compressed streams, gigabyte members, deep stacks,
@@ -24,6 +25,7 @@
 //! `baseline` checks that the unbroken fixtures are accepted, so that a refusal of a
 //! broken copy is about what was broken.
 
+mod combine;
 mod crashes;
 mod data_loss;
 mod fixtures;
@@ -43,6 +45,7 @@ use harness::{Case, Expect, Run, at, run_class};
 /// Every class's case list (cheap: fixtures are written only when a case runs).
 fn classes() -> Vec<(&'static str, Vec<Case>)> {
     vec![
+        ("combine", combine::cases()),
         ("crashes", crashes::cases()),
         ("memory", memory::cases()),
         ("hangs", hangs::cases()),
@@ -59,6 +62,11 @@ fn the_campaign_has_at_least_300_cases() {
     let total: usize = counts.iter().map(|c| c.1).sum();
     eprintln!("hostile cases per class: {counts:?}, total {total}");
     assert!(total >= 300, "only {total} cases: {counts:?}");
+}
+
+#[test]
+fn combine() {
+    run_class("combine", combine::cases());
 }
 
 #[test]
