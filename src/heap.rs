@@ -697,9 +697,11 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto, notes: &Notes) -> Result
             .or_insert(Some(i));
     }
     // What each defining instruction gives the rows, decoded once per instruction (a
-    // tuple can define thousands of buffers), and the text of large shapes once.
-    let mut defined: HashMap<i64, Defined> = HashMap::new();
-    let mut shapes: HashMap<(i64, Vec<i64>), String> = HashMap::new();
+    // tuple can define thousands of buffers), and the text of large shapes once; by
+    // instruction name, unique in a module (an id need not be, where [`defining`] found the
+    // instruction by its name).
+    let mut defined: HashMap<&str, Defined> = HashMap::new();
+    let mut shapes: HashMap<(&str, Vec<i64>), String> = HashMap::new();
     let mut peaks = Vec::new();
     let mut buffers = Vec::new();
     let mut totals = Vec::new();
@@ -774,7 +776,7 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto, notes: &Notes) -> Result
                 .as_ref()
                 .unwrap_or(&nowhere);
             let inst = defining(hlo, &by_id, id, loc)?;
-            let (source, result) = match defined.entry(inst.id()) {
+            let (source, result) = match defined.entry(inst.name()) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(v) => {
                     let p = inst.proto()?;
@@ -787,7 +789,7 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto, notes: &Notes) -> Result
                 // A tuple, or an array of many dimensions, is written once however many
                 // buffers it is the shape of (its text grows with its elements).
                 Some(s) => shapes
-                    .entry((inst.id(), loc.shape_index.clone()))
+                    .entry((inst.name(), loc.shape_index.clone()))
                     .or_insert_with(|| shape_text(s))
                     .clone(),
             };

@@ -651,6 +651,40 @@ fn defining_instructions_must_be_named_once() {
             "logical buffer 2: defined by instruction 2, an id several computations of the module give",
         ],
     );
+    // Named, each buffer is its own instruction's, whatever their ids.
+    let ba = proto.buffer_assignment.as_mut().unwrap();
+    let at = |b: &LogicalBufferProto| b.defined_at.clone().unwrap();
+    let mut a = at(&ba.logical_buffers[1]);
+    a.instruction_name = "a".into();
+    ba.logical_buffers[1].defined_at = Some(a);
+    let mut twin = at(&ba.logical_buffers[4]);
+    (twin.instruction_id, twin.instruction_name) = (2, "a.twin".into());
+    ba.logical_buffers[4].defined_at = Some(twin);
+    let rows = json(&[
+        "--view",
+        "buffers",
+        "--format",
+        "json",
+        &archive(dir.path(), &proto),
+    ]);
+    let got: Vec<(i64, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["buffer"].as_i64().unwrap(),
+                r["instruction"].as_str().unwrap(),
+                r["op_name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (3, "b", "jit(f)/add"),
+            (2, "a", "jit(f)/mul"),
+            (5, "a.twin", "")
+        ]
+    );
 }
 
 #[test]
