@@ -86,6 +86,20 @@ fn some_int(rng: &mut Rng, known: &[i64]) -> i64 {
 }
 
 fn one(rng: &mut Rng, proto: &mut HloProto) {
+    // A dump with heap simulator traces (njx-heap's seed) mostly has its buffer assignment
+    // changed; the others' mutations draw exactly as before.
+    if proto
+        .buffer_assignment
+        .as_ref()
+        .is_some_and(|b| !b.heap_simulator_traces.is_empty())
+        && rng.chance(0.6)
+    {
+        let (_, inst_ids, names) = proto.hlo_module.as_ref().map(all_ids).unwrap_or_default();
+        if let Some(ba) = proto.buffer_assignment.as_mut() {
+            buffer_assignment(rng, ba, &inst_ids, &names);
+        }
+        return;
+    }
     if rng.chance(0.03) {
         proto.hlo_module = None;
         return;
@@ -390,5 +404,221 @@ fn groups(rng: &mut Rng, inst: &mut HloInstructionProto) {
             ))
         }
         _ => inst.replica_group_list = None,
+    }
+}
+
+/// Changes a buffer assignment in one way: sizes, offsets and ids of any value (negative,
+/// 2^63-1, ids of other buffers), allocation indices out of range or repeated, buffers
+/// assigned twice or not at all, events of any kind on any buffer (shares of themselves,
+/// of shared buffers, of nothing), events repeated, dropped or reordered, traces repeated
+/// or dropped, defining instructions that are not there or named otherwise, and many more
+/// buffers live at once.
+fn buffer_assignment(
+    rng: &mut Rng,
+    ba: &mut p::BufferAssignmentProto,
+    inst_ids: &[i64],
+    names: &[String],
+) {
+    use p::heap_simulator_trace::Event;
+    let ids: Vec<i64> = ba.logical_buffers.iter().map(|b| b.id).collect();
+    let n_alloc = ba.buffer_allocations.len() as i64;
+    let indices: Vec<i64> = (-1..=n_alloc).collect();
+    match rng.below(12) {
+        0 => {
+            if let Some(b) = pick_mut(rng, &mut ba.logical_buffers) {
+                b.size = some_int(rng, &[0, 1, 4096, -4096]);
+            }
+        }
+        1 => {
+            if let Some(b) = pick_mut(rng, &mut ba.logical_buffers) {
+                b.id = some_int(rng, &ids);
+            }
+        }
+        2 => {
+            if let Some(a) = pick_mut(rng, &mut ba.buffer_allocations) {
+                if rng.chance(0.5) {
+                    a.index = some_int(rng, &indices);
+                } else {
+                    a.size = some_int(rng, &[0, 4096, 24576, -1]);
+                }
+            }
+        }
+        3 => {
+            if let Some(a) = pick_mut(rng, &mut ba.buffer_allocations)
+                && let Some(x) = pick_mut(rng, &mut a.assigned)
+            {
+                match rng.below(3) {
+                    0 => x.offset = some_int(rng, &[0, 4096, 20480, -4096]),
+                    1 => x.size = some_int(rng, &[0, 4096, 8192, -4096]),
+                    _ => x.logical_buffer_id = some_int(rng, &ids),
+                }
+            }
+        }
+        4 => {
+            // A buffer assigned once more (in its allocation or another), or not at all.
+            let k = rng.below(ba.buffer_allocations.len().max(1));
+            let j = rng.below(ba.buffer_allocations.len().max(1));
+            let moved = ba
+                .buffer_allocations
+                .get_mut(k)
+                .and_then(|a| (!a.assigned.is_empty()).then(|| a.assigned.remove(0)));
+            if let (Some(x), Some(a)) = (moved, ba.buffer_allocations.get_mut(j)) {
+                if rng.chance(0.5) {
+                    a.assigned.push(x);
+                }
+                a.assigned.push(x);
+            }
+        }
+        5 => {
+            let trace = rng.below(ba.heap_simulator_traces.len().max(1));
+            if let Some(t) = ba.heap_simulator_traces.get_mut(trace)
+                && let Some(e) = pick_mut(rng, &mut t.events)
+            {
+                match rng.below(4) {
+                    0 => e.kind = *rng.pick(&[0, 1, 2, 3, -1, i32::MAX]),
+                    1 => e.buffer_id = some_int(rng, &ids),
+                    2 => {
+                        e.kind = 2;
+                        e.share_with_canonical_id = some_int(rng, &ids);
+                    }
+                    _ => e.share_with_canonical_id = e.buffer_id,
+                }
+            }
+        }
+        6 => {
+            // Events repeated, dropped or swapped.
+            if let Some(t) = pick_mut(rng, &mut ba.heap_simulator_traces)
+                && !t.events.is_empty()
+            {
+                let (i, j) = (rng.below(t.events.len()), rng.below(t.events.len()));
+                match rng.below(3) {
+                    0 => {
+                        let e = t.events[i].clone();
+                        t.events.insert(j, e);
+                    }
+                    1 => {
+                        t.events.remove(i);
+                    }
+                    _ => t.events.swap(i, j),
+                }
+            }
+        }
+        7 => {
+            if rng.chance(0.5) {
+                if let Some(t) = pick_mut(rng, &mut ba.heap_simulator_traces) {
+                    t.buffer_allocation_index = some_int(rng, &indices);
+                }
+            } else if !ba.heap_simulator_traces.is_empty() {
+                let t = rng.below(ba.heap_simulator_traces.len());
+                if rng.chance(0.5) {
+                    let copy = ba.heap_simulator_traces[t].clone();
+                    ba.heap_simulator_traces.push(copy);
+                } else {
+                    ba.heap_simulator_traces.remove(t);
+                }
+            }
+        }
+        8 => {
+            if let Some(b) = pick_mut(rng, &mut ba.logical_buffers) {
+                let at = b.defined_at.get_or_insert_with(Default::default);
+                match rng.below(3) {
+                    0 => at.instruction_id = some_int(rng, inst_ids),
+                    1 => {
+                        at.instruction_name = if names.is_empty() || rng.chance(0.2) {
+                            "nowhere".into()
+                        } else {
+                            rng.pick(names).clone()
+                        }
+                    }
+                    _ => {
+                        at.shape_index = (0..rng.small(3))
+                            .map(|_| *rng.pick(&[0, 1, -1, i64::MAX]))
+                            .collect()
+                    }
+                }
+            }
+        }
+        9 => {
+            // A chain or a cycle of shares between two buffers of a trace.
+            if ids.len() >= 2
+                && let Some(t) = pick_mut(rng, &mut ba.heap_simulator_traces)
+            {
+                let (a, b) = (*rng.pick(&ids), *rng.pick(&ids));
+                let share = |id, canonical| Event {
+                    kind: 2,
+                    buffer_id: id,
+                    share_with_canonical_id: canonical,
+                    ..Default::default()
+                };
+                let at = rng.below(t.events.len() + 1);
+                t.events.insert(at, share(a, b));
+                let at = rng.below(t.events.len() + 1);
+                t.events.insert(at, share(b, a));
+            }
+        }
+        10 => {
+            // Many more buffers live at once: up to 5,000 new ones, each of the temp
+            // allocation's first buffer's instruction, allocated then freed.
+            let count = *rng.pick(&[10i64, 1000, 5000]);
+            let base = ids.iter().copied().max().unwrap_or(0).saturating_add(1);
+            let defined_at = ba
+                .logical_buffers
+                .first()
+                .and_then(|b| b.defined_at.clone());
+            let alloc = ba
+                .buffer_allocations
+                .iter_mut()
+                .max_by_key(|a| a.assigned.len());
+            if let Some(a) = alloc {
+                let mut events = Vec::new();
+                for k in 0..count {
+                    let id = base.saturating_add(k);
+                    ba.logical_buffers.push(p::LogicalBufferProto {
+                        id,
+                        size: 16,
+                        defined_at: defined_at.clone(),
+                        color: 0,
+                    });
+                    a.assigned.push(p::buffer_allocation_proto::Assigned {
+                        logical_buffer_id: id,
+                        offset: 0,
+                        size: 16,
+                    });
+                    events.push(Event {
+                        kind: 0,
+                        buffer_id: id,
+                        ..Default::default()
+                    });
+                }
+                let frees: Vec<Event> = events
+                    .iter()
+                    .map(|e| Event {
+                        kind: 1,
+                        ..e.clone()
+                    })
+                    .collect();
+                events.extend(frees);
+                if let Some(t) = pick_mut(rng, &mut ba.heap_simulator_traces) {
+                    let at = rng.below(t.events.len() + 1);
+                    t.events.splice(at..at, events);
+                }
+            }
+        }
+        _ => {
+            // A logical buffer dropped (its assignments and events dangle).
+            if !ba.logical_buffers.is_empty() {
+                let k = rng.below(ba.logical_buffers.len());
+                ba.logical_buffers.remove(k);
+            }
+        }
+    }
+}
+
+fn pick_mut<'a, T>(rng: &mut Rng, items: &'a mut [T]) -> Option<&'a mut T> {
+    if items.is_empty() {
+        None
+    } else {
+        let k = rng.below(items.len());
+        items.get_mut(k)
     }
 }

@@ -1,8 +1,9 @@
 //! A fuzzing harness on stable Rust, in-process, over every reader of njx: push/pop CSV
 //! (plain, gzip, xz), record streams and partial results, Parquet tables (push/pop, GPU
-//! projection), thread metadata, HLO protos, nsys SQLite exports, zip containers (nsys-jax,
-//! combine and njx-capture archives, also extracted as folders), njx-combine's member
-//! handling (names and file types it must never write) and folded stacks. It
+//! projection), thread metadata, HLO protos (and njx-heap's buffer assignments and heap
+//! simulator traces), nsys SQLite exports, zip containers (nsys-jax, combine and
+//! njx-capture archives, also extracted as folders), njx-combine's member handling (names
+//! and file types it must never write) and folded stacks. It
 //! mutates valid fixtures generated here (`seeds.rs`) in ways that know each format
 //! (`item.rs`) and calls the library's readers and whole analyses on them (`targets.rs`).
 //!
@@ -410,6 +411,7 @@ fn supervise(args: &Args) -> ExitCode {
         "gpu-parquet",
         "thread-metadata",
         "hlo",
+        "heap",
         "sqlite",
         "zip",
         "combine",

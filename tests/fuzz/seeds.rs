@@ -751,6 +751,141 @@ pub fn hlo_step() -> HloProto {
     }
 }
 
+/// [`hlo_step`] with a buffer assignment as XLA writes one, for njx-heap: a logical
+/// buffer per entry instruction (`all-reduce-done.1` sharing `all-reduce-start.1`'s),
+/// allocations for the two parameters, the temp buffer and the outputs, and two heap
+/// simulator traces: the whole module's over the temp buffer (a share, a buffer reusing a
+/// freed one's offset, one whose shape index leads nowhere) and one whose allocation index
+/// is past the allocations (stale, as older XLA writes them).
+pub fn hlo_heap() -> HloProto {
+    use heap_simulator_trace::event::Kind::{self, Alloc, Free, ShareWith};
+    use njx::hlo::proto::{
+        BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, LogicalBufferProto,
+        buffer_allocation_proto::Assigned, heap_simulator_trace, logical_buffer_proto,
+    };
+    let mut p = hlo_step();
+    // (buffer id, bytes, defining instruction)
+    let buffers: [(i64, i64, i64); 11] = [
+        (1, 4096, 100),
+        (2, 4096, 101),
+        (3, 4096, 102),
+        (4, 4096, 103),
+        (5, 4096, 104),
+        (6, 8192, 105),
+        (7, 4096, 106),
+        (8, 2048, 107),
+        (9, 4096, 108),
+        (10, 4096, 109),
+        (11, 4096, 110),
+    ];
+    let allocation = |index: i64, size: i64, assigned: &[(i64, i64, i64)]| BufferAllocationProto {
+        index,
+        size,
+        assigned: assigned
+            .iter()
+            .map(|&(logical_buffer_id, offset, size)| Assigned {
+                logical_buffer_id,
+                offset,
+                size,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let ev = |kind: Kind, id: i64, canonical: i64| heap_simulator_trace::Event {
+        kind: kind as i32,
+        buffer_id: id,
+        computation_name: "main.10".into(),
+        instruction_name: format!("i{id}"),
+        share_with_canonical_id: canonical,
+    };
+    let whole = [
+        ev(Alloc, 1, 0),
+        ev(Alloc, 7, 0),
+        ev(Alloc, 2, 0),
+        ev(Alloc, 3, 0),
+        ev(ShareWith, 4, 3),
+        ev(Free, 2, 0),
+        ev(Alloc, 5, 0),
+        ev(Alloc, 6, 0),
+        ev(Free, 3, 0),
+        ev(Free, 4, 0),
+        ev(Alloc, 8, 0),
+        ev(Alloc, 9, 0),
+        ev(Alloc, 10, 0),
+        ev(Free, 6, 0),
+        ev(Free, 8, 0),
+        ev(Free, 9, 0),
+        ev(Free, 10, 0),
+        ev(Alloc, 11, 0),
+        ev(Free, 5, 0),
+        ev(Free, 11, 0),
+        ev(Free, 7, 0),
+        ev(Free, 1, 0),
+    ];
+    p.buffer_assignment = Some(BufferAssignmentProto {
+        logical_buffers: buffers
+            .iter()
+            .map(|&(id, size, inst)| LogicalBufferProto {
+                id,
+                size,
+                defined_at: Some(logical_buffer_proto::Location {
+                    instruction_id: inst,
+                    shape_index: if id == 10 { vec![0] } else { Vec::new() },
+                    ..Default::default()
+                }),
+                color: 0,
+            })
+            .collect(),
+        buffer_allocations: vec![
+            BufferAllocationProto {
+                is_entry_computation_parameter: true,
+                ..allocation(0, 4096, &[(1, 0, 4096)])
+            },
+            BufferAllocationProto {
+                is_entry_computation_parameter: true,
+                parameter_number: 1,
+                ..allocation(1, 4096, &[(7, 0, 4096)])
+            },
+            allocation(
+                2,
+                24576,
+                &[
+                    (2, 0, 4096),
+                    (3, 4096, 4096),
+                    (4, 4096, 4096),
+                    (6, 8192, 8192),
+                    (8, 0, 2048),
+                    (9, 16384, 4096),
+                    (10, 20480, 4096),
+                ],
+            ),
+            BufferAllocationProto {
+                maybe_live_out: true,
+                ..allocation(3, 8192, &[(5, 0, 4096), (11, 4096, 4096)])
+            },
+        ],
+        heap_simulator_traces: vec![
+            HeapSimulatorTrace {
+                events: whole.to_vec(),
+                whole_module_simulation: true,
+                buffer_allocation_index: 2,
+            },
+            HeapSimulatorTrace {
+                events: vec![
+                    ev(Alloc, 5, 0),
+                    ev(Alloc, 11, 0),
+                    ev(Free, 5, 0),
+                    ev(Free, 11, 0),
+                ],
+                whole_module_simulation: false,
+                buffer_allocation_index: 9,
+            },
+        ],
+        ..Default::default()
+    });
+    p
+}
+
 /// Program 3 (`jit_f`) of the SQLite export: its entry runs fusion.1 and fusion.2.
 pub fn hlo_f() -> HloProto {
     let mut f1 = inst(2, "fusion.1", "fusion", f32s(&[16]), &[1], &[]);

@@ -14,7 +14,7 @@ use njx::notes::Notes;
 use njx::output::Format;
 use njx::progress::Progress;
 use njx::record::{Module, Thunk};
-use njx::{collectives, compile, export, flamefold, modules, ranges, source};
+use njx::{collectives, compile, export, flamefold, heap, modules, ranges, source};
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -444,6 +444,79 @@ fn dumps(path: &Path) -> Result<()> {
         }
     }
     let _ = dumps.take_loaded();
+    last
+}
+
+/// njx-heap's options, picked from the input's hash: every view, every format, a
+/// program filter now and then.
+fn heap_options(input: &Input) -> heap::Options {
+    heap::Options {
+        view: match input.pick(2, 4) {
+            0 => heap::View::Peak,
+            1 => heap::View::Buffers,
+            2 => heap::View::ByOpName,
+            _ => heap::View::BySource,
+        },
+        format: format(input, 4, true),
+        program: match input.pick(6, 8) {
+            0 => Some("jit_step".into()),
+            1 => Some("7".into()),
+            _ => None,
+        },
+        svg: None,
+    }
+}
+
+/// Writes the heaps as njx-heap does (the view and format asked for, the curves' SVG text).
+fn heap_write(heaps: &[heap::ProgramHeap], options: &heap::Options, input: &Input) -> Result<()> {
+    heap::write(options, heaps, &mut Sink(0))?;
+    let curves = heap::curves(heaps);
+    if input.bit(9) && !curves.is_empty() {
+        let _ = njx::plot::heap_svg_text(&curves)?;
+    }
+    Ok(())
+}
+
+/// njx-heap on the dumps of `path` (an archive or a dump folder), in-process.
+fn heap_run(path: &Path, input: &Input) -> Result<()> {
+    let notes = Notes::kept();
+    let options = heap_options(input);
+    let heaps = heap::read(&p(path), &options, &notes);
+    // No dump of the program asked for is bad usage, not a finding.
+    let heaps = match heaps {
+        Err(njx::Error::Usage(_)) if options.program.is_some() => return Ok(()),
+        h => h?,
+    };
+    heap_write(&heaps, &options, input)?;
+    done(notes);
+    Ok(())
+}
+
+/// The replay alone on every trace of the input's buffer assignment, buffers counted at
+/// their logical sizes (whatever they are: the replay's own checks are what is fuzzed).
+fn heap_replay(input: &Input) -> Result<()> {
+    let file = std::fs::File::open(input.path).map_err(|e| njx::Error::io("input", e))?;
+    let m = HloModule::read("input", source::decompress("input", BufReader::new(file))?)?;
+    let Some(ba) = m.buffer_assignment()? else {
+        return Ok(());
+    };
+    let sizes: std::collections::HashMap<i64, i64> =
+        ba.logical_buffers.iter().map(|b| (b.id, b.size)).collect();
+    let mut last = Ok(());
+    for trace in &ba.heap_simulator_traces {
+        match heap::replay(&trace.events, |id| sizes.get(&id).copied()) {
+            Ok(r) => {
+                let counted: i64 = r.live.iter().map(|(_, b)| *b).sum();
+                assert_eq!(counted, r.peak, "the live set at the peak adds up to it");
+                assert_eq!(r.totals.len(), trace.events.len());
+                assert_eq!(
+                    r.peak_event.map(|e| r.totals[e]),
+                    (r.peak > 0).then_some(r.peak)
+                );
+            }
+            Err(e) => last = Err(njx::Error::data("input", e)),
+        }
+    }
     last
 }
 
@@ -911,6 +984,41 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     1 => collectives_run(&p(&path), i, i.bit(13)),
                     _ => flamefold_run(&p(&path), i, gpu_by(i, 13), Vec::new()),
                 }
+            }),
+        ],
+        folders: false,
+    });
+
+    // njx-heap: XLA's buffer assignment and heap simulator traces replayed (the
+    // assignment's own checks, the replay, the live buffers' rows, every view).
+    targets.push(Target {
+        name: "heap",
+        file: DUMP7,
+        seeds: vec![
+            (Item::proto(seeds::hlo_heap()), "heap"),
+            (Item::xz(Item::proto(seeds::hlo_heap())), "heap-xz"),
+        ],
+        entries: vec![
+            entry("program-heap", &[], |_, i| {
+                let file = std::fs::File::open(i.path).map_err(|e| njx::Error::io("input", e))?;
+                let reader = source::decompress("input", BufReader::new(file))?;
+                let m = HloModule::read("input", reader)?;
+                let notes = Notes::kept();
+                let h = heap::program_heap(&m, &notes)?;
+                heap_write(&[h], &heap_options(i), i)?;
+                done(notes);
+                Ok(())
+            }),
+            entry("replay", &[], |_, i| heap_replay(i)),
+            entry("dump-folder", &[], |_, i| {
+                let dir = i.dir.join("xla_dump");
+                let _ = std::fs::remove_dir_all(&dir);
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(DUMP7), i.bytes).unwrap();
+                heap_run(&dir, i)
+            }),
+            entry("in-archive", &["heap-xz"], |c, i| {
+                heap_run(&in_archive(c, i, &format!("dump/{DUMP7}.xz")), i)
             }),
         ],
         folders: false,

@@ -442,3 +442,268 @@ fn the_pax_dumps_agree_with_their_own_allocations() {
         assert_eq!(step["live_buffers"], json!(379), "{zip}");
     }
 }
+
+/// Runs njx-heap on `proto` (in an archive) and checks that it is refused: exit 1,
+/// nothing on stdout, stderr naming the dump and every string of `wanted`.
+fn refused(proto: &HloProto, wanted: &[&str]) {
+    let dir = tempdir();
+    let zip = archive(dir.path(), proto);
+    for view in ["peak", "buffers"] {
+        let out = run("njx-heap", &["--view", view, &zip], b"");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(out.stdout.is_empty(), "{err}");
+        assert!(err.contains(&format!("rank0.zip!{MEMBER}")), "{err}");
+        for w in wanted {
+            assert!(err.contains(w), "wanted {w:?} in: {err}");
+        }
+    }
+}
+
+/// [`module`] with its buffer assignment changed by `f`.
+fn changed(f: impl FnOnce(&mut BufferAssignmentProto)) -> HloProto {
+    let mut proto = module();
+    f(proto.buffer_assignment.as_mut().unwrap());
+    proto
+}
+
+#[test]
+fn negative_sizes_are_refused_naming_the_buffer_or_allocation() {
+    refused(
+        &changed(|ba| ba.logical_buffers[2].size = -64),
+        &["logical buffer 3: negative size -64"],
+    );
+    refused(
+        &changed(|ba| ba.buffer_allocations[1].size = -1),
+        &["buffer allocation 1: negative size -1"],
+    );
+    refused(
+        &changed(|ba| ba.buffer_allocations[1].assigned[1].offset = -32),
+        &["buffer allocation 1: buffer 3 assigned at offset -32 with size 64: negative"],
+    );
+    refused(
+        &changed(|ba| ba.buffer_allocations[1].assigned[1].size = -64),
+        &["buffer allocation 1: buffer 3 assigned at offset 32 with size -64: negative"],
+    );
+}
+
+#[test]
+fn assignments_that_do_not_add_up_are_refused() {
+    // Past its allocation (XLA's AddAssignment checks offset + size <= the allocation).
+    refused(
+        &changed(|ba| ba.buffer_allocations[1].assigned[3].offset = 105),
+        &[
+            "buffer allocation 1: buffer 5 at offset 105 of 16 bytes reaches past the allocation's 120 bytes",
+        ],
+    );
+    refused(
+        &changed(|ba| ba.buffer_allocations[1].assigned[3].offset = i64::MAX),
+        &["buffer 5 at offset 9223372036854775807 of 16 bytes reaches past"],
+    );
+    // A logical buffer id twice, a buffer in two allocations.
+    refused(
+        &changed(|ba| ba.logical_buffers[3].id = 3),
+        &["logical buffer id 3 appears twice"],
+    );
+    refused(
+        &changed(|ba| {
+            ba.buffer_allocations[2].size = 80;
+            ba.buffer_allocations[2].assigned.push(Assigned {
+                logical_buffer_id: 3,
+                offset: 16,
+                size: 64,
+            });
+        }),
+        &["logical buffer 3 is assigned twice (allocations 1 and 2)"],
+    );
+    // Allocation indices: XLA numbers its n allocations 0..n by position.
+    refused(
+        &changed(|ba| ba.buffer_allocations[2].index = 7),
+        &["buffer allocation 7: index out of range (the assignment has 3 allocations"],
+    );
+    refused(
+        &changed(|ba| ba.buffer_allocations[2].index = -1),
+        &["buffer allocation -1: index out of range"],
+    );
+    refused(
+        &changed(|ba| ba.buffer_allocations[2].index = 1),
+        &["buffer allocation index 1 appears twice"],
+    );
+    refused(
+        &changed(|ba| ba.heap_simulator_traces[0].buffer_allocation_index = -2),
+        &["heap simulator trace 0: negative buffer_allocation_index -2"],
+    );
+    // Sizes whose sum passes 64 bits: the allocation totals, the live total.
+    refused(
+        &changed(|ba| ba.buffer_allocations[1].size = i64::MAX),
+        &["the allocations' sizes add up past 2^63 bytes"],
+    );
+    refused(
+        &changed(|ba| {
+            ba.buffer_allocations.retain(|a| a.index == 1);
+            let temp = &mut ba.buffer_allocations[0];
+            (temp.index, temp.size) = (0, i64::MAX);
+            temp.assigned[0].size = 1 << 62;
+            temp.assigned[1] = Assigned {
+                logical_buffer_id: 3,
+                offset: 0,
+                size: 1 << 62,
+            };
+            ba.logical_buffers[1].size = 1 << 62;
+            ba.logical_buffers[2].size = 1 << 62;
+        }),
+        &["heap simulator trace 0: event 2: the live total passes 2^63 bytes"],
+    );
+}
+
+#[test]
+fn inconsistent_shares_are_refused() {
+    use heap_simulator_trace::event::Kind::*;
+    let events = |f: fn(&mut Vec<heap_simulator_trace::Event>)| {
+        changed(|ba| f(&mut ba.heap_simulator_traces[0].events))
+    };
+    // Event 3 is `c` (buffer 4) sharing `b` (buffer 3).
+    refused(
+        &events(|e| e[3].share_with_canonical_id = 4),
+        &["heap simulator trace 0: event 3: buffer 4 SHARE_WITH itself"],
+    );
+    refused(
+        &events(|e| e[3].share_with_canonical_id = 99),
+        &["event 3: buffer 4 SHARE_WITH buffer 99, which is not a logical buffer"],
+    );
+    // 3 shares 4 (not yet allocated: accepted, as XLA's replay takes it), then 4 shares 3.
+    refused(
+        &events(|e| e[2] = event(ShareWith, 3, 4, "b")),
+        &[
+            "event 3: SHARE_WITH in a cycle: buffer 4 shares with buffer 3, which shares with buffer 4",
+        ],
+    );
+    // 5 shares 4, which shares 3: XLA names the canonical buffer, never a shared one.
+    refused(
+        &events(|e| e[4] = event(ShareWith, 5, 4, "d")),
+        &["event 4: buffer 5 SHARE_WITH buffer 4, which itself shares with buffer 3"],
+    );
+}
+
+#[test]
+fn events_out_of_order_are_refused() {
+    use heap_simulator_trace::event::Kind::*;
+    let events = |f: fn(&mut Vec<heap_simulator_trace::Event>)| {
+        changed(|ba| f(&mut ba.heap_simulator_traces[0].events))
+    };
+    refused(
+        &events(|e| e.push(event(Alloc, 2, 0, "x"))),
+        &["event 10: buffer 2 allocated again (it was at event 1)"],
+    );
+    refused(
+        &events(|e| e.push(event(Free, 2, 0, "x"))),
+        &["event 10: FREE of buffer 2, which is not live"],
+    );
+    refused(
+        &events(|e| e[4].kind = 7),
+        &["event 4: unknown kind 7 (buffer 5)"],
+    );
+    // Buffers outside the trace's allocation are held to the same rules.
+    refused(
+        &events(|e| e.insert(0, event(Free, 6, 0, "x"))),
+        &["event 0: FREE of buffer 6, which is not live"],
+    );
+}
+
+#[test]
+fn defining_instructions_must_be_named_once() {
+    // Buffer 2 says it is defined by `b`, which is instruction 3.
+    let mut proto = changed(|ba| {
+        ba.logical_buffers[1]
+            .defined_at
+            .as_mut()
+            .unwrap()
+            .instruction_name = "b".into();
+    });
+    refused(
+        &proto,
+        &["logical buffer 2: defined by instruction 2 `b`, but `b` is instruction 3"],
+    );
+    // Named as the instruction it is: accepted.
+    proto.buffer_assignment.as_mut().unwrap().logical_buffers[1]
+        .defined_at
+        .as_mut()
+        .unwrap()
+        .instruction_name = "a".into();
+    let dir = tempdir();
+    let rows = json(&[
+        "--view",
+        "buffers",
+        "--format",
+        "json",
+        &archive(dir.path(), &proto),
+    ]);
+    assert_eq!(rows[1]["instruction"], json!("a"), "{rows:?}");
+    // Instruction id 2 in two computations, and the buffer naming no instruction.
+    let mut proto = module();
+    let m = proto.hlo_module.as_mut().unwrap();
+    let twin = instruction(2, "a.twin", "fusion", f32s(&[8]), &[], &[]);
+    m.computations
+        .insert(0, computation(2, "other", vec![twin]));
+    refused(
+        &proto,
+        &[
+            "logical buffer 2: defined by instruction 2, an id several computations of the module give",
+        ],
+    );
+    // Named, each buffer is its own instruction's, whatever their ids.
+    let ba = proto.buffer_assignment.as_mut().unwrap();
+    let at = |b: &LogicalBufferProto| b.defined_at.clone().unwrap();
+    let mut a = at(&ba.logical_buffers[1]);
+    a.instruction_name = "a".into();
+    ba.logical_buffers[1].defined_at = Some(a);
+    let mut twin = at(&ba.logical_buffers[4]);
+    (twin.instruction_id, twin.instruction_name) = (2, "a.twin".into());
+    ba.logical_buffers[4].defined_at = Some(twin);
+    let rows = json(&[
+        "--view",
+        "buffers",
+        "--format",
+        "json",
+        &archive(dir.path(), &proto),
+    ]);
+    let got: Vec<(i64, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["buffer"].as_i64().unwrap(),
+                r["instruction"].as_str().unwrap(),
+                r["op_name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (3, "b", "jit(f)/add"),
+            (2, "a", "jit(f)/mul"),
+            (5, "a.twin", "")
+        ]
+    );
+}
+
+#[test]
+fn a_stale_allocation_index_past_the_allocations_is_said() {
+    // module()'s trace names allocation 5 of 3 (numbered before XLA combined its temp
+    // allocations): read as the allocation holding its buffers, and said.
+    let dir = tempdir();
+    let zip = archive(dir.path(), &module());
+    let out = run("njx-heap", &["--format", "json", &zip], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!("rank0.zip!{MEMBER}: heap simulator trace 0: buffer_allocation_index 5 names no allocation (the assignment has 3), taken as stale: its buffers are in allocation 1")),
+        "{err}"
+    );
+    // An index in range is used silently (see the_pax_dumps_agree_with_their_own_allocations).
+    let proto = changed(|ba| ba.heap_simulator_traces[0].buffer_allocation_index = 1);
+    let zip = archive(dir.path(), &proto);
+    let out = run("njx-heap", &["--format", "json", &zip], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr_of(&out), "");
+}

@@ -20,7 +20,9 @@
 //! - `data_loss`: outputs that are inputs, failures part-way, njx-capture's archive;
 //! - `inconsistent`: range trees, records, SQLite ids, HLO references and command-line
 //!   numbers that do not add up;
-//! - `unclear`: write errors and tree errors must name the file and line.
+//! - `unclear`: write errors and tree errors must name the file and line;
+//! - `heap`: njx-heap and njx-pgle on hostile HLO dumps: buffer assignments that do not
+//!   add up, call-graph cycles, huge fan-out, overflowing shapes, 200,000 live buffers.
 //!
 //! `baseline` checks that the unbroken fixtures are accepted, so that a refusal of a
 //! broken copy is about what was broken.
@@ -32,6 +34,7 @@ mod fixtures;
 mod formats;
 mod hangs;
 mod harness;
+mod heap;
 mod inconsistent;
 mod known;
 mod memory;
@@ -53,6 +56,7 @@ fn classes() -> Vec<(&'static str, Vec<Case>)> {
         ("inconsistent", inconsistent::cases()),
         ("unclear", unclear::cases()),
         ("streams", streams::cases()),
+        ("heap", heap::cases()),
     ]
 }
 
@@ -102,6 +106,11 @@ fn unclear() {
 #[test]
 fn streams() {
     run_class("streams", streams::cases());
+}
+
+#[test]
+fn heap() {
+    run_class("heap", heap::cases());
 }
 
 /// The unbroken fixtures, accepted by every tool that reads them.
