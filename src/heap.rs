@@ -662,9 +662,17 @@ fn steps_of(
     Ok(steps)
 }
 
-/// What a live buffer's row takes from its defining instruction's whole proto: (source,
-/// the instruction's result shape).
-type Defined = (String, Option<proto::ShapeProto>);
+/// What a live buffer's row takes from its defining instruction's whole proto: its source
+/// and its result shape ([`ResultShape`]).
+type Defined = (String, ResultShape);
+
+/// An instruction's result shape as the rows need it: an array's text (the one buffer it
+/// can define is the whole result), a tuple's shape (its buffers are elements of it).
+enum ResultShape {
+    None,
+    Array(String),
+    Tuple(Box<proto::ShapeProto>),
+}
 
 fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto, notes: &Notes) -> Result<ProgramHeap> {
     let place = hlo.place();
@@ -779,19 +787,33 @@ fn analyse(hlo: &HloModule, ba: &BufferAssignmentProto, notes: &Notes) -> Result
             let (source, result) = match defined.entry(inst.name()) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(v) => {
-                    let p = inst.proto()?;
-                    v.insert((source_of(&inst, &p)?, p.shape))
+                    let mut p = inst.proto()?;
+                    let source = source_of(&inst, &p)?;
+                    let result = match p.shape.take() {
+                        None => ResultShape::None,
+                        Some(s) if s.tuple_shapes.is_empty() => ResultShape::Array(shape_text(&s)),
+                        Some(s) => ResultShape::Tuple(Box::new(s)),
+                    };
+                    v.insert((source, result))
                 }
             };
-            let shape = match result.as_ref().and_then(|s| subshape(s, &loc.shape_index)) {
-                None => String::new(),
-                Some(s) if s.tuple_shapes.is_empty() && s.dimensions.len() <= 16 => shape_text(s),
-                // A tuple, or an array of many dimensions, is written once however many
-                // buffers it is the shape of (its text grows with its elements).
-                Some(s) => shapes
-                    .entry((inst.name(), loc.shape_index.clone()))
-                    .or_insert_with(|| shape_text(s))
-                    .clone(),
+            let shape = match result {
+                ResultShape::None => String::new(),
+                // An index into an array leads nowhere.
+                ResultShape::Array(text) if loc.shape_index.is_empty() => text.clone(),
+                ResultShape::Array(_) => String::new(),
+                ResultShape::Tuple(t) => match subshape(t, &loc.shape_index) {
+                    None => String::new(),
+                    Some(s) if s.tuple_shapes.is_empty() && s.dimensions.len() <= 16 => {
+                        shape_text(s)
+                    }
+                    // A tuple, or an array of many dimensions, is written once however many
+                    // buffers it is the shape of (its text grows with its elements).
+                    Some(s) => shapes
+                        .entry((inst.name(), loc.shape_index.clone()))
+                        .or_insert_with(|| shape_text(s))
+                        .clone(),
+                },
             };
             let index: Vec<String> = loc.shape_index.iter().map(i64::to_string).collect();
             live.push(BufferRecord {
