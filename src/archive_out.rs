@@ -32,7 +32,7 @@ pub const ANALYSIS_DIR: &str = "analysis/";
 /// relative path: components separated by `/`, none empty, `.` or `..`, no backslash, no
 /// drive (`C:`), no control character. The one rule for names taken from inputs
 /// (njx-combine copies its inputs' members under their own names): anything else would be
-/// extracted outside the folder the archive is unzipped in (`../x`, `/tmp/x`, `C:/x`,
+/// extracted outside the folder the archive is unzipped in (`../x`, `/abs/x`, `C:/x`,
 /// `a\..\x` to Windows tools), or under another name than it is stored as (`a//b`, `./a`,
 /// `a/`, the empty name, which readers do not look up as written), or print as a terminal
 /// command (control characters).
@@ -593,7 +593,7 @@ mod tests {
             ("../evil", "`..`"),
             ("dump/../../x", "`..`"),
             ("a/..", "`..`"),
-            ("/tmp/x", "absolute"),
+            ("/abs/x", "absolute"),
             ("//x", "absolute"),
             ("C:/x", "drive"),
             ("c:x", "drive"),

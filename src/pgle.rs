@@ -109,7 +109,7 @@ struct Dump {
 
 /// Whether `fingerprint` may name a profile file: XLA's fingerprints are hexadecimal (a
 /// 128-bit fingerprint, 32 digits), so one plain path component. Anything else from an
-/// input (`../x`, `/tmp/x`, an empty name) would write outside the output folder or a file
+/// input (`../x`, `/abs/x`, an empty name) would write outside the output folder or a file
 /// of another form, and is refused naming the input.
 fn plain_fingerprint(fingerprint: &str) -> bool {
     (1..=128).contains(&fingerprint.len()) && fingerprint.bytes().all(|b| b.is_ascii_hexdigit())
