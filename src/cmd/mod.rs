@@ -244,6 +244,9 @@ pub fn finish(tool: &str, result: Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
+            // An error caused by the signal that is ending the process (a read that the
+            // handler made fail) is left unsaid: the signal's exit is on its way.
+            crate::cleanup::await_signal_exit();
             crate::notes::to_stderr(&format!("{tool}: {e}"));
             ExitCode::from(e.exit_code())
         }

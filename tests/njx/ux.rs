@@ -112,16 +112,35 @@ fn a_tool_waiting_on_a_terminal_says_so() {
         return;
     }
     let exe = env!("CARGO_BIN_EXE_njx-modules");
-    let out = Command::new("script")
-        .args(["-q", "-c", &format!("timeout 2 {exe}"), "/dev/null"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    // `timeout` runs the tool as a background job of the terminal: its read stops it
+    // (SIGTTIN) until `timeout` sends SIGTERM and SIGCONT, which must end it. (`-k` only
+    // keeps a regression from hanging the test run.)
+    let on_terminal = |command: &str| -> String {
+        let out = Command::new("script")
+            .args(["-q", "-c", command, "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = on_terminal(&format!("timeout -k 5 2 {exe}; echo status=$?"));
     assert!(
         text.contains("njx-modules: no input files: reading stdin"),
         "{text}"
     );
+    assert!(text.contains("status=124"), "not ended by SIGTERM: {text}");
+    // The same with an output staged, so that the signals are handled: it still ends,
+    // and leaves nothing behind.
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("table.txt");
+    let text = on_terminal(&format!(
+        "timeout -k 5 2 {exe} -o {}; echo status=$?",
+        target.display()
+    ));
+    assert!(text.contains("status=124"), "not ended by SIGTERM: {text}");
+    assert!(!text.contains("Input/output error"), "{text}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     // In a pipe nothing is said.
     let piped = run("njx-modules", &[], b"");
     assert!(!stderr_of(&piped).contains("reading stdin"));
