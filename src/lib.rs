@@ -57,6 +57,7 @@ pub mod cleanup;
 pub mod cmd;
 pub mod collectives;
 pub mod combine;
+pub mod compact;
 pub mod compile;
 pub mod error;
 pub mod executions;

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::progress::Progress;
 use clap::ValueEnum;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, LineWriter, Write};
 use std::path::{Path, PathBuf};
@@ -344,14 +345,29 @@ pub fn write_records<T: Serialize + Default>(
 /// Writes rows of text cells as a table aligned on a terminal: the first row is the header,
 /// columns listed in `right` are right-aligned (numbers).
 pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], right: &[usize]) -> Result<()> {
-    let ncols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0; ncols];
-    for row in rows {
+    write_table_with(out, rows.len(), &|i| Cow::Borrowed(&rows[i]), right)
+}
+
+/// [`write_table`] of `n` rows made by `row` (the header is row 0), each made twice, once
+/// for the widths and once to write it: a long table is never held whole.
+pub fn write_table_with<'r>(
+    out: &mut dyn Write,
+    n: usize,
+    row: &dyn Fn(usize) -> Cow<'r, [String]>,
+    right: &[usize],
+) -> Result<()> {
+    let mut widths: Vec<usize> = Vec::new();
+    for i in 0..n {
+        let row = row(i);
+        if widths.len() < row.len() {
+            widths.resize(row.len(), 0);
+        }
         for (i, cell) in row.iter().enumerate() {
             widths[i] = widths[i].max(cell.chars().count());
         }
     }
-    for row in rows {
+    for r in 0..n {
+        let row = row(r);
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
             if i > 0 {

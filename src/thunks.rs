@@ -11,23 +11,26 @@
 //!
 //! Only aggregates are held ([`ThunkTime`]): per (program, thunk, phase) a count, exact
 //! sums of durations and their squares, and the few slowest executions, beside the
-//! flame graphs' [`GpuTime`] (selection, idle time, what the dumps say).
+//! flame graphs' [`GpuTime`] (selection, idle time, what the dumps say). Names are held
+//! once and keys are numbers ([`crate::compact`]), and the rows are made one at a time as
+//! they are written: about 200 bytes per distinct thunk in all.
 
+use crate::compact::{Names, Table};
 use crate::error::{Error, Result};
 use crate::executions::{self, Executions, Phase, Warmup};
 use crate::flamefold::gpu::{self, GpuTime, IDLE_INSIDE, Infos, Selection, UNKNOWN};
 use crate::notes::Notes;
-use crate::output::{Format, write_records, write_table};
+use crate::output::{Format, RecordWriter, write_table_with};
 use crate::partial;
 use crate::record::{Module, Thunk};
 use crate::source::records::RecordStream;
 use crate::stats::Sums;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Which table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -167,17 +170,148 @@ impl Stats {
     }
 }
 
+/// A key of [`ThunkStats`]: the numbers of the program's and the thunk's names, and the
+/// phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    program: u32,
+    name: u32,
+    phase: Phase,
+}
+
+/// Per (program, thunk, [`Phase`]) the execution statistics, every name held once.
+/// Written and read as the list of `[[program, thunk, phase], statistics]` in key order.
+#[derive(Debug, Default, Clone)]
+struct ThunkStats {
+    names: Names,
+    table: Table<Key, Stats>,
+}
+
+impl ThunkStats {
+    /// The statistics of (program, name, phase), new ones where they are not held; and
+    /// whether they were new.
+    fn entry(&mut self, program: &str, name: &str, phase: Phase) -> (&mut Stats, bool) {
+        let key = Key {
+            program: self.names.id(program),
+            name: self.names.id(name),
+            phase,
+        };
+        self.table.entry(key)
+    }
+
+    /// Entry `i`: (program, thunk, phase) and its statistics.
+    fn get(&self, i: u32) -> ((&str, &str, Phase), &Stats) {
+        let (k, s) = self.table.get(i as usize);
+        (
+            (self.names.get(k.program), self.names.get(k.name), k.phase),
+            s,
+        )
+    }
+
+    /// The entries for which `keep` holds, in the order of (program, thunk, phase).
+    fn sorted(&self, keep: impl Fn((&str, &str, Phase), &Stats) -> bool) -> Vec<u32> {
+        // Each name's rank among all names: the entries are then sorted by numbers.
+        let mut by_name: Vec<u32> = (0..self.names.len() as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| self.names.get(a).cmp(self.names.get(b)));
+        let mut rank = vec![0u32; by_name.len()];
+        for (r, &id) in by_name.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        drop(by_name);
+        let keys = self.table.keys();
+        let mut order: Vec<u32> = (0..keys.len() as u32)
+            .filter(|&i| {
+                let (key, s) = self.get(i);
+                keep(key, s)
+            })
+            .collect();
+        order.sort_unstable_by_key(|&i| {
+            let k = keys[i as usize];
+            (rank[k.program as usize], rank[k.name as usize], k.phase)
+        });
+        order
+    }
+
+    /// `order` (entries in key order) cut into the runs of each (program, thunk).
+    fn runs(&self, order: &[u32]) -> Vec<Run> {
+        let keys = self.table.keys();
+        let mut runs: Vec<Run> = Vec::new();
+        for (at, &i) in order.iter().enumerate() {
+            let k = keys[i as usize];
+            match runs.last_mut() {
+                Some(r)
+                    if {
+                        let first = keys[order[r.at as usize] as usize];
+                        (first.program, first.name) == (k.program, k.name)
+                    } =>
+                {
+                    r.len += 1
+                }
+                _ => runs.push(Run {
+                    at: at as u32,
+                    len: 1,
+                }),
+            }
+        }
+        runs
+    }
+}
+
+impl PartialEq for ThunkStats {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.sorted(|_, _| true), other.sorted(|_, _| true));
+        a.len() == b.len() && a.iter().zip(&b).all(|(&i, &j)| self.get(i) == other.get(j))
+    }
+}
+
+impl Serialize for ThunkStats {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        ser.collect_seq(self.sorted(|_, _| true).into_iter().map(|i| self.get(i)))
+    }
+}
+
+impl<'de> Deserialize<'de> for ThunkStats {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = ThunkStats;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of [[program, thunk, phase], statistics]")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<ThunkStats, A::Error> {
+                let mut stats = ThunkStats::default();
+                type Entry = ((String, String, Phase), Stats);
+                while let Some(((program, name, phase), s)) = seq.next_element::<Entry>()? {
+                    let (slot, new) = stats.entry(&program, &name, phase);
+                    if !new {
+                        return Err(serde::de::Error::custom("a key is given twice"));
+                    }
+                    *slot = s;
+                }
+                Ok(stats)
+            }
+        }
+        d.deserialize_seq(Entries)
+    }
+}
+
+/// The entries of one (program, thunk) in a sorted list of entries: `len` from `at`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Run {
+    at: u32,
+    len: u32,
+}
+
 /// Thunk executions aggregated for the three views, of any number of inputs, and the
 /// partial result of `njx-thunks --partial` (kind [`PARTIAL`]): the flame graphs'
 /// [`GpuTime`] and per (program, thunk, [`Phase`]) the execution statistics.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThunkTime {
     gpu: GpuTime,
-    #[serde(with = "crate::partial::pairs")]
-    stats: BTreeMap<(Arc<str>, Arc<str>, Phase), Stats>,
-    /// Every program and thunk name once, shared by the keys of `stats`.
-    #[serde(skip)]
-    names: HashSet<Arc<str>>,
+    stats: ThunkStats,
 }
 
 /// The kind of [`ThunkTime`]'s partial results.
@@ -189,26 +323,12 @@ impl ThunkTime {
     pub fn new(collect_infos: bool) -> ThunkTime {
         ThunkTime {
             gpu: GpuTime::new(false, collect_infos).without_thunk_time(),
-            stats: BTreeMap::new(),
-            names: HashSet::new(),
-        }
-    }
-
-    /// `name`, held once.
-    fn intern(&mut self, name: &str) -> Arc<str> {
-        match self.names.get(name) {
-            Some(n) => n.clone(),
-            None => {
-                let n: Arc<str> = name.into();
-                self.names.insert(n.clone());
-                n
-            }
+            stats: ThunkStats::default(),
         }
     }
 
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
-        let key = (self.intern(&t.program), self.intern(&t.name), phase);
-        self.stats.entry(key).or_default().add(t);
+        self.stats.entry(&t.program, &t.name, phase).0.add(t);
     }
 }
 
@@ -244,11 +364,15 @@ impl partial::Aggregate for ThunkTime {
         partial::Aggregate::wants_dumps(&self.gpu)
     }
 
-    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
+    fn merge(&mut self, mut other: Self, notes: &Notes) -> Result<()> {
         self.gpu.merge(other.gpu, notes);
-        for ((program, name, phase), s) in other.stats {
-            let key = (self.intern(&program), self.intern(&name), phase);
-            self.stats.entry(key).or_default().merge(&s);
+        // The smaller into the larger (the first input into the empty total: moved).
+        if other.stats.table.len() > self.stats.table.len() {
+            std::mem::swap(&mut self.stats, &mut other.stats);
+        }
+        for i in 0..other.stats.table.len() as u32 {
+            let ((program, name, phase), s) = other.stats.get(i);
+            self.stats.entry(program, name, phase).0.merge(s);
         }
         Ok(())
     }
@@ -383,17 +507,6 @@ impl VariabilityRow {
     }
 }
 
-/// The rows of one view.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rows {
-    /// `--view top`.
-    Top(Vec<TopRow>),
-    /// `--view opcode`.
-    Opcode(Vec<OpcodeRow>),
-    /// `--view variability`.
-    Variability(Vec<VariabilityRow>),
-}
-
 /// Reads module and thunk executions from every input: record streams (a file of module
 /// records and one of thunk records, in any order), partial results, nsys-jax archives
 /// and nsys SQLite exports or reports (one input path at a time, HLO dumps also from
@@ -427,10 +540,11 @@ pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<T
     let mut time = read(options, inputs, notes)?;
     let sources = gpu::dump_sources(inputs, &options.hlo);
     if !sources.is_empty() {
-        let thunks: BTreeSet<(String, String)> = time
-            .stats
-            .keys()
-            .map(|(program, name, _)| (program.to_string(), name.to_string()))
+        let thunks: BTreeSet<(String, String)> = (0..time.stats.table.len() as u32)
+            .map(|i| {
+                let ((program, name, _), _) = time.stats.get(i);
+                (program.to_string(), name.to_string())
+            })
             .collect();
         time.gpu.attach_infos_of(&thunks, &sources, notes)?;
     }
@@ -455,73 +569,187 @@ fn check(options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// The rows of `options.view` of an aggregate; `inputs` are where it came from (their
-/// archives, with `--hlo`, are the dumps read for op_names and opcodes).
-pub fn rows(
-    time: &ThunkTime,
-    options: &Options,
-    inputs: &[PathBuf],
-    notes: &Notes,
-) -> Result<Rows> {
-    check(options)?;
-    let selection = time
-        .gpu
-        .select(options.include_warmup, options.top_modules, notes);
-    // Per (program, thunk): the statistics of the executions that count.
-    let mut per_thunk: BTreeMap<(&str, &str), Stats> = BTreeMap::new();
-    for ((program, name, phase), s) in &time.stats {
-        if !selection.thunk_counts(program, *phase) {
-            continue;
+/// The rows of one view of an aggregate, made one at a time as they are written.
+pub struct Rows<'a> {
+    time: &'a ThunkTime,
+    selection: Selection<'a>,
+    /// What the dumps say of the thunks, where there are dumps.
+    infos: Option<Infos>,
+    /// The entries that count, in key order; the views' runs point into it.
+    order: Vec<u32>,
+    view: Chosen,
+}
+
+/// The rows of each view, in their order.
+enum Chosen {
+    /// Largest total first, and the total of every thunk.
+    Top(Vec<Run>, i128),
+    Opcode(Vec<OpcodeRow>),
+    /// Largest mean first.
+    Variability(Vec<Run>),
+}
+
+impl Rows<'_> {
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        match &self.view {
+            Chosen::Top(r, _) | Chosen::Variability(r) => r.len(),
+            Chosen::Opcode(r) => r.len(),
         }
-        if options.view != View::Variability && !selection.is_chosen(program) {
-            continue;
-        }
-        if options.view == View::Variability && s.comm {
-            continue;
-        }
-        per_thunk.entry((program, name)).or_default().merge(s);
     }
-    if options.view == View::Variability {
-        per_thunk.retain(|_, s| s.n >= 2);
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
-    let sources = gpu::dump_sources(inputs, &options.hlo);
-    let infos = if sources.is_empty() && !time.gpu.has_infos() {
-        None
-    } else {
-        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for &(program, name) in per_thunk.keys() {
-            wanted.entry(program).or_default().insert(name);
+
+    /// The (program, thunk) of a run and the statistics of its entries together.
+    fn merged(&self, run: Run) -> ((&str, &str), Stats) {
+        let mut merged = Stats::default();
+        let mut key = ("", "");
+        for &i in &self.order[run.at as usize..(run.at + run.len) as usize] {
+            let ((program, name, _), s) = self.time.stats.get(i);
+            key = (program, name);
+            merged.merge(s);
         }
-        let infos = time.gpu.infos(&wanted, &sources, notes)?;
-        note_missing(&infos, &wanted, &selection, notes);
-        Some(infos)
-    };
-    let info = |program: &str, name: &str| {
-        infos
+        (key, merged)
+    }
+
+    /// What the dumps say of a thunk: (op_name, opcode).
+    fn info(&self, program: &str, name: &str) -> Option<(String, String)> {
+        self.infos
             .as_ref()?
             .get(program)?
             .as_ref()?
             .get(name)?
             .as_ref()
             .map(|i| (i.op_name().to_string(), i.opcode().to_string()))
-    };
-    let mut rows = match options.view {
-        View::Top => Rows::Top(top_rows(&per_thunk, &selection, &info)),
-        View::Opcode => Rows::Opcode(opcode_rows(&per_thunk, &selection, &info)),
-        View::Variability => Rows::Variability(variability_rows(
-            &per_thunk,
-            &selection,
-            &info,
-            options.min_cv,
-        )),
-    };
-    if let Some(n) = options.top {
-        match &mut rows {
-            Rows::Top(r) => r.truncate(n),
-            Rows::Opcode(r) => r.truncate(n),
-            Rows::Variability(r) => r.truncate(n),
+    }
+
+    fn top_row(&self, run: Run, total: i128) -> TopRow {
+        let ((program, name), s) = self.merged(run);
+        let info = self.info(program, name);
+        TopRow {
+            program: program.to_string(),
+            module: self.selection.module_name(program).to_string(),
+            thunk: name.to_string(),
+            op_name: info.as_ref().map(|i| i.0.clone()),
+            opcode: info.map(|i| i.1),
+            executions: s.n,
+            total_ns: clamp(s.dur.sum()),
+            mean_ns: s.dur.mean(s.n),
+            percent: percent(s.dur.sum(), total),
         }
     }
+
+    fn variability_row(&self, run: Run) -> VariabilityRow {
+        let ((program, name), s) = self.merged(run);
+        let (mean, std, cv) = spread(&s);
+        let info = self.info(program, name);
+        let mut row = VariabilityRow {
+            program: program.to_string(),
+            module: self.selection.module_name(program).to_string(),
+            thunk: name.to_string(),
+            op_name: info.as_ref().map(|i| i.0.clone()),
+            opcode: info.map(|i| i.1),
+            executions: s.n,
+            mean_ns: mean,
+            std_ns: std,
+            cv,
+            max_ns: s.slowest.first().map_or(0, |x| x.dur_ns),
+            ..VariabilityRow::default()
+        };
+        row.set_slowest(s.slowest.as_slice());
+        row
+    }
+}
+
+/// Mean, sample standard deviation and coefficient of variation (none for a mean of 0).
+fn spread(s: &Stats) -> (f64, f64, Option<f64>) {
+    let mean = s.dur.mean(s.n);
+    let std = s.dur.std(s.n).unwrap_or(0.0);
+    (mean, std, (mean != 0.0).then(|| std / mean.abs()))
+}
+
+/// The rows of `options.view` of an aggregate; `inputs` are where it came from (their
+/// archives, with `--hlo`, are the dumps read for op_names and opcodes).
+pub fn rows<'a>(
+    time: &'a ThunkTime,
+    options: &Options,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<Rows<'a>> {
+    check(options)?;
+    let selection = time
+        .gpu
+        .select(options.include_warmup, options.top_modules, notes);
+    let variability = options.view == View::Variability;
+    // Per (program, thunk): the executions that count.
+    let order = time.stats.sorted(|(program, _, phase), s| {
+        selection.thunk_counts(program, phase)
+            && (variability || selection.is_chosen(program))
+            && !(variability && s.comm)
+    });
+    let mut runs = time.stats.runs(&order);
+    let mut rows = Rows {
+        time,
+        selection,
+        infos: None,
+        order,
+        view: Chosen::Opcode(Vec::new()),
+    };
+    if variability {
+        runs.retain(|&r| rows.merged(r).1.n >= 2);
+    }
+    let sources = gpu::dump_sources(inputs, &options.hlo);
+    if !sources.is_empty() || time.gpu.has_infos() {
+        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for &run in &runs {
+            let ((program, name, _), _) = time.stats.get(rows.order[run.at as usize]);
+            wanted.entry(program).or_default().insert(name);
+        }
+        let infos = time.gpu.infos(&wanted, &sources, notes)?;
+        note_missing(&infos, &wanted, &rows.selection, notes);
+        rows.infos = Some(infos);
+    }
+    let mut view = match options.view {
+        View::Top => {
+            let mut totals: Vec<(i64, Run)> = runs
+                .iter()
+                .map(|&run| (clamp(rows.merged(run).1.dur.sum()), run))
+                .collect();
+            let total = runs
+                .iter()
+                .map(|&run| rows.merged(run).1.dur.sum())
+                .fold(0, i128::saturating_add);
+            // Stable: ties stay in (program, thunk) order.
+            totals.sort_by_key(|&(t, _)| std::cmp::Reverse(t));
+            Chosen::Top(totals.into_iter().map(|(_, run)| run).collect(), total)
+        }
+        View::Opcode => Chosen::Opcode(opcode_rows(&rows, &runs)),
+        View::Variability => {
+            let mut means: Vec<(f64, Run)> = Vec::new();
+            for run in runs {
+                let (mean, _, cv) = spread(&rows.merged(run).1);
+                // The notebook's `var_threshold`: σ/μ above it (0 keeps every thunk).
+                if options.min_cv > 0.0 && cv.is_none_or(|cv| cv <= options.min_cv) {
+                    continue;
+                }
+                means.push((mean, run));
+            }
+            // As the notebook's detailed view: the slowest (largest mean) of the variable
+            // ones; stable, ties in (program, thunk) order.
+            means.sort_by(|a, b| b.0.total_cmp(&a.0));
+            Chosen::Variability(means.into_iter().map(|(_, run)| run).collect())
+        }
+    };
+    if let Some(n) = options.top {
+        match &mut view {
+            Chosen::Top(r, _) | Chosen::Variability(r) => r.truncate(n),
+            Chosen::Opcode(r) => r.truncate(n),
+        }
+    }
+    rows.view = view;
     Ok(rows)
 }
 
@@ -553,9 +781,6 @@ fn note_missing(
     }
 }
 
-/// What the dumps say of a thunk: (op_name, opcode).
-type Info<'a> = dyn Fn(&str, &str) -> Option<(String, String)> + 'a;
-
 fn percent(part: i128, whole: i128) -> f64 {
     if whole > 0 {
         100.0 * part as f64 / whole as f64
@@ -569,49 +794,13 @@ fn clamp(ns: i128) -> i64 {
     ns.clamp(i64::MIN.into(), i64::MAX.into()) as i64
 }
 
-fn top_rows(
-    per_thunk: &BTreeMap<(&str, &str), Stats>,
-    selection: &Selection<'_>,
-    info: &Info<'_>,
-) -> Vec<TopRow> {
-    let total: i128 = per_thunk
-        .values()
-        .map(|s| s.dur.sum())
-        .fold(0, i128::saturating_add);
-    let mut rows: Vec<TopRow> = per_thunk
-        .iter()
-        .map(|(&(program, name), s)| {
-            let info = info(program, name);
-            TopRow {
-                program: program.to_string(),
-                module: selection.module_name(program).to_string(),
-                thunk: name.to_string(),
-                op_name: info.as_ref().map(|i| i.0.clone()),
-                opcode: info.map(|i| i.1),
-                executions: s.n,
-                total_ns: clamp(s.dur.sum()),
-                mean_ns: s.dur.mean(s.n),
-                percent: percent(s.dur.sum(), total),
-            }
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.program.cmp(&b.program))
-            .then_with(|| a.thunk.cmp(&b.thunk))
-    });
-    rows
-}
-
-fn opcode_rows(
-    per_thunk: &BTreeMap<(&str, &str), Stats>,
-    selection: &Selection<'_>,
-    info: &Info<'_>,
-) -> Vec<OpcodeRow> {
+fn opcode_rows(rows: &Rows<'_>, runs: &[Run]) -> Vec<OpcodeRow> {
     let mut by_opcode: BTreeMap<String, (u64, i128)> = BTreeMap::new();
-    for (&(program, name), s) in per_thunk {
-        let opcode = info(program, name).map_or_else(|| UNKNOWN.to_string(), |i| i.1);
+    for &run in runs {
+        let ((program, name), s) = rows.merged(run);
+        let opcode = rows
+            .info(program, name)
+            .map_or_else(|| UNKNOWN.to_string(), |i| i.1);
         let o = by_opcode.entry(opcode).or_default();
         o.0 += 1;
         o.1 = o.1.saturating_add(s.dur.sum());
@@ -622,7 +811,7 @@ fn opcode_rows(
         .fold(0, i128::saturating_add);
     // The notebook's `_total`: module time (2), with the idle time during modules as a
     // row of its own; thunk time where there are no module records.
-    let totals = selection.totals();
+    let totals = rows.selection.totals();
     let whole = totals.map_or(thunk_total, |t| i128::from(t.module_ns));
     let mut rows: Vec<OpcodeRow> = by_opcode
         .into_iter()
@@ -649,48 +838,6 @@ fn opcode_rows(
     rows
 }
 
-fn variability_rows(
-    per_thunk: &BTreeMap<(&str, &str), Stats>,
-    selection: &Selection<'_>,
-    info: &Info<'_>,
-    min_cv: f64,
-) -> Vec<VariabilityRow> {
-    let mut rows: Vec<VariabilityRow> = Vec::new();
-    for (&(program, name), s) in per_thunk {
-        let mean = s.dur.mean(s.n);
-        let std = s.dur.std(s.n).unwrap_or(0.0);
-        let cv = (mean != 0.0).then(|| std / mean.abs());
-        // The notebook's `var_threshold`: σ/μ above it (0 keeps every thunk).
-        if min_cv > 0.0 && cv.is_none_or(|cv| cv <= min_cv) {
-            continue;
-        }
-        let info = info(program, name);
-        let mut row = VariabilityRow {
-            program: program.to_string(),
-            module: selection.module_name(program).to_string(),
-            thunk: name.to_string(),
-            op_name: info.as_ref().map(|i| i.0.clone()),
-            opcode: info.map(|i| i.1),
-            executions: s.n,
-            mean_ns: mean,
-            std_ns: std,
-            cv,
-            max_ns: s.slowest.first().map_or(0, |x| x.dur_ns),
-            ..VariabilityRow::default()
-        };
-        row.set_slowest(s.slowest.as_slice());
-        rows.push(row);
-    }
-    // As the notebook's detailed view: the slowest (largest mean) of the variable ones.
-    rows.sort_by(|a, b| {
-        b.mean_ns
-            .total_cmp(&a.mean_ns)
-            .then_with(|| a.program.cmp(&b.program))
-            .then_with(|| a.thunk.cmp(&b.thunk))
-    });
-    rows
-}
-
 /// The rows of `inputs` as `options` ask, written to `out`.
 pub fn run(
     options: &Options,
@@ -712,86 +859,82 @@ fn us(ns: f64) -> String {
 }
 
 /// Writes rows as a table for people, or as records.
-pub fn write(format: Format, rows: &Rows, out: &mut dyn Write) -> Result<()> {
+pub fn write(format: Format, rows: &Rows<'_>, out: &mut dyn Write) -> Result<()> {
     if format != Format::Table {
-        return match rows {
-            Rows::Top(r) => write_records(out, format, r),
-            Rows::Opcode(r) => write_records(out, format, r),
-            Rows::Variability(r) => write_records(out, format, r),
+        return match &rows.view {
+            Chosen::Top(runs, total) => {
+                write_each(out, format, runs, |&run| rows.top_row(run, *total))
+            }
+            Chosen::Opcode(r) => write_each(out, format, r, OpcodeRow::clone),
+            Chosen::Variability(runs) => {
+                write_each(out, format, runs, |&run| rows.variability_row(run))
+            }
         };
     }
-    let empty = match rows {
-        Rows::Top(r) => r.is_empty(),
-        Rows::Opcode(r) => r.is_empty(),
-        Rows::Variability(r) => r.is_empty(),
-    };
-    if empty {
+    if rows.is_empty() {
         writeln!(out, "No thunk executions in the input.").map_err(Error::Output)?;
         return out.flush().map_err(Error::Output);
     }
-    let text = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
-    let (table, right): (Vec<Vec<String>>, &[usize]) = match rows {
-        Rows::Top(r) => {
-            let mut t = vec![
-                [
-                    "percent",
-                    "ms total",
-                    "executions",
-                    "µs mean",
-                    "thunk",
-                    "opcode",
-                    "module",
-                    "op_name",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ];
-            t.extend(r.iter().map(|x| {
-                vec![
+    let text = |s: Option<String>| s.unwrap_or_else(|| "-".into());
+    let header = |cells: &[&str]| Cow::Owned(cells.iter().map(|c| c.to_string()).collect());
+    match &rows.view {
+        Chosen::Top(runs, total) => {
+            let row = |i: usize| -> Cow<'_, [String]> {
+                if i == 0 {
+                    return header(&[
+                        "percent",
+                        "ms total",
+                        "executions",
+                        "µs mean",
+                        "thunk",
+                        "opcode",
+                        "module",
+                        "op_name",
+                    ]);
+                }
+                let x = rows.top_row(runs[i - 1], *total);
+                Cow::Owned(vec![
                     format!("{:.2}", x.percent),
                     ms(x.total_ns as f64),
                     x.executions.to_string(),
                     us(x.mean_ns),
-                    x.thunk.clone(),
-                    text(&x.opcode),
+                    x.thunk,
+                    text(x.opcode),
                     format!("{} ({})", x.module, x.program),
-                    text(&x.op_name),
-                ]
-            }));
-            (t, &[0, 1, 2, 3])
+                    text(x.op_name),
+                ])
+            };
+            write_table_with(out, runs.len() + 1, &row, &[0, 1, 2, 3])?;
         }
-        Rows::Opcode(r) => {
-            let mut t = vec![vec![
-                "percent".to_string(),
-                "ms total".into(),
-                "thunks".into(),
-                "opcode".into(),
-            ]];
-            t.extend(r.iter().map(|x| {
-                vec![
+        Chosen::Opcode(r) => {
+            let row = |i: usize| -> Cow<'_, [String]> {
+                if i == 0 {
+                    return header(&["percent", "ms total", "thunks", "opcode"]);
+                }
+                let x = &r[i - 1];
+                Cow::Owned(vec![
                     format!("{:.2}", x.percent),
                     ms(x.total_ns as f64),
                     x.thunks.to_string(),
                     x.opcode.clone(),
-                ]
-            }));
-            (t, &[0, 1, 2])
+                ])
+            };
+            write_table_with(out, r.len() + 1, &row, &[0, 1, 2])?;
         }
-        Rows::Variability(r) => {
-            let mut t = vec![
-                [
-                    "µs mean",
-                    "µs std",
-                    "cv %",
-                    "executions",
-                    "thunk",
-                    "slowest µs (device/execution)",
-                    "module",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ];
-            t.extend(r.iter().map(|x| {
+        Chosen::Variability(runs) => {
+            let row = |i: usize| -> Cow<'_, [String]> {
+                if i == 0 {
+                    return header(&[
+                        "µs mean",
+                        "µs std",
+                        "cv %",
+                        "executions",
+                        "thunk",
+                        "slowest µs (device/execution)",
+                        "module",
+                    ]);
+                }
+                let x = rows.variability_row(runs[i - 1]);
                 let slowest = x
                     .slowest()
                     .iter()
@@ -805,19 +948,30 @@ pub fn write(format: Format, rows: &Rows, out: &mut dyn Write) -> Result<()> {
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                vec![
+                Cow::Owned(vec![
                     us(x.mean_ns),
                     us(x.std_ns),
                     x.cv.map_or("-".into(), |cv| format!("{:.1}", 100.0 * cv)),
                     x.executions.to_string(),
-                    x.thunk.clone(),
+                    x.thunk,
                     slowest,
                     format!("{} ({})", x.module, x.program),
-                ]
-            }));
-            (t, &[0, 1, 2, 3])
+                ])
+            };
+            write_table_with(out, runs.len() + 1, &row, &[0, 1, 2, 3])?;
         }
-    };
-    write_table(out, &table, right)?;
+    }
     out.flush().map_err(Error::Output)
+}
+
+/// Writes one record per item of `items`, made by `row` as it is written.
+fn write_each<I, T: Serialize + Default>(
+    out: &mut dyn Write,
+    format: Format,
+    items: &[I],
+    row: impl Fn(&I) -> T,
+) -> Result<()> {
+    let mut w = RecordWriter::new(out, format)?;
+    items.iter().try_for_each(|i| w.write(&row(i)))?;
+    w.finish::<T>()
 }
