@@ -514,24 +514,50 @@ impl VariabilityRow {
 pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
     // Before reading: a wrong number is said at once, not after the inputs are read.
     check(options)?;
+    let no_dumps = || {
+        Error::Usage(
+            "--view opcode needs the HLO dumps: pass the nsys-jax archives as inputs or with \
+             --hlo"
+                .to_string(),
+        )
+    };
+    let no_sources =
+        options.view == View::Opcode && gpu::dump_sources(inputs, &options.hlo).is_empty();
+    if no_sources && !inputs.iter().any(|p| may_be_partial(p)) {
+        return Err(no_dumps());
+    }
     // Clock alignment shifts each device as a whole: no time here depends on it.
     let keyed = executions::Hlo {
         dumps: &options.hlo,
         key: executions::KeyBy::Fingerprint,
     };
     let time = partial::aggregate(inputs, keyed, notes, || ThunkTime::new(true))?;
-    if options.view == View::Opcode
-        && gpu::dump_sources(inputs, &options.hlo).is_empty()
-        && !time.gpu.has_infos()
-    {
-        return Err(Error::Usage(
-            "--view opcode needs the HLO dumps: pass the nsys-jax archives as inputs or with \
-             --hlo"
-                .to_string(),
-        ));
+    // Partial results may carry what the dumps say; those read did not.
+    if no_sources && !time.gpu.has_infos() {
+        return Err(no_dumps());
     }
     time.gpu.check_within_modules(inputs)?;
     Ok(time)
+}
+
+/// Whether `path` may be a partial result, which can carry what the dumps say: stdin, an
+/// input that does not open (its error is said when it is read), or text whose first line
+/// names a partial result.
+fn may_be_partial(path: &std::path::Path) -> bool {
+    use std::io::BufRead;
+    if path == std::path::Path::new("-") {
+        return true;
+    }
+    let Ok(s) = crate::source::open_text(path, "records", &crate::progress::Progress::none())
+    else {
+        return true;
+    };
+    let mut head = Vec::new();
+    if std::io::Read::take(s.reader, 1 << 16).read_until(b'\n', &mut head).is_err() {
+        return true;
+    }
+    let field = format!("\"{}\"", partial::FIELD);
+    memchr::memmem::find(&head, field.as_bytes()).is_some()
 }
 
 /// The partial result of `inputs` (`njx-thunks --partial`): their aggregate with what the

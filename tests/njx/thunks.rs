@@ -303,9 +303,24 @@ fn partial_results_reduce_to_the_same_tables() {
 #[test]
 fn error_paths() {
     let (_dir, m, t, _dump) = gpu_fixture();
-    // The opcode view needs dumps.
-    let out = run("njx-thunks", &["--view", "opcode", &m, &t], b"");
-    assert_eq!(out.status.code(), Some(2));
+    // The opcode view needs dumps: said before reading (a corrupt input after the
+    // records is not reached), unless an input may be a partial result carrying them;
+    // a partial without them is refused once read.
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = write(dir.path(), "corrupt.jsonl", b"{\"profile\": 1\n");
+    for args in [vec![m.as_str(), &t], vec![&m, &t, &corrupt]] {
+        let out = run(
+            "njx-thunks",
+            &[&["--view", "opcode"][..], &args].concat(),
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("--hlo"), "{}", stderr_of(&out));
+    }
+    let bare = ok("njx-thunks", &["--partial", &m, &t]);
+    let bare = write(dir.path(), "bare.part", bare.as_bytes());
+    let out = run("njx-thunks", &["--view", "opcode", &bare], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("--hlo"), "{}", stderr_of(&out));
     let out = run("njx-thunks", &["--top-modules", "0", &m, &t], b"");
     assert_eq!(out.status.code(), Some(2));
