@@ -304,7 +304,9 @@ pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<R
             builder.push(r, &mut sink)
         })?;
     }
-    builder.finish(&mut sink)?;
+    builder
+        .finish(&mut sink)
+        .map_err(source::at_end_of(inputs))?;
     if options.total {
         return Ok(Report::Total(total));
     }

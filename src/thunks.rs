@@ -553,7 +553,10 @@ fn may_be_partial(path: &std::path::Path) -> bool {
         return true;
     };
     let mut head = Vec::new();
-    if std::io::Read::take(s.reader, 1 << 16).read_until(b'\n', &mut head).is_err() {
+    if std::io::Read::take(s.reader, 1 << 16)
+        .read_until(b'\n', &mut head)
+        .is_err()
+    {
         return true;
     }
     let field = format!("\"{}\"", partial::FIELD);

@@ -107,10 +107,9 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
                     )));
                 }
             }
-            folder.finish(&mut folded).map_err(|e| match paths.last() {
-                Some(last) => e.within(&format!("{} (at its end)", last.display())),
-                None => e,
-            })?;
+            folder
+                .finish(&mut folded)
+                .map_err(source::at_end_of(paths))?;
             return Ok(if stacks_from.is_some() {
                 read_stacks
             } else {

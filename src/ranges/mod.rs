@@ -20,7 +20,7 @@ use crate::notes::Notes;
 use crate::output::{Format, RecordWriter};
 use crate::record::Range;
 use crate::source;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,7 +55,9 @@ pub fn run(
             builder.push(r, &mut sink)
         })?;
     }
-    builder.finish(&mut sink)?;
+    builder
+        .finish(&mut sink)
+        .map_err(source::at_end_of(inputs))?;
     if written == 0 && read > 0 {
         notes.note(format!(
             "none of the {read} ranges read is left after the filters ({}): nothing written",
@@ -121,6 +123,8 @@ pub struct TreeBuilder {
     filters: Filters,
     /// The profile of the records being read, and its open trees.
     current: Option<(Arc<str>, ProfileState)>,
+    /// The profiles whose records have ended.
+    done: HashSet<Arc<str>>,
 }
 
 impl TreeBuilder {
@@ -129,6 +133,7 @@ impl TreeBuilder {
         TreeBuilder {
             filters,
             current: None,
+            done: HashSet::new(),
         }
     }
 
@@ -138,13 +143,26 @@ impl TreeBuilder {
         range: Range,
         sink: &mut dyn FnMut(Vec<Range>) -> Result<()>,
     ) -> Result<()> {
-        if self
+        if let Some((before, _)) = self
             .current
             .as_ref()
-            .is_some_and(|(profile, _)| *profile != range.profile)
+            .filter(|(profile, _)| *profile != range.profile)
         {
-            // Another profile's records: every tree of the one before is complete.
-            self.finish(sink)?;
+            // Another profile's records: every tree of the one before is complete, and
+            // the one before has ended.
+            let before = before.clone();
+            if self.done.contains(&range.profile) {
+                return Err(Error::data(
+                    format!("profile {}, range {}", range.profile, range.id),
+                    format!(
+                        "records of this profile resume after those of profile {before}: each \
+                         profile's records must come together, as njx-export writes them (records \
+                         of several profiles interleaved, by time perhaps?)"
+                    ),
+                ));
+            }
+            self.finish_profile(sink, Some(&range.profile))?;
+            self.done.insert(before);
         }
         let (_, state) = self
             .current
@@ -156,7 +174,7 @@ impl TreeBuilder {
             }
             let tree = state.trees.remove(&seq).expect("first key exists");
             state.forget(seq, &tree);
-            check_tree(&tree)?;
+            check_tree(&tree, None)?;
             sink(self.filters.apply(tree))?;
         }
         let place = |what: &str| {
@@ -233,9 +251,19 @@ impl TreeBuilder {
 
     /// Ends the input: every open tree is complete.
     pub fn finish(&mut self, sink: &mut dyn FnMut(Vec<Range>) -> Result<()>) -> Result<()> {
+        self.finish_profile(sink, None)
+    }
+
+    /// Ends the profile being read, at the end of the input or where the records of
+    /// profile `next` begin: every open tree is complete.
+    fn finish_profile(
+        &mut self,
+        sink: &mut dyn FnMut(Vec<Range>) -> Result<()>,
+        next: Option<&str>,
+    ) -> Result<()> {
         if let Some((_, state)) = self.current.take() {
             for (_, tree) in state.trees {
-                check_tree(&tree)?;
+                check_tree(&tree, next)?;
                 sink(self.filters.apply(tree))?;
             }
         }
@@ -455,8 +483,9 @@ pub fn root_problem(r: &Range) -> Option<String> {
 }
 
 /// A complete tree as read: every range has the children and child time it declares
-/// (records say what they hold; njx writes them so).
-fn check_tree(tree: &Tree) -> Result<()> {
+/// (records say what they hold; njx writes them so). `next`: the profile whose records
+/// ended the tree's, if that is what did.
+fn check_tree(tree: &Tree, next: Option<&str>) -> Result<()> {
     for node in &tree.nodes {
         let r = &node.range;
         // Its own children: those spliced under it here (`--splice-workers`) came as roots.
@@ -472,11 +501,16 @@ fn check_tree(tree: &Tree) -> Result<()> {
                 format!("profile {}, range {}", r.profile, r.id),
                 format!(
                     "declares {} children covering {} ns, but {} children covering {} ns \
-                     follow it",
+                     follow it{}",
                     r.children,
                     r.child_ns,
                     kids.len(),
-                    covered
+                    covered,
+                    next.map_or(String::new(), |next| format!(
+                        " before the records of profile {next} begin (each profile's records \
+                         must come together, as njx-export writes them: records of several \
+                         profiles interleaved?)"
+                    ))
                 ),
             ));
         }

@@ -112,6 +112,17 @@ pub fn place_of(path: &Path) -> String {
     }
 }
 
+/// For an error found once every input has been read (a range tree left open, say): the
+/// error placed at the end of the last input (stdin where none is named).
+pub fn at_end_of(inputs: &[PathBuf]) -> impl Fn(Error) -> Error + '_ {
+    move |e| {
+        let last = inputs
+            .last()
+            .map_or_else(|| "-".to_string(), |p| place_of(p));
+        e.within(&format!("{last} (at its end)"))
+    }
+}
+
 /// The profile name an input gives its records: the file name without directories and
 /// without the `.zip`, `.gz`, `.xz`, `.csv`, `.parquet`, `.sqlite` or `.nsys-rep` suffixes.
 pub fn profile_name(path: &Path) -> String {

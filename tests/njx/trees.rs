@@ -217,6 +217,49 @@ fn tree_errors_in_records_name_the_file_and_line() {
 }
 
 #[test]
+fn interleaved_profiles_and_trees_open_at_the_end_are_said_as_such() {
+    let dir = tempdir();
+    let a = write(dir.path(), "a.csv", COMPILE_CSV.as_bytes());
+    let b = write(dir.path(), "b.csv", COMPILE_CSV.as_bytes());
+    let records = ok("njx-export", &[&a, &b]);
+    let lines: Vec<&str> = records.lines().collect();
+    let (first, second) = lines.split_at(lines.len() / 2);
+    assert!(first.iter().all(|l| l.contains("\"profile\":\"a\"")));
+    // One record of each profile in turn, as a sort by time would leave them.
+    let mixed: Vec<&str> = first
+        .iter()
+        .zip(second)
+        .flat_map(|(x, y)| [*x, *y])
+        .collect();
+    let mixed = write(dir.path(), "mixed.jsonl", mixed.join("\n").as_bytes());
+    // Profile a's records resuming after b's, whole trees between.
+    let resumed = [&first[..1], second, &first[1..]].concat();
+    let resumed = write(dir.path(), "resumed.jsonl", resumed.join("\n").as_bytes());
+    for tool in ["njx-ranges", "njx-compile-summary"] {
+        for path in [&mixed, &resumed] {
+            let out = run(tool, &[path], b"");
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(1), "{tool}: {err}");
+            assert!(
+                err.contains("each profile's records must come together"),
+                "{tool}: {err}"
+            );
+        }
+    }
+    // A tree left open by the end of the input: the error names the input, at its end.
+    let cut = write(dir.path(), "cut.jsonl", first[..3].join("\n").as_bytes());
+    let input = first[..3].join("\n");
+    for tool in ["njx-ranges", "njx-compile-summary", "njx-flamefold"] {
+        let out = run(tool, &[&cut], b"");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{tool}: {err}");
+        assert!(err.contains("cut.jsonl (at its end): "), "{tool}: {err}");
+        let out = run(tool, &[], input.as_bytes());
+        assert!(stderr_of(&out).contains("- (at its end): "), "{tool}");
+    }
+}
+
+#[test]
 fn an_id_given_again_after_its_range_ended_is_kept_and_counted() {
     let dir = tempdir();
     // The last range (12, a root at 1.2 s) takes the id of the first (1, ended at 50 ms).
