@@ -87,11 +87,15 @@ pub fn run(args: &Options, notes: &Notes) -> Result<u8> {
              (Nsight Systems)",
         )
     })?;
+    // Ctrl-C, SIGTERM and SIGHUP: once nsys has ended, the working folder, a placeholder
+    // and a staged archive are removed (src/cleanup.rs).
+    crate::cleanup::on_signals();
     // The working folder, for the dumps and the report, under $TMPDIR: local and fast.
     let work = tempfile::Builder::new()
         .prefix("njx-capture-")
         .tempdir()
         .map_err(|e| Error::io("creating a temporary folder", e))?;
+    let _work_staged = crate::cleanup::stage(work.path());
     let env = program_env(|v| std::env::var(v).ok(), &work.path().join("dump"))?;
     let target = Target::new(args)?;
     let result = capture(args, &nsys, &target, work.path(), &env, notes);
@@ -132,6 +136,8 @@ struct Target {
     overwrite: bool,
     /// Whether `path` is an empty file we created to claim a unique name.
     placeholder: bool,
+    /// The placeholder, removed if a signal ends the capture while it is empty.
+    _staged: Option<crate::cleanup::Staged>,
 }
 
 impl Target {
@@ -148,10 +154,12 @@ impl Target {
                 .map_err(|e| Error::io("creating njx-report-*.zip in the working folder", e))?;
             // Named relative to the working folder, as the user sees it.
             let path = path.file_name().map_or(path.clone(), PathBuf::from);
+            let staged = crate::cleanup::stage_placeholder(&path);
             return Ok(Target {
                 path,
                 overwrite: true,
                 placeholder: true,
+                _staged: Some(staged),
             });
         };
         let path = archive_path(name, |v| std::env::var(v).ok())?;
@@ -173,6 +181,7 @@ impl Target {
             path,
             overwrite: args.force_overwrite,
             placeholder: false,
+            _staged: None,
         })
     }
 }
@@ -195,12 +204,18 @@ fn capture(
         &target.path,
         format!("profiling {program} with nsys…"),
     );
-    let status = Command::new(nsys)
+    let mut child = Command::new(nsys)
         .args(nsys::profile_args(&args.nsys, &work.join("report")))
         .args(&args.program)
         .envs(env.vars.iter().map(|(k, v)| (k, v)))
-        .status()
+        .spawn()
         .map_err(|e| Error::io("running nsys profile", e))?;
+    let running = crate::cleanup::Child::running(child.id());
+    let status = child.wait();
+    drop(running);
+    // Interrupted: no archive (as nsys-jax), and nothing left behind.
+    crate::cleanup::exit_if_signalled();
+    let status = status.map_err(|e| Error::io("running nsys profile", e))?;
     let status = nsys::status_code(status);
     let mut exit = 0;
     if !nsys::expected_statuses(&args.nsys).contains(&status) {

@@ -188,7 +188,8 @@ where
 /// but njx-capture's, which takes its command line apart first.
 pub fn parse<A: CommandFactory + FromArgMatches>() -> A {
     let args = try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
-    // Ctrl-C and kill remove what is staged (njx-capture leaves signals to nsys).
+    // Ctrl-C and kill remove what is staged (njx-capture asks for it once its command
+    // line is taken apart, in `capture::run`).
     if A::command().get_name() != "njx-capture" {
         crate::cleanup::on_signals();
     }

@@ -96,6 +96,7 @@ if [ -n "$dump" ]; then
   echo 'not a dump' > "$dump/{DUMP}.txt"
   echo 'not a dump' > "$dump/autotune_results.pb"
 fi
+[ -z "$PROGRAM_SLEEP" ] || sleep "$PROGRAM_SLEEP"
 [ -z "$PROGRAM_SIGNAL" ] || kill -"$PROGRAM_SIGNAL" $$
 exit "${{PROGRAM_STATUS:-0}}"
 "#,
@@ -727,4 +728,55 @@ fn analyses_that_misbehave_never_cost_the_archive() {
         String::from_utf8(got["analysis/3-echo-fine.txt"].0.clone()).unwrap(),
         "fine\n"
     );
+}
+
+/// Interrupted while the program runs (Ctrl-C to the whole process group, or SIGTERM to
+/// njx-capture alone, passed on to nsys): njx-capture waits for nsys to end, then writes no
+/// archive and leaves nothing behind — no working folder in TMPDIR, no placeholder — and
+/// exits 128 + the signal.
+#[test]
+fn an_interrupted_capture_leaves_nothing_behind() {
+    use std::os::unix::process::CommandExt;
+    for (signal, code, group) in [("INT", 130, true), ("TERM", 143, false)] {
+        let s = Setup::new();
+        let system = std::env::var("PATH").unwrap_or_default();
+        let mut child = Command::new(exe("njx-capture"))
+            .arg(s.program())
+            .current_dir(s.path("work"))
+            .env("PATH", format!("{}:{system}", s.path("bin").display()))
+            .env("TMPDIR", s.path("tmp"))
+            .env("PROGRAM_SLEEP", "30")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while s.log("program-args").is_none() && start.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(s.log("program-args").is_some(), "the program never ran");
+        let pid = child.id().to_string();
+        let target = if group { format!("-{pid}") } else { pid };
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), "--", &target])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        assert!(
+            start.elapsed().as_secs() < 25,
+            "SIG{signal}: waited for the program"
+        );
+        let left = |sub: &str| -> Vec<String> {
+            std::fs::read_dir(s.path(sub))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert!(left("tmp").is_empty(), "SIG{signal}: {:?}", left("tmp"));
+        assert!(left("work").is_empty(), "SIG{signal}: {:?}", left("work"));
+    }
 }
