@@ -58,7 +58,8 @@ base_rev=${1:-792fa72}
 limit=${NJX_COMPARE_TIMEOUT:-300}
 only=${NJX_COMPARE_ONLY:-}
 keep=${NJX_COMPARE_KEEP:-}
-tools=(njx-export njx-ranges njx-compile-summary njx-modules njx-collectives njx-flamefold njx-capture)
+tools=(njx-export njx-ranges njx-compile-summary njx-modules njx-collectives njx-flamefold njx-capture
+  njx-combine njx-pgle njx-heap njx-kernels njx-thunks njx-timeline)
 diff_lines=40 # lines of diff shown per differing command
 start_time=$SECONDS
 
@@ -487,6 +488,50 @@ if $have_data; then
   # Without -o the archive gets a random name (njx-report-XXXXXXXX.zip, by design): this
   # command renames it and masks the name in the messages (see "Non-determinism" above).
   add "$C njx-capture -- fx/jaxprog 2>&1 | sed -E 's/njx-report-[A-Za-z0-9]{8}/njx-report-XXXXXXXX/g' && mv njx-report-*.zip njx-report.zip"
+fi
+
+# The six tools added after the restructure (issue 28: their outputs before and after).
+if $have_data; then
+  # njx-combine: the archive byte for byte, read back; --keep-nsys-rep; refusals
+  add "njx-combine -o comb $P0 $P1"
+  add "njx-combine -o comb $ALL && njx-modules comb.zip && njx-collectives comb.zip"
+  add "njx-combine -o comb --keep-nsys-rep first $P0 $P1"
+  add "njx-combine -o comb $P0"
+  add "njx-combine -o comb $P0 $P0"
+  add "njx-combine -o comb $P0 fx/truncated.zip"
+  # njx-pgle: the profiles written, partials reduced
+  add "njx-pgle -o pgle $ALL"
+  add "njx-pgle -o pgle --include-warmup --format json $P0"
+  add "njx-pgle --partial $P0 > p0.part && njx-pgle --partial $P1 > p1.part && njx-pgle -o pgle p0.part p1.part"
+  add "njx-pgle -o pgle $S1"
+  # njx-heap: every view and format, a program, the chart
+  for v in peak buffers by-op-name by-source; do
+    for f in table json csv; do add "njx-heap --view $v --format $f $ALL"; done
+  done
+  add "njx-heap --view buffers --program jit_train_step $P0"
+  add "njx-heap --svg heap.svg $P0"
+  add "njx-heap fx/truncated.zip"
+  # njx-kernels: kernels and memops of the SQLite exports, by every grouping
+  for s in $S1 $S2 $S3; do
+    add "njx-kernels $s"
+    add "njx-kernels --table memops --format csv $s"
+  done
+  for b in name short-name range module thunk; do add "njx-kernels --by $b $S3"; done
+  add "njx-export --table kernels $S1 | njx-kernels --format json"
+  add "njx-kernels $P0"
+  # njx-thunks: every view and format, warm-up, partials reduced, records with --hlo
+  for v in top opcode variability; do
+    for f in table json csv; do add "njx-thunks --view $v --format $f $ALL"; done
+    add "njx-thunks --view $v --include-warmup --top 5 --min-cv 0.1 $ALL"
+  done
+  add "njx-thunks --partial $P0 > t0.part && njx-thunks --partial $P1 > t1.part && njx-thunks --view variability t0.part t1.part"
+  add "njx-export --table modules $P2 > m.jsonl && njx-export --table thunks $P2 > t.jsonl && njx-thunks --view opcode m.jsonl t.jsonl --hlo $P2"
+  add "njx-thunks --view opcode $S1"
+  # njx-timeline: archives, steady state, no ranges, an SQLite export, -o
+  add "njx-timeline -o timeline.json $ALL"
+  add "njx-timeline --steady --no-ranges $P0"
+  add "njx-timeline --no-executions --no-align $P1"
+  add "njx-timeline $S1"
 fi
 
 if [ -n "$only" ]; then
