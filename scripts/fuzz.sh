@@ -2,8 +2,9 @@
 # Fuzzes every input reader of njx for SECONDS (default 600) from SEED (default 1): the
 # harness in tests/fuzz mutates generated push/pop CSV, records, Parquet tables, thread
 # metadata, HLO protos, SQLite exports, zip archives and folded stacks, and runs the
-# library's readers and analyses on them in-process. It prints executions per reader and
-# in total, and every crash, hang or abort with the input saved under
+# library's readers and analyses on them in-process; njx-pgle's writer too (targets
+# pgle-dumps and pgle-partials: the files written stay in the output folder). It prints
+# executions per reader and in total, and every crash, hang or abort with the input saved under
 # target/fuzz-crashes/ (replay one with `cargo test --test fuzz -- --replay FILE`);
 # the exit status is non-zero when there was any.
 #

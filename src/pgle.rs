@@ -349,9 +349,9 @@ pub struct Row {
 /// (decimal: XLA without `fingerprint_before_lhs`), `unknown` (autotuning) or a module
 /// name (records written with `--program-key name`).
 fn is_fingerprint(key: &str) -> bool {
-    !key.is_empty()
-        && key.bytes().all(|b| b.is_ascii_hexdigit())
-        && (key.len() == 32 || !key.bytes().all(|b| b.is_ascii_digit()))
+    // One plain file name as a dump's fingerprint must be: a key of 129 or more hex
+    // digits would name a file no file system takes (or none XLA looks for).
+    plain_fingerprint(key) && (key.len() == 32 || !key.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The profiles of an aggregate, largest steady-state module time first; what was left
@@ -689,6 +689,9 @@ mod tests {
         assert!(!is_fingerprint("unknown"));
         assert!(!is_fingerprint("jit_f"));
         assert!(!is_fingerprint(""));
+        assert!(is_fingerprint(&"a".repeat(128)));
+        assert!(!is_fingerprint(&"a".repeat(129)));
+        assert!(!is_fingerprint("../x"));
     }
 
     #[test]

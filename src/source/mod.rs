@@ -493,15 +493,17 @@ fn ranges_of(
                     let folded = folded.expect("checked");
                     records::read_folded(&place, &mut stream.reader, folded)
                 }
-                kind @ (TextKind::Unknown(_) | TextKind::Folded) => Err(Error::data(
-                    format!("{place}:1"),
-                    format!(
-                        "{}; ranges come from an nvtx_pushpop_trace CSV (`nsys stats --report \
+                kind @ (TextKind::Unknown(_) | TextKind::Binary(_) | TextKind::Folded) => {
+                    Err(Error::data(
+                        format!("{place}:1"),
+                        format!(
+                            "{}; ranges come from an nvtx_pushpop_trace CSV (`nsys stats --report \
                          nvtx_pushpop_trace --format csv`), an nsys-jax archive, an nsys \
                          SQLite export or report, or njx-export's range records",
-                        records::what_text_is(&kind, "range records or an NVTX table")
-                    ),
-                )),
+                            records::what_text_is(&kind, "range records or an NVTX table")
+                        ),
+                    ))
+                }
                 TextKind::Empty => Err(Error::data(place, "empty input: no header line")),
             }
         }

@@ -22,6 +22,100 @@ pub enum TextKind {
     Empty,
     /// Text that is none of the above; holds its first line.
     Unknown(String),
+    /// Not text at all (a known binary format, NUL bytes, or many bytes that are not
+    /// UTF-8 or are control bytes); holds its first bytes.
+    Binary(Vec<u8>),
+}
+
+/// Bytes of a binary input shown (in hex) in messages.
+const BINARY_SHOWN: usize = 16;
+
+/// Binary formats that reach a text reader (given in place of records, or compressed
+/// again), by their first bytes: what each is, and what to do with it ("" where nothing
+/// is to be said).
+const MAGIC: &[(&[u8], &str, &str)] = &[
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ""),
+    (b"\xff\xd8\xff", "a JPEG image", ""),
+    (b"%PDF-", "a PDF document", ""),
+    (b"\x7fELF", "an ELF executable or library", ""),
+    (
+        b"PK\x03\x04",
+        "a zip archive",
+        "compressed again? give the archive itself, as a file: nsys-jax archives are read \
+         as they are (njx-export makes their records)",
+    ),
+    (
+        b"PK\x05\x06",
+        "an empty zip archive",
+        "compressed again? give the archive itself, as a file",
+    ),
+    (
+        b"SQLite format 3\0",
+        "an SQLite database",
+        "compressed again? give the .sqlite file itself, as a file: nsys SQLite exports \
+         are read as they are (njx-export makes their records)",
+    ),
+    (
+        b"PAR1",
+        "a Parquet file",
+        "compressed again? give it as a file",
+    ),
+    (b"\x1f\x8b", "gzip data", "compressed twice?"),
+    (b"\xfd7zXZ\0", "xz data", "compressed twice?"),
+    (
+        b"\x28\xb5\x2f\xfd",
+        "zstd data",
+        "njx does not decompress zstd: `zstd -d` it first (gzip and xz are read as they are)",
+    ),
+    (
+        b"BZh",
+        "bzip2 data",
+        "njx does not decompress bzip2: `bunzip2` it first (gzip and xz are read as they \
+         are)",
+    ),
+];
+
+/// What a binary input is and what to do with it, by its first bytes, where the format
+/// is known.
+fn binary_format(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    MAGIC
+        .iter()
+        .find(|(magic, _, _)| {
+            head.starts_with(magic)
+                // bzip2: `BZh` then the block size, a digit 1–9
+                && (*magic != b"BZh" || head.get(3).is_some_and(|b| (b'1'..=b'9').contains(b)))
+        })
+        .map(|&(_, what, advice)| (what, advice))
+}
+
+/// Whether the first bytes of a stream are not text: a NUL byte, or more than a quarter
+/// of bytes that are not UTF-8 or are control bytes (other than tab, line feed, form feed
+/// and carriage return). A few of either (a Latin-1 name, a terminal's escape sequence in
+/// a line) leave text text, named as such, its control characters escaped.
+fn looks_binary(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(512)];
+    if head.contains(&0) {
+        return true;
+    }
+    let mut odd = 0;
+    for chunk in head.utf8_chunks() {
+        odd += chunk.invalid().len();
+        odd += chunk
+            .valid()
+            .bytes()
+            .filter(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r')) || b == 0x7f)
+            .count();
+    }
+    odd * 4 > head.len()
+}
+
+/// Bytes in hex, space-separated: `89 50 4e 47`.
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Tells what a text stream holds from its first buffered bytes.
@@ -34,12 +128,19 @@ pub fn sniff<R: BufRead + ?Sized>(place: &str, reader: &mut R) -> Result<TextKin
     if first == b'{' {
         return Ok(TextKind::JsonLines);
     }
+    let binary = || TextKind::Binary(text[..text.len().min(BINARY_SHOWN)].to_vec());
+    if binary_format(text).is_some() {
+        return Ok(binary());
+    }
     let line_end = text.iter().position(|&b| b == b'\n').unwrap_or(text.len());
     let header = &text[..line_end];
     if header.windows(10).any(|w| w == b"Start (ns)") {
         Ok(TextKind::PushPopCsv)
     } else if header.starts_with(b"profile,") {
         Ok(TextKind::RecordCsv)
+    } else if looks_binary(text) {
+        // After the tables' headers: a Latin-1 name in a push/pop CSV is still read.
+        Ok(binary())
     } else if folded_line(&String::from_utf8_lossy(header)).is_some()
         // A first line longer than what is buffered (deep stacks): frames joined by `;`.
         || (line_end == text.len() && header.contains(&b';'))
@@ -73,6 +174,18 @@ pub fn what_text_is(kind: &TextKind, expected: &str) -> String {
             "text that is not records (a table for people? njx tools write records with \
              --format json or csv; first line: {first})"
         ),
+        TextKind::Binary(head) => {
+            let (what, advice) = binary_format(head).unwrap_or(("of no format njx knows", ""));
+            let advice = if advice.is_empty() {
+                String::new()
+            } else {
+                format!(" — {advice}")
+            };
+            format!(
+                "a binary file, not text: {what} (first bytes {}){advice}",
+                hex(head)
+            )
+        }
         TextKind::JsonLines | TextKind::RecordCsv => "njx records".to_string(),
         TextKind::PushPopCsv => "an nvtx_pushpop_trace CSV".to_string(),
     };

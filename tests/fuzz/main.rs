@@ -3,7 +3,9 @@
 //! projection), thread metadata, HLO protos (and njx-heap's buffer assignments and heap
 //! simulator traces), nsys SQLite exports, zip containers (nsys-jax, combine and
 //! njx-capture archives, also extracted as folders), njx-combine's member handling (names
-//! and file types it must never write) and folded stacks. It
+//! and file types it must never write), njx-pgle's writer (HLO dumps and partial results
+//! whose fingerprints name the files it writes: `pgle-dumps`, `pgle-partials`) and folded
+//! stacks. It
 //! mutates valid fixtures generated here (`seeds.rs`) in ways that know each format
 //! (`item.rs`) and calls the library's readers and whole analyses on them (`targets.rs`).
 //!
@@ -30,6 +32,7 @@ mod combine;
 mod engine;
 mod hloproto;
 mod item;
+mod pgle;
 mod rng;
 mod seeds;
 mod sql;
@@ -415,6 +418,8 @@ fn supervise(args: &Args) -> ExitCode {
         "sqlite",
         "zip",
         "combine",
+        "pgle-dumps",
+        "pgle-partials",
         "folded",
     ];
     let names: Vec<&str> = match &args.targets {

@@ -758,11 +758,11 @@ pub fn hlo_step() -> HloProto {
 /// freed one's offset, one whose shape index leads nowhere) and one whose allocation index
 /// is past the allocations (stale, as older XLA writes them).
 pub fn hlo_heap() -> HloProto {
-    use heap_simulator_trace::event::Kind::{self, Alloc, Free, ShareWith};
-    use njx::hlo::proto::{
-        BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, LogicalBufferProto,
-        buffer_allocation_proto::Assigned, heap_simulator_trace, logical_buffer_proto,
+    use crate::common::heap::{
+        Kind::{self, Alloc, Free, ShareWith},
+        allocation, assignment, buffer, event, trace,
     };
+    use njx::hlo::proto::BufferAllocationProto;
     let mut p = hlo_step();
     // (buffer id, bytes, defining instruction)
     let buffers: [(i64, i64, i64); 11] = [
@@ -778,27 +778,10 @@ pub fn hlo_heap() -> HloProto {
         (10, 4096, 109),
         (11, 4096, 110),
     ];
-    let allocation = |index: i64, size: i64, assigned: &[(i64, i64, i64)]| BufferAllocationProto {
-        index,
-        size,
-        assigned: assigned
-            .iter()
-            .map(|&(logical_buffer_id, offset, size)| Assigned {
-                logical_buffer_id,
-                offset,
-                size,
-            })
-            .collect(),
-        ..Default::default()
+    let ev = |kind: Kind, id: i64, canonical: i64| {
+        event(kind, id, canonical, "main.10", &format!("i{id}"))
     };
-    let ev = |kind: Kind, id: i64, canonical: i64| heap_simulator_trace::Event {
-        kind: kind as i32,
-        buffer_id: id,
-        computation_name: "main.10".into(),
-        instruction_name: format!("i{id}"),
-        share_with_canonical_id: canonical,
-    };
-    let whole = [
+    let whole = vec![
         ev(Alloc, 1, 0),
         ev(Alloc, 7, 0),
         ev(Alloc, 2, 0),
@@ -822,21 +805,12 @@ pub fn hlo_heap() -> HloProto {
         ev(Free, 7, 0),
         ev(Free, 1, 0),
     ];
-    p.buffer_assignment = Some(BufferAssignmentProto {
-        logical_buffers: buffers
+    p.buffer_assignment = Some(assignment(
+        buffers
             .iter()
-            .map(|&(id, size, inst)| LogicalBufferProto {
-                id,
-                size,
-                defined_at: Some(logical_buffer_proto::Location {
-                    instruction_id: inst,
-                    shape_index: if id == 10 { vec![0] } else { Vec::new() },
-                    ..Default::default()
-                }),
-                color: 0,
-            })
+            .map(|&(id, size, inst)| buffer(id, size, inst, if id == 10 { &[0] } else { &[] }))
             .collect(),
-        buffer_allocations: vec![
+        vec![
             BufferAllocationProto {
                 is_entry_computation_parameter: true,
                 ..allocation(0, 4096, &[(1, 0, 4096)])
@@ -864,25 +838,20 @@ pub fn hlo_heap() -> HloProto {
                 ..allocation(3, 8192, &[(5, 0, 4096), (11, 4096, 4096)])
             },
         ],
-        heap_simulator_traces: vec![
-            HeapSimulatorTrace {
-                events: whole.to_vec(),
-                whole_module_simulation: true,
-                buffer_allocation_index: 2,
-            },
-            HeapSimulatorTrace {
-                events: vec![
+        vec![
+            trace(whole, true, 2),
+            trace(
+                vec![
                     ev(Alloc, 5, 0),
                     ev(Alloc, 11, 0),
                     ev(Free, 5, 0),
                     ev(Free, 11, 0),
                 ],
-                whole_module_simulation: false,
-                buffer_allocation_index: 9,
-            },
+                false,
+                9,
+            ),
         ],
-        ..Default::default()
-    });
+    ));
     p
 }
 

@@ -48,11 +48,11 @@ pub struct Input<'a> {
 
 impl Input<'_> {
     /// Bit `k` of the hash.
-    fn bit(&self, k: u32) -> bool {
+    pub fn bit(&self, k: u32) -> bool {
         (self.hash >> k) & 1 == 1
     }
     /// A number in `0..n` from bits `k`.. of the hash.
-    fn pick(&self, k: u32, n: u64) -> u64 {
+    pub fn pick(&self, k: u32, n: u64) -> u64 {
         (self.hash >> k) % n
     }
 }
@@ -521,7 +521,7 @@ fn heap_replay(input: &Input) -> Result<()> {
 }
 
 /// An archive built from rank 0's members with `name` replaced by (or added as) the input.
-fn in_archive(ctx: &Ctx, input: &Input, name: &str) -> PathBuf {
+pub fn in_archive(ctx: &Ctx, input: &Input, name: &str) -> PathBuf {
     let mut members: Vec<Member> = ctx
         .base
         .iter()
@@ -1223,6 +1223,68 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     svg(&lines)?;
                 }
                 Ok(())
+            }),
+        ],
+        folders: false,
+    });
+
+    // njx-pgle's writer: the dumps that name its files and the streams it reduces,
+    // checked for what lands in (and around) its output folder.
+    targets.push(Target {
+        name: "pgle-dumps",
+        file: "rank0.zip",
+        seeds: crate::pgle::dump_seeds(),
+        entries: vec![
+            entry("in-archive", &["dump"], |c, i| {
+                let path = in_archive(c, i, &format!("dump/{DUMP7}.xz"));
+                crate::pgle::run(c, i, &crate::pgle::with_rank1(c, i, path))
+            }),
+            entry("archive", &["archive"], |c, i| {
+                crate::pgle::run(c, i, &crate::pgle::with_rank1(c, i, i.path.to_path_buf()))
+            }),
+        ],
+        folders: true,
+    });
+    let sched = {
+        let mut members = base.clone();
+        for m in &mut members {
+            if m.name == format!("dump/{DUMP7}.xz") {
+                m.item = Item::xz(Item::proto(crate::pgle::hlo_step_scheduled()));
+            }
+        }
+        write("rank0-sched.zip", &crate::zipper::build(&members).unwrap())
+    };
+    let pgle_partial = crate::pgle::partial_of(&archives);
+    let mut partial_seeds = vec![
+        (text(&pgle_partial), "partial"),
+        (
+            text(&crate::pgle::partial_of(std::slice::from_ref(&rank0))),
+            "partial",
+        ),
+        (text(&crate::pgle::partial_of(&[sched])), "partial"),
+        (text(&thunks_json), "records"),
+        (text(&thunks_csv), "records"),
+        (text(&modules_json), "records"),
+    ];
+    for f in crate::pgle::HOSTILE_FINGERPRINTS.iter().skip(4) {
+        partial_seeds.push((
+            text(&crate::pgle::partial_with_fingerprint(&pgle_partial, f)),
+            "partial",
+        ));
+    }
+    targets.push(Target {
+        name: "pgle-partials",
+        file: "pgle.jsonl",
+        seeds: partial_seeds,
+        entries: vec![
+            entry("pgle", &[], |c, i| {
+                crate::pgle::run(c, i, &[i.path.to_path_buf()])
+            }),
+            entry("with-archive", &[], |c, i| {
+                crate::pgle::run(c, i, &crate::pgle::with_rank1(c, i, i.path.to_path_buf()))
+            }),
+            entry("twice", &["partial"], |c, i| {
+                crate::pgle::run(c, i, &[i.path.to_path_buf(), i.path.to_path_buf()])
             }),
         ],
         folders: false,

@@ -1,14 +1,14 @@
 //! njx-heap: a buffer assignment built here (peak, live set and breakdowns computed by
 //! hand; archives and dump folders; errors), and conformance on the real pax archives.
 
+use crate::common::heap::{Kind, allocation, assignment, buffer, trace};
 use crate::common::{
     self, computation, instruction, ok, run, stderr_of, svg_texts, tempdir, write,
 };
 use njx::hlo::proto::{
-    BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloModuleProto, HloProto,
-    LogicalBufferProto, OpMetadata, PrimitiveType, ShapeProto, StackFrameIndexProto,
-    buffer_allocation_proto::Assigned, heap_simulator_trace, logical_buffer_proto,
-    stack_frame_index_proto,
+    BufferAllocationProto, BufferAssignmentProto, HloModuleProto, HloProto, LogicalBufferProto,
+    OpMetadata, PrimitiveType, ShapeProto, StackFrameIndexProto, buffer_allocation_proto::Assigned,
+    heap_simulator_trace, stack_frame_index_proto,
 };
 use prost::Message;
 use serde_json::{Value, json};
@@ -27,48 +27,9 @@ fn meta(op_name: &str, frame: i32) -> Option<OpMetadata> {
     })
 }
 
-fn buffer(id: i64, size: i64, inst: i64, index: &[i64]) -> LogicalBufferProto {
-    LogicalBufferProto {
-        id,
-        size,
-        defined_at: Some(logical_buffer_proto::Location {
-            instruction_id: inst,
-            shape_index: index.to_vec(),
-            ..Default::default()
-        }),
-        color: 0,
-    }
-}
-
-fn allocation(index: i64, size: i64, assigned: &[(i64, i64, i64)]) -> BufferAllocationProto {
-    BufferAllocationProto {
-        index,
-        size,
-        assigned: assigned
-            .iter()
-            .map(|&(logical_buffer_id, offset, size)| Assigned {
-                logical_buffer_id,
-                offset,
-                size,
-            })
-            .collect(),
-        ..Default::default()
-    }
-}
-
-fn event(
-    kind: heap_simulator_trace::event::Kind,
-    id: i64,
-    canonical: i64,
-    inst: &str,
-) -> heap_simulator_trace::Event {
-    heap_simulator_trace::Event {
-        kind: kind as i32,
-        buffer_id: id,
-        computation_name: "main".into(),
-        instruction_name: inst.into(),
-        share_with_canonical_id: canonical,
-    }
+/// An event of computation `main`, made at instruction `inst`.
+fn event(kind: Kind, id: i64, canonical: i64, inst: &str) -> heap_simulator_trace::Event {
+    common::heap::event(kind, id, canonical, "main", inst)
 }
 
 /// Module `jit_f` (program 7): a parameter `p0` (f32[4]), fusions `a` (f32[8], op
@@ -121,8 +82,8 @@ fn module() -> HloProto {
             }),
             ..Default::default()
         }),
-        buffer_assignment: Some(BufferAssignmentProto {
-            logical_buffers: vec![
+        buffer_assignment: Some(assignment(
+            vec![
                 buffer(1, 16, 1, &[]),
                 buffer(2, 32, 2, &[]),
                 buffer(3, 64, 3, &[]),
@@ -130,7 +91,7 @@ fn module() -> HloProto {
                 buffer(5, 16, 5, &[1]),
                 buffer(6, 16, 6, &[]),
             ],
-            buffer_allocations: vec![
+            vec![
                 BufferAllocationProto {
                     is_entry_computation_parameter: true,
                     ..allocation(0, 16, &[(1, 0, 16)])
@@ -141,8 +102,8 @@ fn module() -> HloProto {
                     ..allocation(2, 16, &[(6, 0, 16)])
                 },
             ],
-            heap_simulator_traces: vec![HeapSimulatorTrace {
-                events: vec![
+            vec![trace(
+                vec![
                     event(Alloc, 6, 0, "out"),
                     event(Alloc, 2, 0, "a"),
                     event(Alloc, 3, 0, "b"),
@@ -154,11 +115,10 @@ fn module() -> HloProto {
                     event(Free, 5, 0, "out"),
                     event(Free, 6, 0, "out"),
                 ],
-                whole_module_simulation: true,
-                buffer_allocation_index: 5,
-            }],
-            ..Default::default()
-        }),
+                true,
+                5,
+            )],
+        )),
     }
 }
 

@@ -566,3 +566,159 @@ fn an_export_with_rows_in_its_write_ahead_log_is_refused() {
     let out = run("njx-export", &[path.to_str().unwrap()], b"");
     assert!(out.status.success(), "{}", stderr_of(&out));
 }
+
+/// `n` bytes that follow no format: a xorshift sequence.
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// The refusal of a binary input by a record-reading tool: exit 1, the file named (with
+/// the line where the tool names one), the bytes in hex and nothing raw on stderr.
+fn refused_as_binary(tool: &str, path: &str, at: &str) -> String {
+    let out = run(tool, &[path], b"");
+    let err = String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8");
+    assert_eq!(out.status.code(), Some(1), "{tool}: {err}");
+    assert!(
+        err.contains(&format!("{path}{at}: not ")),
+        "{tool} does not name {path}{at}: {err}"
+    );
+    assert!(
+        err.contains("this is a binary file, not text"),
+        "{tool}: {err}"
+    );
+    assert!(!err.contains("text that is not records"), "{tool}: {err}");
+    assert!(
+        !err.contains('\u{fffd}')
+            && err
+                .chars()
+                .all(|c| c == '\n' || (!c.is_control() && (c.is_ascii() || c == '—'))),
+        "{tool} printed bytes of the input raw: {err:?}"
+    );
+    err
+}
+
+#[test]
+fn a_binary_input_is_named_binary_with_its_format_and_first_bytes_in_hex() {
+    let dir = tempdir();
+    let png = write(
+        dir.path(),
+        "x.png",
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\x08\x06",
+    );
+    for (tool, at) in [
+        ("njx-modules", ""),
+        ("njx-collectives", ""),
+        ("njx-export", ":1"),
+    ] {
+        let err = refused_as_binary(tool, &png, at);
+        assert!(
+            err.contains(
+                "a PNG image (first bytes 89 50 4e 47 0d 0a 1a 0a 00 00 00 0d 49 48 44 52)"
+            ),
+            "{tool}: {err}"
+        );
+    }
+    // Decompressed to noise: binary, of no known format.
+    let noisy = write(dir.path(), "noise.gz", &gzip(&noise(4096)));
+    let shown: Vec<String> = noise(16).iter().map(|b| format!("{b:02x}")).collect();
+    for (tool, at) in [("njx-modules", ""), ("njx-export", ":1"), ("njx-pgle", "")] {
+        let err = if tool == "njx-pgle" {
+            let out = run(tool, &["--partial", &noisy], b"");
+            assert_eq!(out.status.code(), Some(1));
+            String::from_utf8(out.stderr).unwrap()
+        } else {
+            refused_as_binary(tool, &noisy, at)
+        };
+        assert!(
+            err.contains(&format!(
+                "a binary file, not text: of no format njx knows (first bytes {})",
+                shown.join(" ")
+            )),
+            "{tool}: {err}"
+        );
+    }
+    // Text with NUL bytes, or mostly control bytes or bytes that are not UTF-8, is binary
+    // too; text that is not records, a Latin-1 name in it, is still named text.
+    let nul = write(dir.path(), "nul.txt", b"ab\0cd\nef\n");
+    refused_as_binary("njx-modules", &nul, "");
+    let control = write(dir.path(), "control.txt", b"\x01\x02\x03\x04a\x05\x06\n");
+    refused_as_binary("njx-modules", &control, "");
+    let latin1 = write(dir.path(), "latin1.txt", b"\xe9\xe8\xea\xff\xfe\xe0ab\n");
+    refused_as_binary("njx-modules", &latin1, "");
+    let text = write(dir.path(), "notes.txt", b"some notes on caf\xe9 time\n");
+    let out = run("njx-modules", &[&text], b"");
+    assert!(
+        stderr_of(&out).contains("this is text that is not records"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn an_archive_or_export_compressed_again_says_to_give_it_as_it_is() {
+    let dir = tempdir();
+    let sqlite = write(
+        dir.path(),
+        "report.sqlite.gz",
+        &gzip(b"SQLite format 3\0\x10\0\x01\x01\0@  \0\0\0\x01"),
+    );
+    let err = refused_as_binary("njx-modules", &sqlite, "");
+    assert!(
+        err.contains(
+            "an SQLite database (first bytes 53 51 4c 69 74 65 20 66 6f 72 6d 61 74 20 33 00) \
+             — compressed again? give the .sqlite file itself"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("njx-export"), "{err}");
+    let zip = write(
+        dir.path(),
+        "rank0.zip.xz",
+        &xz(b"PK\x03\x04\x14\0\0\0\x08\0\0\0\0\0\0\0\0\0"),
+    );
+    let err = refused_as_binary("njx-export", &zip, ":1");
+    assert!(
+        err.contains("a zip archive (first bytes 50 4b 03 04 14 00 00 00 08 00 00 00 00 00 00 00) — compressed again? give the archive itself"),
+        "{err}"
+    );
+    // Compressions njx does not read are named, with what to run.
+    for (name, bytes, says) in [
+        (
+            "t.zst",
+            &b"\x28\xb5\x2f\xfd\x04\x58\x81\0\0"[..],
+            "zstd data (first bytes 28 b5 2f fd 04 58 81 00 00) — njx does not decompress zstd",
+        ),
+        (
+            "t.bz2",
+            &b"BZh91AY&SY\x01\x02\x03"[..],
+            "bzip2 data (first bytes 42 5a 68 39 31 41 59 26 53 59 01 02 03) — njx does not decompress bzip2",
+        ),
+        (
+            "t.elf",
+            &b"\x7fELF\x02\x01\x01\0\0\0"[..],
+            "an ELF executable or library",
+        ),
+        (
+            "t.jpg",
+            &b"\xff\xd8\xff\xe0\0\x10JFIF\0"[..],
+            "a JPEG image",
+        ),
+        (
+            "t.pdf",
+            &b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"[..],
+            "a PDF document",
+        ),
+    ] {
+        let path = write(dir.path(), name, bytes);
+        let err = refused_as_binary("njx-modules", &path, "");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+}

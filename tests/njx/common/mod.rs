@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod gpu_spans;
+pub mod heap;
 pub mod nsys_sqlite;
 pub mod payloads;
 mod pq;
