@@ -64,7 +64,7 @@ impl Acc {
         if self.n == 0 || (o.n > 0 && o.name < self.name) {
             self.name.clone_from(&o.name);
         }
-        self.n += o.n;
+        self.n = self.n.saturating_add(o.n);
         self.thunks.merge(o.thunks);
         self.dur.merge(o.dur);
     }

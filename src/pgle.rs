@@ -63,7 +63,7 @@ impl Cost {
     }
 
     fn merge(&mut self, o: &Cost) {
-        self.n += o.n;
+        self.n = self.n.saturating_add(o.n);
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
         self.comm |= o.comm;
@@ -662,6 +662,21 @@ pub fn write_summary(format: Format, rows: &[Row], out: &mut dyn Write) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_of_partial_results_saturate_when_merged() {
+        // A partial result may say anything: a count near 2^64 given twice must not
+        // overflow (the fuzzer's pgle-partials found it).
+        let big = Cost {
+            n: u64::MAX - 1,
+            min_ns: 1,
+            max_ns: 2,
+            comm: false,
+        };
+        let mut sum = big;
+        sum.merge(&big);
+        assert_eq!(sum.n, u64::MAX);
+    }
 
     #[test]
     fn microseconds_are_exact() {

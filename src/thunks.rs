@@ -163,7 +163,7 @@ impl Stats {
     }
 
     fn merge(&mut self, o: &Stats) {
-        self.n += o.n;
+        self.n = self.n.saturating_add(o.n);
         self.dur.merge(o.dur);
         self.comm |= o.comm;
         o.slowest.as_slice().iter().for_each(|&s| self.keep(s));
@@ -1003,4 +1003,20 @@ fn write_each<I, T: Serialize + Default>(
     let mut w = RecordWriter::new(out, format)?;
     items.iter().try_for_each(|i| w.write(&row(i)))?;
     w.finish::<T>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_of_partial_results_saturate_when_merged() {
+        let big = Stats {
+            n: u64::MAX - 1,
+            ..Stats::default()
+        };
+        let mut sum = big.clone();
+        sum.merge(&big);
+        assert_eq!(sum.n, u64::MAX);
+    }
 }

@@ -792,7 +792,7 @@ impl Inst {
         self.lo = self.lo.min(o.lo);
         self.hi = self.hi.max(o.hi);
         self.last = self.last.min(o.last);
-        self.count += o.count;
+        self.count = self.count.saturating_add(o.count);
     }
 }
 
@@ -1116,7 +1116,8 @@ impl partial::Aggregate for Partial {
             keep_least_name(&mut self.names, &program, &name);
         }
         for (k, n) in other.taking_part {
-            *self.taking_part.entry(k).or_default() += n;
+            let t = self.taking_part.entry(k).or_default();
+            *t = t.saturating_add(n);
         }
         Ok(())
     }

@@ -313,8 +313,8 @@ impl GpuTime {
         for (k, from) in other.dumps_of {
             self.dumps_of.entry(k).or_default().extend(from);
         }
-        self.modules_read += other.modules_read;
-        self.thunks_read += other.thunks_read;
+        self.modules_read = self.modules_read.saturating_add(other.modules_read);
+        self.thunks_read = self.thunks_read.saturating_add(other.thunks_read);
         if let Some(theirs) = other.infos {
             let mine = self.infos.get_or_insert_default();
             for (program, infos) in theirs {
