@@ -108,6 +108,7 @@ impl Stage {
     /// A stage for `dest`, in `dest`'s folder, as `.<tool>-XXXXXX/<file name>`.
     pub fn new(tool: &str, dest: &Path) -> Result<Stage> {
         let folder = folder_of(dest);
+        crate::cleanup::arm();
         let dir = tempfile::Builder::new()
             .prefix(&format!(".{tool}-"))
             .tempdir_in(folder)

@@ -15,7 +15,7 @@
 //! signals): the read fails instead, and the error it leads to is not printed
 //! ([`await_signal_exit`]) while the thread exits.
 //!
-//! njx-capture runs nsys as a child ([`Child`]): a signal that comes while the child runs
+//! njx-capture runs nsys as a child ([`run_child`]): a signal that comes while the child runs
 //! is held until it has ended (the terminal's Ctrl-C reaches nsys too, and SIGTERM and
 //! SIGHUP are passed on to it, for they may have been sent to njx-capture alone), so that
 //! nothing is removed from under nsys; then what is staged is removed and the process
@@ -51,6 +51,15 @@ impl Drop for Staged {
     }
 }
 
+/// Installs the handlers now, where the program asked for them ([`on_signals`]): called
+/// before a path to be staged is created, so that no signal finds it unregistered with
+/// the default action still in place.
+pub fn arm() {
+    if WANTED.load(Ordering::Relaxed) {
+        INSTALLED.call_once(install);
+    }
+}
+
 /// Registers `path` (a file or a folder) to be removed if a signal ends the process
 /// before the guard is dropped.
 pub fn stage(path: &Path) -> Staged {
@@ -64,31 +73,87 @@ pub fn stage_placeholder(path: &Path) -> Staged {
 }
 
 fn register(path: &Path, only_empty: bool) -> Staged {
-    if WANTED.load(Ordering::Relaxed) {
-        INSTALLED.call_once(install);
-    }
+    arm();
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     let mut staged = STAGED.lock().unwrap_or_else(|e| e.into_inner());
     staged.push((id, path.to_path_buf(), only_empty));
     Staged(id)
 }
 
-/// A child process running, registered until dropped: signals wait for it to end (see
-/// the module's notes); then call [`exit_if_signalled`].
-#[derive(Debug)]
-pub struct Child(());
+/// A child in [`CHILD`] before its process id is known.
+const STARTING: u32 = u32::MAX;
+/// Held while [`CHILD`] changes and while the cleaning thread reads it and passes a signal
+/// on, so that a signal is never passed to a process id already reaped (and reused).
+static CHILD_LOCK: Mutex<()> = Mutex::new(());
 
-impl Child {
-    /// Registers the running child `pid`.
-    pub fn running(pid: u32) -> Child {
-        CHILD.store(pid, Ordering::SeqCst);
-        Child(())
+/// Runs `command` to its end with the signals held (see the module's notes): one that
+/// comes meanwhile is passed on to the child (SIGTERM, SIGHUP) and, once the child has
+/// ended, removes what is staged and ends the process with 128 + the signal.
+pub fn run_child(command: &mut std::process::Command) -> std::io::Result<std::process::ExitStatus> {
+    set_child(STARTING);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            set_child(0);
+            exit_if_signalled();
+            return Err(e);
+        }
+    };
+    set_child(child.id());
+    // A signal that came while it started is passed on now.
+    let pending = PENDING.load(Ordering::SeqCst);
+    if pending != 0 && pending != libc::SIGINT {
+        let _ = child.kill_with(pending);
+    }
+    // Waited for without reaping it, so that its id stays its own until CHILD is cleared.
+    let waited = wait_no_reap(child.id());
+    set_child(0);
+    let status = waited.and_then(|()| child.wait());
+    exit_if_signalled();
+    status
+}
+
+/// Sends `signal` to a child (std's `kill` sends SIGKILL only).
+trait KillWith {
+    fn kill_with(&mut self, signal: i32) -> std::io::Result<()>;
+}
+
+impl KillWith for std::process::Child {
+    fn kill_with(&mut self, signal: i32) -> std::io::Result<()> {
+        let _held = CHILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: kill(2) on a child not yet reaped (CHILD_LOCK keeps it so).
+        match unsafe { libc::kill(self.id() as libc::pid_t, signal) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
     }
 }
 
-impl Drop for Child {
-    fn drop(&mut self) {
-        CHILD.store(0, Ordering::SeqCst);
+fn set_child(pid: u32) {
+    let _held = CHILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    CHILD.store(pid, Ordering::SeqCst);
+}
+
+/// Waits for child `pid` to end, leaving it to be reaped (waitid with WNOWAIT).
+fn wait_no_reap(pid: u32) -> std::io::Result<()> {
+    loop {
+        // SAFETY: a zeroed siginfo_t for waitid(2) to fill.
+        let r = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
 }
 
@@ -131,8 +196,11 @@ pub fn on_signals() {
 pub fn await_signal_exit() {
     exit_if_signalled();
     if SIGNALLED.load(Ordering::SeqCst) {
+        // The cleaning thread exits, or the signal came while a child ran and is
+        // pending: checked again until one of them ends the process.
         loop {
-            std::thread::park();
+            std::thread::park_timeout(std::time::Duration::from_millis(50));
+            exit_if_signalled();
         }
     }
 }
@@ -163,17 +231,23 @@ fn install() {
         .name("njx-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
-                let child = CHILD.load(Ordering::SeqCst);
-                if child == 0 {
-                    remove_staged();
-                    std::process::exit(128 + signal);
+                {
+                    let _held = CHILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+                    let child = CHILD.load(Ordering::SeqCst);
+                    if child != 0 {
+                        // Seen by the waiting thread once it clears CHILD (under the lock).
+                        let _ =
+                            PENDING.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+                        if signal != SIGINT && child != STARTING {
+                            // SAFETY: kill(2) has no memory effects; the child is not
+                            // reaped while CHILD holds its id and the lock is held.
+                            unsafe { libc::kill(child as libc::pid_t, signal) };
+                        }
+                        continue;
+                    }
                 }
-                let _ = PENDING.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
-                if signal != SIGINT {
-                    // SAFETY: kill(2) has no memory effects. The id is the child's until
-                    // it is waited for, and CHILD is cleared right after that wait.
-                    unsafe { libc::kill(child as libc::pid_t, signal) };
-                }
+                remove_staged();
+                std::process::exit(128 + signal);
             }
         });
     // SAFETY: the mask saved above, restored on this thread.

@@ -303,6 +303,7 @@ pub fn collect(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<R
         source::read_ranges(path, source::Options::default(), notes, &mut |r| {
             builder.push(r, &mut sink)
         })?;
+        builder.next_input();
     }
     builder
         .finish(&mut sink)

@@ -127,6 +127,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
+    crate::cleanup::arm();
     let temp = builder.tempfile_in(folder).map_err(|e| {
         // tempfile's message names its temporary path; name the folder instead.
         let cause = e.raw_os_error().map_or_else(

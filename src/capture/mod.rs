@@ -90,6 +90,7 @@ pub fn run(args: &Options, notes: &Notes) -> Result<u8> {
     // Ctrl-C, SIGTERM and SIGHUP: once nsys has ended, the working folder, a placeholder
     // and a staged archive are removed (src/cleanup.rs).
     crate::cleanup::on_signals();
+    crate::cleanup::arm();
     // The working folder, for the dumps and the report, under $TMPDIR: local and fast.
     let work = tempfile::Builder::new()
         .prefix("njx-capture-")
@@ -204,18 +205,14 @@ fn capture(
         &target.path,
         format!("profiling {program} with nsys…"),
     );
-    let mut child = Command::new(nsys)
-        .args(nsys::profile_args(&args.nsys, &work.join("report")))
-        .args(&args.program)
-        .envs(env.vars.iter().map(|(k, v)| (k, v)))
-        .spawn()
-        .map_err(|e| Error::io("running nsys profile", e))?;
-    let running = crate::cleanup::Child::running(child.id());
-    let status = child.wait();
-    drop(running);
     // Interrupted: no archive (as nsys-jax), and nothing left behind.
-    crate::cleanup::exit_if_signalled();
-    let status = status.map_err(|e| Error::io("running nsys profile", e))?;
+    let status = crate::cleanup::run_child(
+        Command::new(nsys)
+            .args(nsys::profile_args(&args.nsys, &work.join("report")))
+            .args(&args.program)
+            .envs(env.vars.iter().map(|(k, v)| (k, v))),
+    )
+    .map_err(|e| Error::io("running nsys profile", e))?;
     let status = nsys::status_code(status);
     let mut exit = 0;
     if !nsys::expected_statuses(&args.nsys).contains(&status) {

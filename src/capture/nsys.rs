@@ -109,14 +109,16 @@ pub fn which(program: &OsStr) -> Option<PathBuf> {
 /// Runs `nsys export --type sqlite --output SQLITE REPORT`, nsys' messages on stderr.
 pub fn export_sqlite(nsys: &Path, report: &Path, sqlite: &Path) -> Result<()> {
     let place = report.display().to_string();
-    let status = Command::new(nsys)
-        .args(["export", "--type", "sqlite", "--output"])
-        .arg(sqlite)
-        .arg(report)
-        .stdin(Stdio::null())
-        .stdout(std::io::stderr())
-        .status()
-        .map_err(|e| Error::io(format!("{place}: running nsys export"), e))?;
+    // A signal meanwhile waits for nsys export to end (it writes in the working folder).
+    let status = crate::cleanup::run_child(
+        Command::new(nsys)
+            .args(["export", "--type", "sqlite", "--output"])
+            .arg(sqlite)
+            .arg(report)
+            .stdin(Stdio::null())
+            .stdout(std::io::stderr()),
+    )
+    .map_err(|e| Error::io(format!("{place}: running nsys export"), e))?;
     if !status.success() {
         return Err(Error::data(
             place,

@@ -1008,7 +1008,9 @@ impl Partial {
         let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
         for ((device, program, phase), n) in &self.taking_part {
             if counts(program, *phase) {
-                seen.entry(*device).or_default().0 += *n as usize;
+                let e = seen.entry(*device).or_default();
+                e.0 =
+                    e.0.saturating_add(usize::try_from(*n).unwrap_or(usize::MAX));
             }
         }
         for (_, i) in &instances {
@@ -1018,7 +1020,7 @@ impl Partial {
                 e.2 += i.hi as f64 - i.last.0 as f64;
             } else if let Some(e) = seen.get_mut(&i.last.1) {
                 // Alone in its instance: not a straggler's instance.
-                e.0 -= 1;
+                e.0 = e.0.saturating_sub(1);
             }
         }
         for (device, (instances, last, lateness)) in seen {

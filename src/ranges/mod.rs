@@ -54,6 +54,7 @@ pub fn run(
         read += source::read_ranges(path, source::Options::default(), notes, &mut |r| {
             builder.push(r, &mut sink)
         })?;
+        builder.next_input();
     }
     builder
         .finish(&mut sink)
@@ -123,7 +124,8 @@ pub struct TreeBuilder {
     filters: Filters,
     /// The profile of the records being read, and its open trees.
     current: Option<(Arc<str>, ProfileState)>,
-    /// The profiles whose records have ended.
+    /// The profiles whose records have ended in the input being read (two inputs may
+    /// give one profile name: `run1/rank0.zip` and `run2/rank0.zip`).
     done: HashSet<Arc<str>>,
 }
 
@@ -247,6 +249,11 @@ impl TreeBuilder {
             state.compiles.push(loc);
         }
         Ok(())
+    }
+
+    /// Another input begins: a profile name seen in the one before may come again.
+    pub fn next_input(&mut self) {
+        self.done.clear();
     }
 
     /// Ends the input: every open tree is complete.

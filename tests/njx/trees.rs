@@ -246,6 +246,26 @@ fn interleaved_profiles_and_trees_open_at_the_end_are_said_as_such() {
             );
         }
     }
+    // Two runs' ranks, named alike in different folders, give profiles rank0, rank1,
+    // rank0, rank1 input by input: not interleaved records, so read as before.
+    let ranks: Vec<String> = ["run1", "run2"]
+        .iter()
+        .flat_map(|run| {
+            ["rank0", "rank1"].map(|rank| {
+                std::fs::create_dir_all(dir.path().join(run)).unwrap();
+                write(
+                    dir.path(),
+                    &format!("{run}/{rank}.csv"),
+                    COMPILE_CSV.as_bytes(),
+                )
+            })
+        })
+        .collect();
+    let ranks: Vec<&str> = ranks.iter().map(String::as_str).collect();
+    for tool in ["njx-ranges", "njx-compile-summary"] {
+        let out = run(tool, &ranks, b"");
+        assert!(out.status.success(), "{tool}: {}", stderr_of(&out));
+    }
     // A tree left open by the end of the input: the error names the input, at its end.
     let cut = write(dir.path(), "cut.jsonl", first[..3].join("\n").as_bytes());
     let input = first[..3].join("\n");
