@@ -490,7 +490,7 @@ fn scan(
         if report
             && keep != KeepNsysRep::None
             && name != own_report
-            && !(njx_capture && name == crate::capture::REPORT)
+            && !(njx_capture && name == crate::source::REPORT_MEMBER)
         {
             return Err(Error::data(
                 &member,
@@ -642,7 +642,7 @@ fn check_kind(archive: &Archive) -> Result<()> {
     let known = archive
         .members()
         .iter()
-        .any(|m| tables().any(|t| t == m) || m.starts_with(crate::capture::DUMP_DIR));
+        .any(|m| tables().any(|t| t == m) || m.starts_with(crate::source::DUMP_DIR));
     if !known {
         return Err(Error::data(
             archive.place(),
@@ -663,7 +663,7 @@ fn different_programs(scans: &[Scan], dest: &Path, notes: &Notes) {
     let programs = |scan: &Scan| -> BTreeSet<String> {
         scan.entries
             .iter()
-            .filter_map(|e| e.name.strip_prefix(crate::capture::DUMP_DIR))
+            .filter_map(|e| e.name.strip_prefix(crate::source::DUMP_DIR))
             .filter(|n| crate::hlo::parse_dump_name(n).is_some())
             .map(str::to_string)
             .collect()

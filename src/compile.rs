@@ -1,6 +1,6 @@
 //! `njx-compile-summary`: where XLA compilation time goes, per compilation or in total.
 //!
-//! The input goes through the `--xla-compile` preparation of [`crate::ranges`] (a no-op
+//! The input goes through the `--xla-compile` preparation of [`crate::trees`] (a no-op
 //! on input that already had it), then each XlaCompile tree's wall time is divided among
 //! range names by self time. Parallel compilation is handled as nsys-jax's
 //! `generate_compilation_statistics` does: a compiling-thread range that launched worker
@@ -18,9 +18,9 @@
 use crate::error::{Error, Result};
 use crate::notes::Notes;
 use crate::output::{Format, RecordWriter, write_table};
-use crate::ranges::{Filters, TreeBuilder, XLA_COMPILE_PREFIX, union_ns};
 use crate::record::Range;
 use crate::source;
+use crate::trees::{Filters, TreeBuilder, XLA_COMPILE_PREFIX, union_ns};
 use clap::ValueEnum;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -81,7 +81,7 @@ pub fn key(name: &str, by: Group, passes: bool) -> String {
     }
     match by {
         Group::Category => category.to_string(),
-        Group::Name => crate::ranges::compile_name(name),
+        Group::Name => crate::trees::compile_name(name),
     }
 }
 

@@ -80,6 +80,7 @@ pub mod source;
 pub mod stats;
 pub mod thunks;
 pub mod timeline;
+pub mod trees;
 
 pub use cmd::commands;
 pub use error::{Error, Result};

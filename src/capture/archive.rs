@@ -27,11 +27,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The report, as the archive holds it.
-pub const REPORT: &str = "report.nsys-rep";
+pub const REPORT: &str = crate::source::REPORT_MEMBER;
 /// The SQLite export of the report, where njx-export looks for it in an archive.
 pub const SQLITE: &str = crate::source::SQLITE_MEMBER;
 /// The folder of the HLO dumps (the name nsys-jax archives use, which `crate::hlo` reads).
-pub const DUMP_DIR: &str = "dump/";
+pub const DUMP_DIR: &str = crate::source::DUMP_DIR;
 /// The folder of the Python sources.
 pub const SOURCES_DIR: &str = "sources/";
 

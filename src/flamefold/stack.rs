@@ -13,8 +13,8 @@
 
 use super::Folded;
 use crate::error::{Error, Result};
-use crate::ranges::{Parent, XLA_COMPILE_PREFIX, compile_name, nesting_problem, root_problem};
 use crate::record::Range;
+use crate::trees::{Parent, XLA_COMPILE_PREFIX, compile_name, nesting_problem, root_problem};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// The folder of the dumps inside an archive.
-const DUMP_DIR: &str = "dump/";
+use crate::source::DUMP_DIR;
 
 /// The stage whose dumps name thunks: XLA's after-optimizations module
 /// (`…sm_8.0_gpu_after_optimizations.hlo.pb.xz`).

@@ -74,6 +74,13 @@ pub const THREADS_MEMBER: &str = "thread-metadata.parquet";
 /// The member of an archive (as `njx-capture` writes them) that holds the SQLite export.
 pub const SQLITE_MEMBER: &str = "report.sqlite";
 
+/// The member of an njx-capture archive that holds the nsys report.
+pub const REPORT_MEMBER: &str = "report.nsys-rep";
+
+/// The folder of the HLO dumps inside an archive (nsys-jax's name, which njx-capture
+/// writes and [`crate::hlo`] reads).
+pub const DUMP_DIR: &str = "dump/";
+
 /// What to read from SQLite exports besides the push/pop ranges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {

@@ -3,8 +3,8 @@
 //! the CLI's error paths.
 
 use crate::common::*;
-use njx::ranges::{Filters, Matcher, TreeBuilder};
 use njx::record::Range;
+use njx::trees::{Filters, Matcher, TreeBuilder};
 use proptest::prelude::*;
 use regex::Regex;
 use std::collections::HashMap;

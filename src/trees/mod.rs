@@ -1,13 +1,16 @@
 //! Range trees: rebuilding the NVTX tree from a stream of range records, reshaping it
 //! (select, keep subtrees, collapse, fold, splice parallel-compilation workers) and
-//! writing it back as a consistent tree — `parent`, `depth`, `children`, `child_ns` and
-//! `self_ns` recomputed after every change.
+//! handing it back as a consistent tree — `parent`, `depth`, `children`, `child_ns` and
+//! `self_ns` recomputed after every change — with the rules every tool that rebuilds
+//! trees shares (nesting, covered time) and XLA's compilation-range names. njx-ranges
+//! writes the trees ([`crate::ranges`]); njx-compile-summary and `njx-flamefold --by
+//! stack` read them.
 //!
 //! Records must arrive parents first, in start order within each profile, each profile's
-//! records together, as `njx-export` writes them (and as this module writes them back). A
+//! records together, as `njx-export` writes them (and as njx-ranges writes them back). A
 //! top-level tree is complete once a record of its profile starts after its root ends,
 //! and every tree of a profile is complete once a record of another profile comes; it is
-//! then reshaped and written out, so the state held is the trees still open at the
+//! then reshaped and handed on, so the state held is the trees still open at the
 //! current time — for a trace that is one tree per thread, not the whole input, and for
 //! many profiles those of one profile, not of every rank.
 
@@ -16,57 +19,9 @@ mod filter;
 pub use filter::{Filters, Matcher};
 
 use crate::error::{Error, Result};
-use crate::notes::Notes;
-use crate::output::{Format, RecordWriter};
 use crate::record::Range;
-use crate::source;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
-
-/// What `njx-ranges` does.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The reshaping.
-    pub filters: Filters,
-    /// JSON Lines or CSV.
-    pub format: Format,
-}
-
-/// Reads the ranges of `inputs` (records, or anything the source layer reads), reshapes
-/// each completed tree with `options.filters` and writes it to `out`.
-pub fn run(
-    options: &Options,
-    inputs: &[PathBuf],
-    out: &mut dyn Write,
-    notes: &Notes,
-) -> Result<()> {
-    let mut writer = RecordWriter::new(out, options.format)?;
-    let mut builder = TreeBuilder::new(options.filters.clone());
-    let mut written = 0u64;
-    let mut sink = |forest: Vec<Range>| -> Result<()> {
-        written += forest.len() as u64;
-        forest.iter().try_for_each(|r| writer.write(r))
-    };
-    let mut read = 0u64;
-    for path in inputs {
-        read += source::read_ranges(path, source::Options::default(), notes, &mut |r| {
-            builder.push(r, &mut sink)
-        })?;
-        builder.next_input();
-    }
-    builder
-        .finish(&mut sink)
-        .map_err(source::at_end_of(inputs))?;
-    if written == 0 && read > 0 {
-        notes.note(format!(
-            "none of the {read} ranges read is left after the filters ({}): nothing written",
-            options.filters.describe()
-        ));
-    }
-    writer.finish::<Range>()
-}
 
 /// Prefix of XLA's compilation ranges; their worker threads are spliced under them.
 pub const XLA_COMPILE_PREFIX: &str = "TSL:XlaCompile:#";
