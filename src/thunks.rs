@@ -655,15 +655,33 @@ impl Rows<'_> {
             .map(|i| (i.op_name().to_string(), i.opcode().to_string()))
     }
 
-    fn top_row(&self, run: Run, total: i128) -> TopRow {
-        let ((program, name), s) = self.merged(run);
+    /// The names a row gives its thunk.
+    fn named(&self, program: &str, name: &str) -> Named {
         let info = self.info(program, name);
-        TopRow {
+        Named {
             program: program.to_string(),
             module: self.selection.module_name(program).to_string(),
             thunk: name.to_string(),
             op_name: info.as_ref().map(|i| i.0.clone()),
             opcode: info.map(|i| i.1),
+        }
+    }
+
+    fn top_row(&self, run: Run, total: i128) -> TopRow {
+        let ((program, name), s) = self.merged(run);
+        let Named {
+            program,
+            module,
+            thunk,
+            op_name,
+            opcode,
+        } = self.named(program, name);
+        TopRow {
+            program,
+            module,
+            thunk,
+            op_name,
+            opcode,
             executions: s.n,
             total_ns: clamp(s.dur.sum()),
             mean_ns: s.dur.mean(s.n),
@@ -674,13 +692,19 @@ impl Rows<'_> {
     fn variability_row(&self, run: Run) -> VariabilityRow {
         let ((program, name), s) = self.merged(run);
         let (mean, std, cv) = spread(&s);
-        let info = self.info(program, name);
+        let Named {
+            program,
+            module,
+            thunk,
+            op_name,
+            opcode,
+        } = self.named(program, name);
         let mut row = VariabilityRow {
-            program: program.to_string(),
-            module: self.selection.module_name(program).to_string(),
-            thunk: name.to_string(),
-            op_name: info.as_ref().map(|i| i.0.clone()),
-            opcode: info.map(|i| i.1),
+            program,
+            module,
+            thunk,
+            op_name,
+            opcode,
             executions: s.n,
             mean_ns: mean,
             std_ns: std,
@@ -691,6 +715,16 @@ impl Rows<'_> {
         row.set_slowest(s.slowest.as_slice());
         row
     }
+}
+
+/// What the top and variability rows name a thunk by: its program (key and module name),
+/// its instruction, and what the dumps say of it.
+struct Named {
+    program: String,
+    module: String,
+    thunk: String,
+    op_name: Option<String>,
+    opcode: Option<String>,
 }
 
 /// Mean, sample standard deviation and coefficient of variation (none for a mean of 0).

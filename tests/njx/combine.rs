@@ -4,7 +4,7 @@
 //! issue 28: member names that are not plain relative paths, symbolic links, inputs that are
 //! not files, outputs that are inputs by another name, write errors, zip64.
 
-use crate::common::{exe, ok, pax_archives, run, shared_data, stderr_of, tempdir, write};
+use crate::common::{exe, noise, ok, pax_archives, run, shared_data, stderr_of, tempdir, write};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -727,19 +727,6 @@ fn inputs_that_are_not_files_are_refused_without_being_opened() {
         assert_eq!(listing(dir.path()), before);
     }
     drop(socket);
-}
-
-/// Pseudo-random bytes (they do not compress).
-fn noise(n: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// On a full disk the first line on stderr was the zip crate's debug print (`ZipWriter::

@@ -567,19 +567,6 @@ fn an_export_with_rows_in_its_write_ahead_log_is_refused() {
     assert!(out.status.success(), "{}", stderr_of(&out));
 }
 
-/// `n` bytes that follow no format: a xorshift sequence.
-fn noise(n: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 /// The refusal of a binary input by a record-reading tool: exit 1, the file named (with
 /// the line where the tool names one), the bytes in hex and nothing raw on stderr.
 fn refused_as_binary(tool: &str, path: &str, at: &str) -> String {

@@ -397,3 +397,17 @@ pub fn svg_texts(svg: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// `n` pseudo-random bytes (a xorshift sequence): they follow no format and do not
+/// compress.
+pub fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
