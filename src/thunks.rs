@@ -777,14 +777,15 @@ pub fn rows<'a>(
     }
     let mut view = match options.view {
         View::Top => {
+            let mut total = 0i128;
             let mut totals: Vec<(i64, Run)> = runs
                 .iter()
-                .map(|&run| (clamp(rows.merged(run).1.dur.sum()), run))
+                .map(|&run| {
+                    let sum = rows.merged(run).1.dur.sum();
+                    total = total.saturating_add(sum);
+                    (clamp(sum), run)
+                })
                 .collect();
-            let total = runs
-                .iter()
-                .map(|&run| rows.merged(run).1.dur.sum())
-                .fold(0, i128::saturating_add);
             // Stable: ties stay in (program, thunk) order.
             totals.sort_by_key(|&(t, _)| std::cmp::Reverse(t));
             Chosen::Top(totals.into_iter().map(|(_, run)| run).collect(), total)
