@@ -1,10 +1,10 @@
-//! `njx-capture`: the command line of [`crate::capture`]: njx's own options, the `nsys
+//! `njx-capture`: the command line of [`crate::archives::capture`]: njx's own options, the `nsys
 //! profile` options passed through, and the program to run, told apart as nsys-jax's
 //! `main` in `nsys_jax/scripts/nsys_jax.py` does.
 
-use crate::capture::Options;
+use crate::archives::capture::Options;
 use crate::error::Result;
-use crate::notes::Notes;
+use crate::output::notes::Notes;
 use clap::Parser;
 use clap::error::ErrorKind;
 use std::ffi::OsString;
@@ -131,11 +131,11 @@ impl Args {
     }
 }
 
-/// Runs `njx-capture`: the exit status is the program's (see [`crate::capture::run`]).
+/// Runs `njx-capture`: the exit status is the program's (see [`crate::archives::capture::run`]).
 pub fn main() -> ExitCode {
     let args = Args::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
     let notes = Notes::for_tool("njx-capture", args.quiet);
-    match crate::capture::run(&args.into_options(), &notes) {
+    match crate::archives::capture::run(&args.into_options(), &notes) {
         Ok(status) => ExitCode::from(status),
         Err(e) => super::finish("njx-capture", Err(e)),
     }

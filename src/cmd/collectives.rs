@@ -1,7 +1,7 @@
-//! `njx-collectives`: the command line of [`crate::collectives`].
+//! `njx-collectives`: the command line of [`crate::analysis::collectives`].
 
 use super::IoArgs;
-use crate::collectives::Options;
+use crate::analysis::collectives::Options;
 use crate::error::Result;
 use crate::output::{Format, open_output};
 use clap::Parser;
@@ -91,14 +91,14 @@ pub struct Args {
     /// differently are analysed together; their collective sequences are compared and
     /// said on stderr).
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
-    pub program_key: crate::executions::KeyBy,
+    pub program_key: crate::derived::executions::KeyBy,
 
     /// Write one table only: of the report, `bandwidth`, `hidden`, `wait` or
     /// `stragglers` (with --format csv, a CSV of that table's columns, in the order of
     /// its JSON records; without --table the four share one CSV with a `table` column);
     /// on aligned clocks, `instances`, `wait-quantiles`, `wait-histogram` or `lateness`.
     #[arg(long, value_enum, value_name = "TABLE", conflicts_with_all = ["records", "partial"])]
-    pub table: Option<crate::collectives::Part>,
+    pub table: Option<crate::analysis::collectives::Part>,
 }
 
 impl Args {
@@ -140,17 +140,18 @@ pub fn run(args: &Args) -> Result<()> {
         drop(open_output(Some(plot), &inputs)?);
     }
     if options.records {
-        let thunks = crate::collectives::read(&options, &inputs, &notes)?;
-        crate::collectives::write_records(options.format, thunks, &mut out)?;
+        let thunks = crate::analysis::collectives::read(&options, &inputs, &notes)?;
+        crate::analysis::collectives::write_records(options.format, thunks, &mut out)?;
     } else if options.needs_timing() {
-        let (acc, timing) = crate::collectives::aggregate_with_timing(&options, &inputs, &notes)?;
-        crate::collectives::write_with_timing(&options, &acc, &timing, &mut out, &notes)?;
+        let (acc, timing) =
+            crate::analysis::collectives::aggregate_with_timing(&options, &inputs, &notes)?;
+        crate::analysis::collectives::write_with_timing(&options, &acc, &timing, &mut out, &notes)?;
     } else {
-        let acc = crate::collectives::aggregate(&inputs, args.program_key, &notes)?;
+        let acc = crate::analysis::collectives::aggregate(&inputs, args.program_key, &notes)?;
         if args.partial {
-            crate::partial::write(&mut out, crate::collectives::PARTIAL, &acc)?;
+            crate::derived::partial::write(&mut out, crate::analysis::collectives::PARTIAL, &acc)?;
         } else {
-            crate::collectives::write(&options, &acc, &mut out)?;
+            crate::analysis::collectives::write(&options, &acc, &mut out)?;
         }
     }
     out.finish()

@@ -1,6 +1,6 @@
-//! `njx-combine`: the command line of [`crate::combine`].
+//! `njx-combine`: the command line of [`crate::archives::combine`].
 
-use crate::combine::{KeepNsysRep, Options};
+use crate::archives::combine::{KeepNsysRep, Options};
 use crate::error::Result;
 use clap::Parser;
 use std::path::PathBuf;
@@ -91,7 +91,7 @@ impl Args {
 /// Runs `njx-combine`.
 pub fn run(args: &Args) -> Result<bool> {
     let notes = super::notes_and_progress("njx-combine", args.quiet, &args.inputs, None);
-    let result = crate::combine::run(&args.into_options(), &args.inputs, &notes);
+    let result = crate::archives::combine::run(&args.into_options(), &args.inputs, &notes);
     notes.progress().finish();
     result
 }

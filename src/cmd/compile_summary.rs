@@ -1,7 +1,7 @@
-//! `njx-compile-summary`: the command line of [`crate::compile`].
+//! `njx-compile-summary`: the command line of [`crate::analysis::compile`].
 
 use super::IoArgs;
-use crate::compile::{Group, Options};
+use crate::analysis::compile::{Group, Options};
 use crate::error::Result;
 use crate::output::{Format, open_output};
 use clap::Parser;
@@ -82,7 +82,7 @@ pub fn run(args: &Args) -> Result<()> {
         &inputs,
         Some(&mut out),
     );
-    let report = crate::compile::collect(&options, &inputs, &notes)?;
-    crate::compile::write(&options, &report, &mut out)?;
+    let report = crate::analysis::compile::collect(&options, &inputs, &notes)?;
+    crate::analysis::compile::write(&options, &report, &mut out)?;
     out.finish()
 }

@@ -1,8 +1,8 @@
-//! `njx-export`: the command line of [`crate::export`].
+//! `njx-export`: the command line of [`crate::analysis::export`].
 
 use super::IoArgs;
+use crate::analysis::export::{Options, Table};
 use crate::error::Result;
-use crate::export::{Options, Table};
 use crate::output::{Format, open_output};
 use crate::source;
 use clap::Parser;
@@ -62,7 +62,7 @@ pub struct Args {
     /// compiled differently are analysed together; their collective sequences are
     /// compared and said on stderr).
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
-    pub program_key: crate::executions::KeyBy,
+    pub program_key: crate::derived::executions::KeyBy,
 }
 
 impl Args {
@@ -90,6 +90,6 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &all)?;
     let notes =
         super::notes_and_progress("njx-export", args.io.files.quiet, &inputs, Some(&mut out));
-    crate::export::run(&options, &inputs, &mut out, &notes)?;
+    crate::analysis::export::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

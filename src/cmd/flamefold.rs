@@ -1,8 +1,8 @@
-//! `njx-flamefold`: the command line of [`crate::flamefold`].
+//! `njx-flamefold`: the command line of [`crate::analysis::flamefold`].
 
 use super::Files;
+use crate::analysis::flamefold::{By, Options, SvgOptions, Unit, diff, render_svg};
 use crate::error::{Error, Result};
-use crate::flamefold::{By, Options, SvgOptions, Unit, diff, render_svg};
 use crate::output::open_output;
 use clap::Parser;
 use std::io::Write;
@@ -168,9 +168,9 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let notes = super::notes_and_progress("njx-flamefold", args.files.quiet, &inputs, out.as_mut());
     if args.partial {
-        let time = crate::flamefold::partial(&args.into_options(), &inputs, &notes)?;
+        let time = crate::analysis::flamefold::partial(&args.into_options(), &inputs, &notes)?;
         let mut out = out.expect("opened for --partial");
-        crate::partial::write(&mut out, crate::flamefold::gpu::PARTIAL, &time)?;
+        crate::derived::partial::write(&mut out, crate::derived::gpu_time::PARTIAL, &time)?;
         return out.finish();
     }
     let stacks = if let Some(pair) = &args.diff {
@@ -186,7 +186,7 @@ pub fn run(args: &Args) -> Result<()> {
                 .collect(),
         )
     } else {
-        let folded = crate::flamefold::fold(&args.into_options(), &inputs, &notes)?;
+        let folded = crate::analysis::flamefold::fold(&args.into_options(), &inputs, &notes)?;
         if folded.is_empty() {
             notes.note("nothing to fold: the input has no time");
         }
@@ -231,6 +231,6 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// What is written: folded stacks, or the lines of a differential flame graph.
 enum Stacks {
-    Folded(crate::flamefold::Folded),
+    Folded(crate::analysis::flamefold::Folded),
     Diff(Vec<String>),
 }

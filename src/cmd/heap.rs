@@ -1,8 +1,8 @@
-//! `njx-heap`: the command line of [`crate::heap`].
+//! `njx-heap`: the command line of [`crate::analysis::heap`].
 
 use super::IoArgs;
+use crate::analysis::heap::{Options, View};
 use crate::error::Result;
-use crate::heap::{Options, View};
 use crate::output::{Format, open_output};
 use clap::Parser;
 
@@ -62,12 +62,12 @@ pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.io.inputs_or_stdin();
     let notes = super::notes_and_progress("njx-heap", args.io.files.quiet, &inputs, None);
-    let heaps = crate::heap::read(&inputs, &options, &notes)?;
+    let heaps = crate::analysis::heap::read(&inputs, &options, &notes)?;
     let mut out = open_output(args.io.output(), &inputs)?;
     out.ends_progress(notes.progress());
-    crate::heap::write(&options, &heaps, &mut out)?;
+    crate::analysis::heap::write(&options, &heaps, &mut out)?;
     if let Some(svg) = &options.svg {
-        crate::plot::heap_svg(svg, &crate::heap::curves(&heaps))?;
+        crate::output::charts::heap_svg(svg, &crate::analysis::heap::curves(&heaps))?;
     }
     out.finish()
 }

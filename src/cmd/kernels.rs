@@ -1,8 +1,8 @@
-//! `njx-kernels`: the command line of [`crate::kernels`].
+//! `njx-kernels`: the command line of [`crate::analysis::kernels`].
 
 use super::IoArgs;
+use crate::analysis::kernels::{By, Options, Table};
 use crate::error::Result;
-use crate::kernels::{By, Options, Table};
 use crate::output::{Format, open_output};
 use clap::Parser;
 
@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-kernels", args.io.files.quiet, &inputs, Some(&mut out));
-    let rows = crate::kernels::summarise(&options, &inputs, &notes)?;
-    crate::kernels::write(options.format, &rows, &mut out)?;
+    let rows = crate::analysis::kernels::summarise(&options, &inputs, &notes)?;
+    crate::analysis::kernels::write(options.format, &rows, &mut out)?;
     out.finish()
 }

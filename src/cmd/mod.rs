@@ -20,7 +20,7 @@ pub mod thunks;
 pub mod timeline;
 
 use crate::error::Result;
-use crate::notes::Notes;
+use crate::output::notes::Notes;
 use crate::output::{Format, Output};
 use clap::{Args, Command, CommandFactory, FromArgMatches};
 use clap_complete::Shell;
@@ -65,7 +65,7 @@ impl Files {
                 .map(PathBuf::from)
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "njx".into());
-            crate::notes::to_stderr(&format!(
+            crate::output::notes::to_stderr(&format!(
                 "{tool}: no input files: reading stdin (pipe records in or name files; \
                  Ctrl-D ends input, --help shows usage)"
             ));
@@ -191,7 +191,7 @@ pub fn parse<A: CommandFactory + FromArgMatches>() -> A {
     // Ctrl-C and kill remove what is staged (njx-capture asks for it once its command
     // line is taken apart, in `capture::run`).
     if A::command().get_name() != "njx-capture" {
-        crate::cleanup::on_signals();
+        crate::util::cleanup::on_signals();
     }
     args
 }
@@ -208,7 +208,7 @@ fn print_completions(shell: Shell, cmd: &mut Command) -> i32 {
         Ok(()) => 0,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            crate::notes::to_stderr(&format!("{name}: writing the completion script: {e}"));
+            crate::output::notes::to_stderr(&format!("{name}: writing the completion script: {e}"));
             1
         }
     }
@@ -247,8 +247,8 @@ pub fn finish(tool: &str, result: Result<()>) -> ExitCode {
         Err(e) => {
             // An error caused by the signal that is ending the process (a read that the
             // handler made fail) is left unsaid: the signal's exit is on its way.
-            crate::cleanup::await_signal_exit();
-            crate::notes::to_stderr(&format!("{tool}: {e}"));
+            crate::util::cleanup::await_signal_exit();
+            crate::output::notes::to_stderr(&format!("{tool}: {e}"));
             ExitCode::from(e.exit_code())
         }
     }

@@ -1,8 +1,8 @@
-//! `njx-modules`: the command line of [`crate::modules`].
+//! `njx-modules`: the command line of [`crate::analysis::modules`].
 
 use super::IoArgs;
+use crate::analysis::modules::Options;
 use crate::error::Result;
-use crate::modules::Options;
 use crate::output::{Format, open_output};
 use clap::Parser;
 
@@ -52,7 +52,7 @@ pub struct Args {
     /// differently are analysed together; their collective sequences are compared and
     /// said on stderr).
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
-    pub program_key: crate::executions::KeyBy,
+    pub program_key: crate::derived::executions::KeyBy,
 }
 
 impl Args {
@@ -74,12 +74,12 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-modules", args.io.files.quiet, &inputs, Some(&mut out));
-    let acc = crate::modules::read(&inputs, args.program_key, &notes)?;
+    let acc = crate::analysis::modules::read(&inputs, args.program_key, &notes)?;
     if args.partial {
-        crate::partial::write(&mut out, crate::modules::PARTIAL, &acc)?;
+        crate::derived::partial::write(&mut out, crate::analysis::modules::PARTIAL, &acc)?;
     } else {
         let summary = acc.summary(options.include_warmup, options.include_autotuning);
-        crate::modules::write(options.format, &summary, &mut out)?;
+        crate::analysis::modules::write(options.format, &summary, &mut out)?;
     }
     out.finish()
 }

@@ -1,9 +1,9 @@
-//! `njx-pgle`: the command line of [`crate::pgle`].
+//! `njx-pgle`: the command line of [`crate::analysis::pgle`].
 
 use super::Files;
+use crate::analysis::pgle::Options;
 use crate::error::{Error, Result};
 use crate::output::{Format, open_output};
-use crate::pgle::Options;
 use clap::Parser;
 use std::path::{Path, PathBuf};
 
@@ -117,9 +117,9 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let mut out = open_output(None, &inputs)?;
     let notes = super::notes_and_progress("njx-pgle", args.quiet, &inputs, Some(&mut out));
-    let costs = crate::pgle::read(&inputs, &notes)?;
+    let costs = crate::analysis::pgle::read(&inputs, &notes)?;
     if args.partial {
-        crate::partial::write(&mut out, crate::pgle::PARTIAL, &costs)?;
+        crate::derived::partial::write(&mut out, crate::analysis::pgle::PARTIAL, &costs)?;
         return out.finish();
     }
     // Checked above: without --partial there is a folder.
@@ -127,9 +127,9 @@ pub fn run(args: &Args) -> Result<()> {
         .output
         .as_deref()
         .expect("-o DIR checked before reading");
-    let profiles = crate::pgle::profiles(&costs, &options, &notes);
-    crate::pgle::write_files(dir, &profiles, &inputs)?;
-    let rows = crate::pgle::rows(&profiles, dir);
-    crate::pgle::write_summary(args.format.unwrap_or(Format::Table), &rows, &mut out)?;
+    let profiles = crate::analysis::pgle::profiles(&costs, &options, &notes);
+    crate::analysis::pgle::write_files(dir, &profiles, &inputs)?;
+    let rows = crate::analysis::pgle::rows(&profiles, dir);
+    crate::analysis::pgle::write_summary(args.format.unwrap_or(Format::Table), &rows, &mut out)?;
     out.finish()
 }

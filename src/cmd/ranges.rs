@@ -1,9 +1,9 @@
-//! `njx-ranges`: the command line of the range-tree filters ([`crate::ranges`]).
+//! `njx-ranges`: the command line of the range-tree filters ([`crate::analysis::ranges`]).
 
 use super::IoArgs;
+use crate::analysis::ranges::{Filters, Matcher, Options};
 use crate::error::{Error, Result};
 use crate::output::{Format, open_output};
-use crate::ranges::{Filters, Matcher, Options};
 use clap::Parser;
 use regex::Regex;
 
@@ -100,6 +100,6 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-ranges", args.io.files.quiet, &inputs, Some(&mut out));
-    crate::ranges::run(&options, &inputs, &mut out, &notes)?;
+    crate::analysis::ranges::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

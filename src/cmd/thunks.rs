@@ -1,9 +1,9 @@
-//! `njx-thunks`: the command line of [`crate::thunks`].
+//! `njx-thunks`: the command line of [`crate::analysis::thunks`].
 
 use super::IoArgs;
+use crate::analysis::thunks::{Options, View};
 use crate::error::Result;
 use crate::output::{Format, open_output};
-use crate::thunks::{Options, View};
 use clap::Parser;
 use std::path::PathBuf;
 
@@ -103,12 +103,12 @@ pub fn run(args: &Args) -> Result<()> {
     let notes =
         super::notes_and_progress("njx-thunks", args.io.files.quiet, &inputs, Some(&mut out));
     if args.partial {
-        let time = crate::thunks::partial(&options, &inputs, &notes)?;
-        crate::partial::write(&mut out, crate::thunks::PARTIAL, &time)?;
+        let time = crate::analysis::thunks::partial(&options, &inputs, &notes)?;
+        crate::derived::partial::write(&mut out, crate::analysis::thunks::PARTIAL, &time)?;
     } else {
-        let time = crate::thunks::read(&options, &inputs, &notes)?;
-        let rows = crate::thunks::rows(&time, &options, &inputs, &notes)?;
-        crate::thunks::write(options.format, &rows, &mut out)?;
+        let time = crate::analysis::thunks::read(&options, &inputs, &notes)?;
+        let rows = crate::analysis::thunks::rows(&time, &options, &inputs, &notes)?;
+        crate::analysis::thunks::write(options.format, &rows, &mut out)?;
     }
     out.finish()
 }

@@ -1,9 +1,9 @@
-//! `njx-timeline`: the command line of [`crate::timeline`].
+//! `njx-timeline`: the command line of [`crate::analysis::timeline`].
 
 use super::Files;
+use crate::analysis::timeline::Options;
 use crate::error::Result;
 use crate::output::open_output;
-use crate::timeline::Options;
 use clap::Parser;
 
 /// A timeline to open in Perfetto UI or chrome://tracing: devices' module and thunk
@@ -56,7 +56,7 @@ pub struct Args {
 
     /// How programs are keyed across profiles: `fingerprint` or `name` (as njx-modules).
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
-    pub program_key: crate::executions::KeyBy,
+    pub program_key: crate::derived::executions::KeyBy,
 }
 
 impl Args {
@@ -79,6 +79,6 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.files.output.as_deref(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-timeline", args.files.quiet, &inputs, Some(&mut out));
-    crate::timeline::run(&options, &inputs, &mut out, &notes)?;
+    crate::analysis::timeline::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -395,8 +395,8 @@ mod tests {
     #[test]
     fn kinds_are_named_as_records_name_them() {
         let names: Vec<&str> = ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(names, crate::record::COLLECTIVE_KINDS);
-        for name in crate::record::COLLECTIVE_KINDS {
+        assert_eq!(names, crate::records::COLLECTIVE_KINDS);
+        for name in crate::records::COLLECTIVE_KINDS {
             assert_eq!(
                 CollectiveKind::from_name(name).map(|k| k.as_str()),
                 Some(*name)

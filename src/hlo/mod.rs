@@ -33,7 +33,7 @@
 //!
 //! ```no_run
 //! use njx::hlo::Dumps;
-//! use njx::progress::Progress;
+//! use njx::output::progress::Progress;
 //! use njx::source::Archive;
 //! # fn main() -> njx::Result<()> {
 //! let mut archive = Archive::open_dir(std::path::Path::new("rank0"), &Progress::none())?;
@@ -53,6 +53,7 @@
 mod collective;
 mod dumps;
 mod schedule;
+pub mod thunk_info;
 
 pub use collective::{Collective, CollectiveKind, byte_size, element_bits};
 pub use dumps::{Dumps, ProgramKey, is_after_optimizations_of, parse_dump_name};

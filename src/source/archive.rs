@@ -11,7 +11,7 @@ use super::{
     walk_dir,
 };
 use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::output::progress::Progress;
 use parquet::file::reader::ChunkReader;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};

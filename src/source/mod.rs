@@ -34,9 +34,9 @@ pub mod sqlite;
 pub mod xla_names;
 
 use crate::error::{Error, Result};
-use crate::notes::Notes;
-use crate::progress::Progress;
-use crate::record::{GpuRange, Range};
+use crate::output::notes::Notes;
+use crate::output::progress::Progress;
+use crate::records::{GpuRange, Range};
 pub use archive::Archive;
 use limits::{Counted, Inflated, LineCap};
 pub use profile::{ProfileTables, Profiles};
@@ -280,12 +280,12 @@ pub fn decompress<'a, R: BufRead + 'a>(place: &str, reader: R) -> Result<Box<dyn
 
 /// [`decompress`], the decoder on a thread of its own ([`piped`]) so that decoding and
 /// parsing overlap — unless this thread is one of several reading at once
-/// ([`crate::parallel::cores_taken`]).
+/// ([`crate::util::parallel::cores_taken`]).
 pub fn decompress_apart<R: BufRead + Send + 'static>(
     place: &str,
     reader: R,
 ) -> Result<Box<dyn BufRead>> {
-    if crate::parallel::cores_taken() {
+    if crate::util::parallel::cores_taken() {
         return decompress(place, reader);
     }
     Ok(match decoder(place, reader)? {
@@ -668,7 +668,7 @@ pub fn read_gpu_ops(
 pub fn read_payloads(
     path: &Path,
     notes: &Notes,
-    emit: &mut dyn FnMut(crate::record::PayloadField) -> Result<()>,
+    emit: &mut dyn FnMut(crate::records::PayloadField) -> Result<()>,
 ) -> Result<u64> {
     let profile: Arc<str> = profile_name(path).into();
     let needs = format!(

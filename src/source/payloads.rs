@@ -40,8 +40,8 @@
 //! (its bytes in hex, type `raw`), a field of a type njx does not decode (value null).
 
 use crate::error::Result;
-use crate::notes::Notes;
-use crate::record::{PayloadField, PayloadValue};
+use crate::output::notes::Notes;
+use crate::records::{PayloadField, PayloadValue};
 use crate::source::ranges::nvtx::{self, Names};
 use crate::source::sqlite::{Db, pid_of, tid_of};
 use rusqlite::types::ValueRef;

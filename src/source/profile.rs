@@ -11,9 +11,9 @@ use super::{
     open_db, open_input, place_of, profile_name, ranges,
 };
 use crate::error::{Error, Result};
-use crate::notes::Notes;
-use crate::progress::Progress;
-use crate::record::{GpuRange, Range};
+use crate::output::notes::Notes;
+use crate::output::progress::Progress;
+use crate::records::{GpuRange, Range};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -249,7 +249,7 @@ fn archive_compiled(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, St
             Ok(())
         };
         // The table's notes are said where it is read for its ranges.
-        let notes = crate::notes::Notes::kept();
+        let notes = crate::output::notes::Notes::kept();
         ranges::pushpop::read_member(archive, &path, &profile, &notes, &mut emit)?;
         found.sort();
         found.dedup();

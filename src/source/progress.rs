@@ -2,7 +2,7 @@
 //! archives, members as stored, stdin) counted as they are read, chunk by chunk (each read
 //! call below the 8–64 kB buffers, each byte range Parquet asks for), never per record.
 
-use crate::progress::Progress;
+use crate::output::progress::Progress;
 use parquet::file::reader::{ChunkReader, Length};
 use std::io::{self, Read, Seek, SeekFrom};
 

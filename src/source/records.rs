@@ -3,7 +3,7 @@
 //! either format.
 
 use crate::error::{Error, Result};
-use crate::record::{Check, Sequence};
+use crate::records::{Check, Sequence};
 use serde::de::DeserializeOwned;
 use std::io::BufRead;
 
@@ -324,7 +324,7 @@ fn problem_of<T: Check>(record: &T, sequence: &mut Sequence) -> Option<String> {
 /// `T` (`head`: its JSON line, or the CSV header): what came, and what to run instead.
 fn other_kind<T: Check>(at: &str, head: &[u8], count: u64) -> Option<Error> {
     let want = T::kind()?;
-    let got = crate::record::kind_of(head).filter(|&got| got != want)?;
+    let got = crate::records::kind_of(head).filter(|&got| got != want)?;
     if count > 0 {
         // A mix: records of two tables in one stream (`cat modules.jsonl thunks.jsonl`).
         return Some(Error::data(

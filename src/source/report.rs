@@ -6,7 +6,7 @@
 use super::sqlite::Db;
 use super::{Archive, SQLITE_MEMBER};
 use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::output::progress::Progress;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -26,7 +26,7 @@
 //! usually read-only files, sometimes on file systems without locking.
 
 use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::output::progress::Progress;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashSet;
 use std::path::Path;
@@ -376,7 +376,7 @@ impl Db {
     ) -> Result<Option<i64>> {
         let v = self.int(table, row, i, column, rowid)?;
         match v {
-            Some(t) if !crate::record::time_in_range(t) => Err(self.row_error(
+            Some(t) if !crate::records::time_in_range(t) => Err(self.row_error(
                 table,
                 rowid,
                 format!("column `{column}`: {t} ns is beyond ±2^61 ns (73 years)"),

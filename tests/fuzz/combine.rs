@@ -3,15 +3,15 @@
 //! name) and by headers (sizes, counts, Unix file types: links, FIFOs, devices), combined
 //! with a valid archive of rank 1 into a fresh folder of the target's own. Whatever the
 //! input, a combined archive holds only plain names and files (the rule of
-//! [`njx::archive_out`]), and nothing else is left in the folder: a violation panics,
+//! [`njx::archives::writer`]), and nothing else is left in the folder: a violation panics,
 //! which the engine records as a crash.
 
 use crate::item::Item;
 use crate::targets::{Ctx, Input};
 use crate::zipper::Member;
-use njx::archive_out::{member_name_fault, special_entry};
-use njx::combine::{KeepNsysRep, Options};
-use njx::notes::Notes;
+use njx::archives::combine::{KeepNsysRep, Options};
+use njx::archives::writer::{member_name_fault, special_entry};
+use njx::output::notes::Notes;
 
 /// Seeds beyond the plain archives: one with a report, sources and a folder entry.
 pub fn with_report(mut members: Vec<Member>) -> Vec<Member> {
@@ -51,7 +51,7 @@ pub fn run(ctx: &Ctx, input: &Input) -> njx::Result<()> {
     if (input.hash >> 3) & 1 == 1 {
         inputs.reverse();
     }
-    let result = njx::combine::run(&options, &inputs, &Notes::kept());
+    let result = njx::archives::combine::run(&options, &inputs, &Notes::kept());
     let left: Vec<String> = std::fs::read_dir(&folder)
         .map(|d| {
             d.flatten()

@@ -4,7 +4,7 @@
 //! results and thunk records). Each execution reads the inputs as the tool does, writes
 //! the profiles into a fresh folder of the target's own, and checks what a profile
 //! folder may hold: whatever the input, every file written lies in the output folder and
-//! is named `<hex fingerprint>.pbtxt` (the rule of [`njx::pgle`]; `../x` or `/abs/x` would
+//! is named `<hex fingerprint>.pbtxt` (the rule of [`njx::analysis::pgle`]; `../x` or `/abs/x` would
 //! write elsewhere), every line is a `costs { … }` entry, and nothing outside the folder
 //! changes. A violation panics, which the engine records as a crash; a refusal is an
 //! njx error, returned.
@@ -12,10 +12,10 @@
 use crate::item::Item;
 use crate::seeds;
 use crate::targets::{Ctx, Input};
+use njx::analysis::pgle;
 use njx::hlo::proto::HloProto;
-use njx::notes::Notes;
 use njx::output::Format;
-use njx::pgle;
+use njx::output::notes::Notes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -65,7 +65,7 @@ pub fn with_fingerprint(mut proto: HloProto, fingerprint: &str) -> HloProto {
 pub fn partial_of(inputs: &[PathBuf]) -> Vec<u8> {
     let costs = pgle::read(inputs, &Notes::kept()).expect("seed archives read by njx-pgle");
     let mut out = Vec::new();
-    njx::partial::write(&mut out, pgle::PARTIAL, &costs).expect("partial to memory");
+    njx::derived::partial::write(&mut out, pgle::PARTIAL, &costs).expect("partial to memory");
     out
 }
 
@@ -217,7 +217,7 @@ fn write_profiles(input: &Input, inputs: &[PathBuf], out: &Path) -> njx::Result<
     if input.bit(13) {
         // The partial result of these inputs reads back to the same profiles.
         let mut partial = Vec::new();
-        njx::partial::write(&mut partial, pgle::PARTIAL, &costs)?;
+        njx::derived::partial::write(&mut partial, pgle::PARTIAL, &costs)?;
         let file = input.dir.join("pgle-roundtrip.jsonl");
         std::fs::write(&file, &partial).expect("write the partial");
         let again = pgle::read(std::slice::from_ref(&file), &Notes::kept());

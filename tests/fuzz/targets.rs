@@ -8,13 +8,14 @@ use crate::item::Item;
 use crate::seeds::{self, DUMP3, DUMP7, GPU_PROJ, PUSHPOP_PQ, THREADS};
 use crate::zipper::Member;
 use njx::Result;
-use njx::executions::KeyBy;
+use njx::analysis::{collectives, compile, export, flamefold, heap, modules, ranges};
+use njx::derived::executions::KeyBy;
 use njx::hlo::{Dumps, HloModule, ProgramKey};
-use njx::notes::Notes;
 use njx::output::Format;
-use njx::progress::Progress;
-use njx::record::{Module, Thunk};
-use njx::{collectives, compile, export, flamefold, heap, modules, ranges, source};
+use njx::output::notes::Notes;
+use njx::output::progress::Progress;
+use njx::records::{Module, Thunk};
+use njx::source;
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -253,7 +254,7 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
 }
 
 fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
-    use njx::kernels::{By, Options, Table};
+    use njx::analysis::kernels::{By, Options, Table};
     let notes = Notes::kept();
     let options = Options {
         by: [
@@ -271,7 +272,7 @@ fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
             Table::Kernels
         },
     };
-    njx::kernels::run(&options, paths, &mut Sink(0), &notes)?;
+    njx::analysis::kernels::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);
     Ok(())
 }
@@ -472,7 +473,7 @@ fn heap_write(heaps: &[heap::ProgramHeap], options: &heap::Options, input: &Inpu
     heap::write(options, heaps, &mut Sink(0))?;
     let curves = heap::curves(heaps);
     if input.bit(9) && !curves.is_empty() {
-        let _ = njx::plot::heap_svg_text(&curves)?;
+        let _ = njx::output::charts::heap_svg_text(&curves)?;
     }
     Ok(())
 }
@@ -660,12 +661,12 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
         match kind {
             "modules" => {
                 let acc = modules::read(&archives, KeyBy::Fingerprint, &notes).expect("partial");
-                njx::partial::write(&mut out, modules::PARTIAL, &acc).unwrap();
+                njx::derived::partial::write(&mut out, modules::PARTIAL, &acc).unwrap();
             }
             "collectives" => {
                 let acc =
                     collectives::aggregate(&archives, KeyBy::Fingerprint, &notes).expect("partial");
-                njx::partial::write(&mut out, collectives::PARTIAL, &acc).unwrap();
+                njx::derived::partial::write(&mut out, collectives::PARTIAL, &acc).unwrap();
             }
             _ => {
                 let options = flamefold::Options {
@@ -676,7 +677,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     full_names: false,
                 };
                 let time = flamefold::partial(&options, &archives, &notes).expect("partial");
-                njx::partial::write(&mut out, flamefold::gpu::PARTIAL, &time).unwrap();
+                njx::derived::partial::write(&mut out, njx::derived::gpu_time::PARTIAL, &time).unwrap();
             }
         }
         out

@@ -15,7 +15,7 @@ use njx::hlo::{
     Collective, CollectiveKind, CollectiveOrder, Dumps, HloModule, ProgramKey, byte_size,
     element_bits, parse_dump_name,
 };
-use njx::progress::Progress;
+use njx::output::progress::Progress;
 use njx::source::Archive;
 use prost::Message;
 use std::sync::Arc;

@@ -4,10 +4,11 @@
 
 use crate::common::nsys_sqlite::*;
 use crate::common::*;
-use njx::notes::Notes;
+use njx::analysis::{compile, export, flamefold, ranges};
 use njx::output::Format;
-use njx::progress::Progress;
-use njx::{Error, compile, export, flamefold, ranges, source};
+use njx::output::notes::Notes;
+use njx::output::progress::Progress;
+use njx::{Error, source};
 use std::path::{Path, PathBuf};
 
 fn example() -> PathBuf {

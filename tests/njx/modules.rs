@@ -3,11 +3,11 @@
 //! built binaries).
 
 use crate::common::*;
-use njx::executions::derive::{
+use njx::derived::executions::derive::{
     self, CollectiveSchedule, Comm, ProgramInfo, mark_warmup, split_hidden,
 };
-use njx::executions::{Executions, align_clocks};
-use njx::record::{GpuRange, Reconstructed, Thunk};
+use njx::derived::executions::{Executions, align_clocks};
+use njx::records::{GpuRange, Reconstructed, Thunk};
 use njx::source::devices::{Launcher, Launchers};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

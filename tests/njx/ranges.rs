@@ -3,8 +3,8 @@
 //! the CLI's error paths.
 
 use crate::common::*;
-use njx::record::Range;
-use njx::trees::{Filters, Matcher, TreeBuilder};
+use njx::derived::trees::{Filters, Matcher, TreeBuilder};
+use njx::records::Range;
 use proptest::prelude::*;
 use regex::Regex;
 use std::collections::HashMap;

@@ -3,12 +3,12 @@
 //! range around that call. Only nsys SQLite exports (and reports and archives holding
 //! one) record them: [`sqlite`].
 //!
-//! [`Kernel`]: crate::record::Kernel
-//! [`Memop`]: crate::record::Memop
+//! [`Kernel`]: crate::records::Kernel
+//! [`Memop`]: crate::records::Memop
 
 pub mod sqlite;
 
-use crate::record::{Kernel, Memop};
+use crate::records::{Kernel, Memop};
 
 /// Which GPU operations to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -53,8 +53,8 @@
 
 use super::{GpuOp, Which};
 use crate::error::{Error, Result};
-use crate::notes::Notes;
-use crate::record::{Kernel, Memop};
+use crate::output::notes::Notes;
+use crate::records::{Kernel, Memop};
 use crate::source::ranges::nvtx::{self, Raw, StartEnd};
 use crate::source::sorter::{Fixed, Sorter, i64_at};
 use crate::source::sqlite::{Db, pid_of, tid_of};

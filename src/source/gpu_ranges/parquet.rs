@@ -25,7 +25,7 @@
 //! depends on the batch size, not on the table.
 
 use crate::error::{Error, Result};
-use crate::record::GpuRange;
+use crate::records::GpuRange;
 use parquet::basic::Type as Physical;
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, FloatType, Int32Type, Int64Type};
@@ -452,7 +452,7 @@ impl Row<'_> {
             stream: self.unsigned(Role::Stream)?,
         };
         // Times in range (no sum of two overflows), as for records read back.
-        match crate::record::Check::problem(&range) {
+        match crate::records::Check::problem(&range) {
             Some(problem) => Err(problem),
             None => Ok(Some(range)),
         }

@@ -45,8 +45,8 @@
 //! buffers, a read buffer per run, the open ranges; never ranges × kernels.
 
 use crate::error::Result;
-use crate::notes::Notes;
-use crate::record::GpuRange;
+use crate::output::notes::Notes;
+use crate::records::GpuRange;
 use crate::source::Options;
 use crate::source::ranges::nvtx::{self, NONE, Nvtx, Raw, StartEnd};
 use crate::source::sorter::{Fixed, Sorted, Sorter, i64_at, u32_at};

@@ -16,7 +16,7 @@
 //! ([`IdReuse`], also used for range records).
 
 use crate::error::{Error, Result};
-use crate::record::Range;
+use crate::records::Range;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -44,8 +44,8 @@
 //! of ranges; disk is 80 bytes per range while it runs.
 
 use crate::error::Result;
-use crate::notes::Notes;
-use crate::record::Range;
+use crate::output::notes::Notes;
+use crate::records::Range;
 use crate::source::Options;
 use crate::source::sorter::{Fixed, Patched, Replay, Sorted, Sorter, i64_at, u32_at};
 use crate::source::sqlite::{Db, pid_of, tid_of};

@@ -9,8 +9,8 @@
 
 use super::check::TreeCheck;
 use crate::error::{Error, Result};
-use crate::notes::Notes;
-use crate::record::Range;
+use crate::output::notes::Notes;
+use crate::records::Range;
 use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
 use parquet::record::Field;
 use std::io::BufRead;
@@ -174,7 +174,7 @@ fn build_range<'a>(
     let start_ns = need(Col::Start)?;
     let end_ns = need(Col::End)?;
     for (col, t) in [(Col::Start, start_ns), (Col::End, end_ns)] {
-        if !crate::record::time_in_range(t) {
+        if !crate::records::time_in_range(t) {
             return Err(Error::data(
                 place(),
                 format!(

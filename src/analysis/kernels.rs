@@ -1,0 +1,398 @@
+//! `njx-kernels`' job: GPU time per kernel name (or memory-operation kind and direction),
+//! as nsys' `cuda_gpu_kern_sum` and `cuda_gpu_mem_time_sum` reports give it: instances,
+//! total, mean, median, minimum, maximum, sample standard deviation, share of the total.
+//!
+//! Input is kernel or memop records (`njx-export --table kernels|memops`, JSON Lines or
+//! CSV, the kind told by the first line) or the profiles themselves (read as
+//! [`Options::table`]). Held: the durations of each group (the median needs them all),
+//! 8 bytes per operation; the records themselves are not kept.
+
+use crate::error::{Error, Result};
+use crate::output::notes::Notes;
+use crate::output::{Format, write_records, write_table};
+use crate::records::{Kernel, Memop};
+use crate::source::{self, gpu_ops};
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// What one summary row groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// The kernel's name (demangled where the export has it); a memory operation's kind
+    /// and direction (`memcpy HtoD`, `memset`).
+    Name,
+    /// The kernel's base name (`shortName`); memory operations as for `name`.
+    ShortName,
+    /// The NVTX range that launched it (`(none)` outside every range).
+    Range,
+    /// The XLA module (HLO module name) that launched it (`(none)` outside every module
+    /// range).
+    Module,
+    /// The XLA thunk instruction (`hlo_op`) that launched it (`(none)` outside every
+    /// thunk range within a module range).
+    Thunk,
+    /// The CUDA graph it ran in (`graph 7`; `(none)` for operations launched on their
+    /// own; `(graph, id not recorded)` for those with a graph node but no graph id, as
+    /// copies and sets are in exports up to nsys 2026.2).
+    Graph,
+}
+
+/// Which table to read from profiles (record streams say what they are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Table {
+    /// CUDA kernels.
+    Kernels,
+    /// Memory copies and sets.
+    Memops,
+}
+
+/// What to summarise and how to write it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The grouping.
+    pub by: By,
+    /// Table for people, or JSON Lines / CSV rows.
+    pub format: Format,
+    /// What to read from profiles.
+    pub table: Table,
+}
+
+/// One row of the summary: the statistics of the durations of one group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The group: kernel name, `memcpy HtoD`, range name, module name, thunk instruction,
+    /// `graph N`.
+    pub name: String,
+    /// Operations (nsys' "Instances").
+    pub count: u64,
+    /// Sum of durations, nanoseconds.
+    pub total_ns: i64,
+    /// Share of the total of all rows, percent.
+    pub percent: f64,
+    pub mean_ns: f64,
+    /// The middle duration; for an even count the mean of the two middle ones.
+    pub median_ns: f64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    /// Sample standard deviation (divisor n − 1, as nsys' reports); 0 for one operation.
+    pub std_ns: f64,
+    /// Bytes moved or set, for memory operations; null for kernels.
+    pub bytes: Option<u64>,
+}
+
+/// The group of operations without the range, module, thunk or graph grouped by.
+const NONE: &str = "(none)";
+
+/// The group of operations of a graph whose id the export does not give.
+const GRAPH_UNKNOWN: &str = "(graph, id not recorded)";
+
+/// The `--by graph` group of an operation with these graph and graph node ids.
+fn graph_group(graph: Option<u64>, node: Option<u64>) -> String {
+    match (graph, node) {
+        (Some(g), _) => format!("graph {g}"),
+        (None, Some(_)) => GRAPH_UNKNOWN.to_string(),
+        (None, None) => NONE.to_string(),
+    }
+}
+
+/// The durations of each group, and its bytes.
+#[derive(Default)]
+struct Groups {
+    groups: HashMap<String, (Vec<i64>, Option<u64>)>,
+}
+
+impl Groups {
+    fn add(&mut self, name: &str, dur_ns: i64, bytes: Option<u64>) {
+        let entry = match self.groups.get_mut(name) {
+            Some(e) => e,
+            None => self.groups.entry(name.to_string()).or_default(),
+        };
+        entry.0.push(dur_ns);
+        if let Some(b) = bytes {
+            entry.1 = Some(entry.1.unwrap_or(0).saturating_add(b));
+        }
+    }
+
+    fn kernel(&mut self, by: By, k: &Kernel) {
+        let graph;
+        let name = match by {
+            By::Name => &k.name,
+            By::ShortName => &k.short_name,
+            By::Range => k.range.as_deref().unwrap_or(NONE),
+            By::Module => k.module.as_deref().unwrap_or(NONE),
+            By::Thunk => k.thunk.as_deref().unwrap_or(NONE),
+            By::Graph => {
+                graph = graph_group(k.graph_id, k.graph_node_id);
+                &graph
+            }
+        };
+        self.add(name, k.dur_ns, None);
+    }
+
+    fn memop(&mut self, by: By, m: &Memop) {
+        let name = match (by, &m.direction) {
+            (By::Range, _) => m.range.clone().unwrap_or_else(|| NONE.into()),
+            (By::Module, _) => m.module.clone().unwrap_or_else(|| NONE.into()),
+            (By::Thunk, _) => m.thunk.clone().unwrap_or_else(|| NONE.into()),
+            (By::Graph, _) => graph_group(m.graph_id, m.graph_node_id),
+            (_, Some(d)) => format!("{} {d}", m.kind),
+            (_, None) => m.kind.clone(),
+        };
+        self.add(&name, m.dur_ns, Some(m.bytes));
+    }
+
+    /// The rows, largest total first (then by name).
+    fn rows(self) -> Vec<Row> {
+        let grand: i128 = self
+            .groups
+            .values()
+            .flat_map(|(d, _)| d.iter())
+            .map(|&d| i128::from(d))
+            .sum();
+        let mut rows: Vec<Row> = self
+            .groups
+            .into_iter()
+            .map(|(name, (mut d, bytes))| {
+                d.sort_unstable();
+                let n = d.len();
+                let total: i128 = d.iter().map(|&v| i128::from(v)).sum();
+                let mean = total as f64 / n as f64;
+                let median = if n % 2 == 1 {
+                    d[n / 2] as f64
+                } else {
+                    (d[n / 2 - 1] as f64 + d[n / 2] as f64) / 2.0
+                };
+                let std = if n > 1 {
+                    let ss: f64 = d.iter().map(|&v| (v as f64 - mean).powi(2)).sum();
+                    (ss / (n - 1) as f64).sqrt()
+                } else {
+                    0.0
+                };
+                Row {
+                    name,
+                    count: n as u64,
+                    total_ns: i64::try_from(total).unwrap_or(i64::MAX),
+                    percent: if grand > 0 {
+                        total as f64 * 100.0 / grand as f64
+                    } else {
+                        0.0
+                    },
+                    mean_ns: mean,
+                    median_ns: median,
+                    min_ns: d[0],
+                    max_ns: d[n - 1],
+                    std_ns: std,
+                    bytes,
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        rows
+    }
+}
+
+/// What a record stream's order says: kernel and memop records come sorted by device,
+/// then start and correlation id, within each profile (as njx-export writes them). A
+/// record equal to the one before it on its device (same start, end, correlation id,
+/// stream and name) is the same operation given twice: counted once. A record that starts
+/// before the one before it on its device means records given twice or re-ordered: said,
+/// since operations given twice would count twice.
+/// Start, end, correlation id, stream and name of a device's last record.
+type Last = (i64, i64, Option<u64>, Option<u64>, String);
+
+#[derive(Default)]
+struct Order {
+    /// (profile, device) → (start, end, correlation id, stream, name) of the last record.
+    last: HashMap<(std::sync::Arc<str>, u32), Last>,
+    repeated: u64,
+    back: u64,
+    first_back: Option<(String, u32)>,
+}
+
+impl Order {
+    /// Whether the record is new (to be counted), noting what its order says.
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &mut self,
+        profile: &std::sync::Arc<str>,
+        device: u32,
+        start: i64,
+        end: i64,
+        corr: Option<u64>,
+        stream: Option<u64>,
+        name: &str,
+    ) -> bool {
+        let key = (profile.clone(), device);
+        let now = (start, end, corr, stream);
+        match self.last.get_mut(&key) {
+            Some(last) => {
+                if (last.0, last.1, last.2, last.3) == now && last.4 == name {
+                    self.repeated += 1;
+                    return false;
+                }
+                if (start, corr) < (last.0, last.2) {
+                    self.back += 1;
+                    self.first_back
+                        .get_or_insert_with(|| (profile.to_string(), device));
+                }
+                (last.0, last.1, last.2, last.3) = now;
+                // The name's buffer is reused: no allocation per record.
+                last.4.clear();
+                last.4.push_str(name);
+            }
+            None => {
+                self.last
+                    .insert(key, (start, end, corr, stream, name.to_string()));
+            }
+        }
+        true
+    }
+
+    fn say(&self, notes: &Notes) {
+        if self.repeated > 0 {
+            notes.note(format!(
+                "{} records repeat the record before them on their device (same start, end, \
+                 correlation id, stream and name): each counted once",
+                self.repeated
+            ));
+        }
+        if let Some((profile, device)) = &self.first_back {
+            notes.note(format!(
+                "{} records start before the record before them on their device (first: \
+                 profile {profile}, device {device}): records are not in njx-export's order \
+                 (by device, then start); if some were given twice, they count twice",
+                self.back
+            ));
+        }
+    }
+}
+
+/// Reads `inputs` and returns the summary rows.
+pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Row>> {
+    let mut groups = Groups::default();
+    let mut order = Order::default();
+    let by = options.by;
+    let what = match options.table {
+        Table::Kernels => "kernels",
+        Table::Memops => "memops",
+    };
+    let profiles = source::split_inputs(inputs, what, notes.progress(), &mut |mut stream| {
+        if stream.first_line_has("direction")? && !stream.first_line_has("grid_x")? {
+            stream.read::<Memop>(&mut |m| {
+                let kind = m.direction.as_deref().unwrap_or(&m.kind);
+                if order.check(
+                    &m.profile,
+                    m.device,
+                    m.start_ns,
+                    m.end_ns,
+                    m.correlation_id,
+                    m.stream,
+                    kind,
+                ) {
+                    groups.memop(by, &m);
+                }
+                Ok(())
+            })?;
+        } else {
+            stream.read::<Kernel>(&mut |k| {
+                if order.check(
+                    &k.profile,
+                    k.device,
+                    k.start_ns,
+                    k.end_ns,
+                    k.correlation_id,
+                    k.stream,
+                    &k.name,
+                ) {
+                    groups.kernel(by, &k);
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    })?;
+    order.say(notes);
+    let which = match options.table {
+        Table::Kernels => gpu_ops::Which::Kernels,
+        Table::Memops => gpu_ops::Which::Memops,
+    };
+    for path in profiles {
+        source::read_gpu_ops(&path, which, notes, &mut |op| {
+            match op {
+                gpu_ops::GpuOp::Kernel(k) => groups.kernel(by, &k),
+                gpu_ops::GpuOp::Memop(m) => groups.memop(by, &m),
+            }
+            Ok(())
+        })?;
+    }
+    Ok(groups.rows())
+}
+
+/// Writes the summary rows as a table or records.
+pub fn write(format: Format, rows: &[Row], out: &mut dyn Write) -> Result<()> {
+    if format != Format::Table {
+        return write_records(out, format, rows);
+    }
+    if rows.is_empty() {
+        writeln!(out, "No kernels or memory operations in the input.").map_err(Error::Output)?;
+        return out.flush().map_err(Error::Output);
+    }
+    let with_bytes = rows.iter().any(|r| r.bytes.is_some());
+    let mut table = vec![
+        [
+            "Time (%)",
+            "Total Time (ns)",
+            "Instances",
+            "Avg (ns)",
+            "Med (ns)",
+            "Min (ns)",
+            "Max (ns)",
+            "StdDev (ns)",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>(),
+    ];
+    if with_bytes {
+        table[0].push("Total (B)".into());
+    }
+    table[0].push("Name".into());
+    for r in rows {
+        let mut line = vec![
+            format!("{:.1}", r.percent),
+            r.total_ns.to_string(),
+            r.count.to_string(),
+            format!("{:.1}", r.mean_ns),
+            format!("{:.1}", r.median_ns),
+            r.min_ns.to_string(),
+            r.max_ns.to_string(),
+            format!("{:.1}", r.std_ns),
+        ];
+        if with_bytes {
+            line.push(r.bytes.map_or("-".into(), |b| b.to_string()));
+        }
+        line.push(r.name.clone());
+        table.push(line);
+    }
+    let right: Vec<usize> = (0..if with_bytes { 9 } else { 8 }).collect();
+    write_table(out, &table, &right)?;
+    out.flush().map_err(Error::Output)
+}
+
+/// Summarises `inputs` into `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    let rows = summarise(options, inputs, notes)?;
+    write(options.format, &rows, out)
+}

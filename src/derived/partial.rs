@@ -1,0 +1,204 @@
+//! Partial results: the map step of a map/reduce over ranks. An analysis that only
+//! aggregates (the module summary, the collectives report, the GPU flame graphs) can
+//! write its aggregate of some inputs instead of its answer (`--partial`), and reads such
+//! partial results back as inputs, merging them with each other and with records or
+//! profiles. Merges are exact and independent of order (sums of integers, minima,
+//! maxima, sets), so reducing the partials of every rank, in any grouping, gives the
+//! answer of one process reading every rank.
+//!
+//! A partial result is one JSON line, `{"njx_partial": KIND, "version": 1, "data": …}`;
+//! a file may hold several (`cat` concatenates partials). `data` is the analysis' own
+//! aggregate and may change between njx versions: partials are for one run of the
+//! tools, not for keeping.
+
+use crate::derived::executions::{self, DumpsKept, Executions, Warmup};
+use crate::error::{Error, Result};
+use crate::output::notes::Notes;
+use crate::source;
+use crate::source::records::{RecordStream, TextKind};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The field naming a line as a partial result, and its kind.
+pub const FIELD: &str = "njx_partial";
+/// The version of the partial-result layout this njx writes and reads.
+pub const VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Out<'a, T> {
+    njx_partial: &'a str,
+    version: u32,
+    data: &'a T,
+}
+
+#[derive(Deserialize)]
+struct In {
+    njx_partial: String,
+    version: u32,
+    data: Box<serde_json::value::RawValue>,
+}
+
+// Its data is checked as the aggregate that reads it.
+impl crate::records::Check for In {}
+
+/// Writes `data` as one partial result of `kind`.
+pub fn write<T: Serialize>(out: &mut dyn Write, kind: &str, data: &T) -> Result<()> {
+    serde_json::to_writer(
+        &mut *out,
+        &Out {
+            njx_partial: kind,
+            version: VERSION,
+            data,
+        },
+    )
+    .map_err(|e| Error::Output(e.into()))?;
+    out.write_all(b"\n").map_err(Error::Output)?;
+    out.flush().map_err(Error::Output)
+}
+
+/// An analysis' aggregate of any number of inputs: what it needs to answer, built from
+/// records, profiles' executions and other aggregates, merged exactly in any order.
+pub trait Aggregate: Sized + DeserializeOwned {
+    /// The kind of its partial results.
+    const KIND: &'static str;
+    /// The records it reads (`njx-export --table …`), for messages.
+    const TABLE: &'static str;
+    /// Adds the records of one stream (records, not partial results).
+    fn add_records(&mut self, s: RecordStream, notes: &Notes) -> Result<()>;
+    /// Adds the executions of one input path.
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()>;
+    /// Merges another aggregate in.
+    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()>;
+    /// What it knows for the warm-up rule.
+    fn warmup(&self) -> &Warmup;
+    /// Whether it reads the HLO dumps of the profiles ([`Executions::dumps`]).
+    fn wants_dumps(&self) -> bool {
+        false
+    }
+}
+
+/// The aggregate of `inputs`: record streams (records, or partial results of `A::KIND`),
+/// then profiles read one input path per core at a time ([`executions::each_mapped`], HLO
+/// dumps also from `hlo`), each aggregated on the thread that read it and merged in input
+/// order. `empty` makes an empty aggregate. The warm-up warning, if any, goes to `notes`.
+pub fn aggregate<A: Aggregate + Send>(
+    inputs: &[PathBuf],
+    hlo: executions::Hlo<'_>,
+    notes: &Notes,
+    empty: impl Fn() -> A + Sync,
+) -> Result<A> {
+    let (mut acc, mut records) = (empty(), empty());
+    let mut parts = Vec::new();
+    let dumps = if acc.wants_dumps() {
+        DumpsKept::Keep
+    } else {
+        DumpsKept::Drop
+    };
+    let profiles = source::split_inputs(inputs, A::TABLE, notes.progress(), &mut |mut s| {
+        if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
+            read_partials(s, A::KIND, &mut |p: A| {
+                parts.push(p);
+                Ok(())
+            })
+        } else {
+            records.add_records(s, notes)
+        }
+    })?;
+    executions::each_mapped(
+        &profiles,
+        hlo,
+        dumps,
+        notes,
+        &|part, notes| {
+            let mut one = empty();
+            one.add_profile(&part, notes)?;
+            Ok(one)
+        },
+        |one| acc.merge(one, notes),
+    )?;
+    acc.merge(records, notes)?;
+    for p in parts {
+        acc.merge(p, notes)?;
+    }
+    if let Some(n) = acc.warmup().rule().note() {
+        notes.note(n);
+    }
+    for n in acc.warmup().variants.notes() {
+        notes.note(n);
+    }
+    Ok(acc)
+}
+
+/// Reads the partial results of `kind` in `s`, handing each to `partial`.
+fn read_partials<P: DeserializeOwned>(
+    s: RecordStream,
+    kind: &str,
+    partial: &mut dyn FnMut(P) -> Result<()>,
+) -> Result<()> {
+    let place = s.place.clone();
+    let mut line = 0u64;
+    s.read(&mut |p: In| {
+        line += 1;
+        if p.njx_partial != kind {
+            return Err(Error::data(
+                format!("{place}:{line}"),
+                format!(
+                    "a partial result of kind `{}`, not `{kind}`: partials are read by the tool \
+                     that wrote them",
+                    p.njx_partial
+                ),
+            ));
+        }
+        if p.version != VERSION {
+            return Err(Error::data(
+                format!("{place}:{line}"),
+                format!(
+                    "partial result version {}, this njx reads version {VERSION}: write the \
+                     partials and reduce them with the same njx",
+                    p.version
+                ),
+            ));
+        }
+        let data = serde_json::from_str(p.data.get()).map_err(|e| {
+            Error::data(
+                format!("{place}:{line}"),
+                format!("bad partial result of kind `{kind}`: {e}"),
+            )
+        })?;
+        partial(data)
+    })
+    .map(drop)
+}
+
+/// (De)serialises a map as a list of `[key, value]` pairs: JSON object keys must be
+/// strings, and aggregates are keyed by tuples.
+pub mod pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    /// Writes the pairs in key order.
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        map: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    /// Reads the pairs back; a key given twice is an error.
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        let pairs = Vec::<(K, V)>::deserialize(d)?;
+        let n = pairs.len();
+        let map: BTreeMap<K, V> = pairs.into_iter().collect();
+        if map.len() != n {
+            return Err(serde::de::Error::custom("a key is given twice"));
+        }
+        Ok(map)
+    }
+}

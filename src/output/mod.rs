@@ -1,0 +1,396 @@
+//! Where output goes and how records are written: JSON Lines or CSV from the same serde
+//! structs, stdout block-buffered when it is not a terminal (as ripgrep does) so that
+//! pipes are fast, line-buffered on a terminal so that people see progress.
+
+pub mod charts;
+pub mod notes;
+pub mod progress;
+
+use crate::error::{Error, Result};
+use crate::output::progress::Progress;
+use clap::ValueEnum;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, LineWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// How a tool writes its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people (reports only).
+    Table,
+    /// JSON Lines: one object per line.
+    Json,
+    /// CSV with a header line.
+    Csv,
+}
+
+/// Where a tool's output goes: stdout, or a file written under a temporary name beside it
+/// and renamed into place by [`Output::finish`], so that an error or an interruption never
+/// leaves a partial file at the final path (nor truncates what was there). Devices, FIFOs
+/// and other non-regular files (`-o /dev/null`) are written in place. Write errors name
+/// the file.
+pub struct Output {
+    sink: Sink,
+    /// The job's progress, drawn on the terminal this output is written to: erased at the
+    /// first write ([`Output::ends_progress`]).
+    progress: Option<Progress>,
+}
+
+enum Sink {
+    Stdout(Box<dyn Write>),
+    Staged {
+        writer: BufWriter<tempfile::NamedTempFile>,
+        dest: PathBuf,
+        /// Removes the temporary file if a signal ends the tool first.
+        _staged: crate::util::cleanup::Staged,
+    },
+    InPlace {
+        writer: BufWriter<File>,
+        dest: PathBuf,
+    },
+}
+
+/// Opens the output: the named file, or stdout when `path` is `None` or `-`. Refuses, as a
+/// usage error and before anything is read, a file that is also one of `inputs` (the
+/// same file, by device and inode) and a folder that does not exist or cannot be written.
+pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
+    let Some(dest) = path.filter(|p| *p != Path::new("-")) else {
+        let stdout = io::stdout();
+        let w: Box<dyn Write> = if stdout.is_terminal() {
+            Box::new(LineWriter::new(stdout.lock()))
+        } else {
+            Box::new(BufWriter::with_capacity(1 << 16, stdout.lock()))
+        };
+        return Ok(Output {
+            sink: Sink::Stdout(w),
+            progress: None,
+        });
+    };
+    let place = dest.display().to_string();
+    // A link is written through: the file it names gets the output, the link stays.
+    let resolved = through_links(dest);
+    let dest = resolved.as_path();
+    if let Some(input) = inputs.iter().find(|i| inside_folder(dest, i)) {
+        return Err(Error::Usage(format!(
+            "{place}: the output is inside the input folder {}: write elsewhere",
+            input.display()
+        )));
+    }
+    if let Ok(meta) = std::fs::metadata(dest) {
+        if let Some(input) = inputs.iter().find(|i| same_file(i, &meta)) {
+            return Err(Error::Usage(format!(
+                "{place}: the output is also the input {}: write elsewhere",
+                input.display()
+            )));
+        }
+        if !meta.is_file() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dest)
+                .map_err(|e| Error::io(&place, e))?;
+            return Ok(Output {
+                sink: Sink::InPlace {
+                    writer: BufWriter::with_capacity(1 << 16, file),
+                    dest: dest.to_path_buf(),
+                },
+                progress: None,
+            });
+        }
+    }
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(folder) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::data(
+                &place,
+                format!("{} is not a folder", folder.display()),
+            ));
+        }
+        Err(e) => {
+            return Err(Error::data(
+                &place,
+                format!("cannot write in its folder {}: {e}", folder.display()),
+            ));
+        }
+    }
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".njx-partial");
+    // The mode a new file gets (less the umask), not the temporary file's 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    crate::util::cleanup::arm();
+    let temp = builder.tempfile_in(folder).map_err(|e| {
+        // tempfile's message names its temporary path; name the folder instead.
+        let cause = e.raw_os_error().map_or_else(
+            || e.kind().to_string(),
+            |c| io::Error::from_raw_os_error(c).to_string(),
+        );
+        Error::data(
+            &place,
+            format!("cannot write in its folder {}: {cause}", folder.display()),
+        )
+    })?;
+    let staged = crate::util::cleanup::stage(temp.path());
+    Ok(Output {
+        sink: Sink::Staged {
+            writer: BufWriter::with_capacity(1 << 16, temp),
+            dest: dest.to_path_buf(),
+            _staged: staged,
+        },
+        progress: None,
+    })
+}
+
+/// The file `path` names once symbolic links are followed (at most 40 of them, as the
+/// kernel does), whether or not it exists yet; `path` itself when it is no link.
+fn through_links(path: &Path) -> PathBuf {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                path = match path.parent() {
+                    Some(folder) if target.is_relative() => folder.join(target),
+                    _ => target,
+                };
+            }
+            Err(_) => break,
+        }
+    }
+    path
+}
+
+/// Whether `dest` would be written inside `input`, a folder read as an input (an
+/// extracted archive, a folder of dumps).
+fn inside_folder(dest: &Path, input: &Path) -> bool {
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    input.is_dir()
+        && match (folder.canonicalize(), input.canonicalize()) {
+            (Ok(folder), Ok(input)) => folder.starts_with(input),
+            _ => false,
+        }
+}
+
+/// Whether `path` is the file `meta` describes.
+fn same_file(path: &Path, meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, meta);
+        false
+    }
+}
+
+impl Output {
+    /// Flushes the output and, for a file, moves it into place. Without it, a file output
+    /// is discarded.
+    pub fn finish(self) -> Result<()> {
+        match self.sink {
+            Sink::Stdout(mut w) => w.flush().map_err(Error::Output),
+            Sink::InPlace { mut writer, dest } => {
+                writer.flush().map_err(|e| Error::Output(in_file(&dest, e)))
+            }
+            Sink::Staged { writer, dest, .. } => {
+                let temp = writer
+                    .into_inner()
+                    .map_err(|e| Error::Output(in_file(&dest, e.into_error())))?;
+                temp.as_file()
+                    .sync_all()
+                    .map_err(|e| Error::Output(in_file(&dest, e)))?;
+                temp.persist(&dest)
+                    .map_err(|e| Error::Output(in_file(&dest, e.error)))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Output {
+    /// When this output is stdout on a terminal (where the progress is drawn too), erases
+    /// `progress` for good before the first byte is written: output and the progress line
+    /// never mix, and a tool whose output streams shows that instead.
+    pub fn ends_progress(&mut self, progress: &Progress) {
+        if matches!(self.sink, Sink::Stdout(_)) && progress.is_shown() && io::stdout().is_terminal()
+        {
+            self.progress = Some(progress.clone());
+        }
+    }
+
+    /// Runs `f` on the writer; errors of a file output name it.
+    fn on<T>(&mut self, f: impl FnOnce(&mut dyn Write) -> io::Result<T>) -> io::Result<T> {
+        if let Some(progress) = self.progress.take() {
+            progress.finish();
+        }
+        let (writer, dest): (&mut dyn Write, Option<&Path>) = match &mut self.sink {
+            Sink::Stdout(w) => (w.as_mut(), None),
+            Sink::Staged { writer, dest, .. } => (writer, Some(dest)),
+            Sink::InPlace { writer, dest } => (writer, Some(dest)),
+        };
+        f(writer).map_err(|e| match dest {
+            Some(dest) => in_file(dest, e),
+            None => e,
+        })
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.on(|w| w.write(buf))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.on(|w| w.write_all(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.on(|w| w.flush())
+    }
+}
+
+/// A write error naming the file written.
+fn in_file(dest: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", dest.display()))
+}
+
+/// Writes a stream of records in the chosen format.
+pub struct RecordWriter<W: Write> {
+    inner: Inner<W>,
+}
+
+enum Inner<W: Write> {
+    /// The sink and a reused line buffer: one write per record, not one per token.
+    Json(W, Vec<u8>),
+    /// The CSV writer, and whether a record (and so the header) was written.
+    Csv(Box<csv::Writer<W>>, bool),
+}
+
+impl<W: Write> RecordWriter<W> {
+    /// A writer for `format`; `table` is not a record format and is refused as bad usage.
+    pub fn new(out: W, format: Format) -> Result<Self> {
+        let inner = match format {
+            Format::Json => Inner::Json(out, Vec::with_capacity(1024)),
+            Format::Csv => Inner::Csv(Box::new(csv::WriterBuilder::new().from_writer(out)), false),
+            Format::Table => {
+                return Err(Error::Usage(
+                    "--format table is for reports; records are written as json or csv".into(),
+                ));
+            }
+        };
+        Ok(RecordWriter { inner })
+    }
+
+    /// Writes one record.
+    pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
+        match &mut self.inner {
+            Inner::Json(w, line) => {
+                line.clear();
+                serde_json::to_writer(&mut *line, record).map_err(|e| Error::Output(e.into()))?;
+                line.push(b'\n');
+                w.write_all(line).map_err(Error::Output)
+            }
+            Inner::Csv(w, written) => {
+                *written = true;
+                Ok(w.serialize(record)?)
+            }
+        }
+    }
+
+    /// Flushes everything written so far. A CSV of no records still gets its header: the
+    /// fields of `T`, the type of the records (a file a spreadsheet or script can open).
+    pub fn finish<T: Serialize + Default>(self) -> Result<()> {
+        match self.inner {
+            Inner::Json(mut w, _) => w.flush().map_err(Error::Output),
+            Inner::Csv(mut w, written) => {
+                if !written {
+                    // The header serde writes before a record: that of a default record.
+                    let mut probe = csv::Writer::from_writer(Vec::new());
+                    probe.serialize(T::default())?;
+                    let bytes = probe
+                        .into_inner()
+                        .map_err(|e| Error::Output(e.into_error()))?;
+                    let mut header = csv::Reader::from_reader(bytes.as_slice());
+                    w.write_record(header.byte_headers()?)?;
+                }
+                w.flush().map_err(Error::Output)
+            }
+        }
+    }
+}
+
+/// Writes `rows` as records in `format` (json or csv), a CSV of none with its header.
+pub fn write_records<T: Serialize + Default>(
+    out: &mut dyn Write,
+    format: Format,
+    rows: &[T],
+) -> Result<()> {
+    let mut w = RecordWriter::new(out, format)?;
+    rows.iter().try_for_each(|r| w.write(r))?;
+    w.finish::<T>()
+}
+
+/// Writes rows of text cells as a table aligned on a terminal: the first row is the header,
+/// columns listed in `right` are right-aligned (numbers).
+pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], right: &[usize]) -> Result<()> {
+    write_table_with(out, rows.len(), &|i| Cow::Borrowed(&rows[i]), right)
+}
+
+/// [`write_table`] of `n` rows made by `row` (the header is row 0), each made twice, once
+/// for the widths and once to write it: a long table is never held whole.
+pub fn write_table_with<'r>(
+    out: &mut dyn Write,
+    n: usize,
+    row: &dyn Fn(usize) -> Cow<'r, [String]>,
+    right: &[usize],
+) -> Result<()> {
+    let mut widths: Vec<usize> = Vec::new();
+    for i in 0..n {
+        let row = row(i);
+        if widths.len() < row.len() {
+            widths.resize(row.len(), 0);
+        }
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    for r in 0..n {
+        let row = row(r);
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[i] - cell.chars().count();
+            let last = i + 1 == row.len();
+            if right.contains(&i) {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if !last {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+        }
+        writeln!(out, "{line}").map_err(Error::Output)?;
+    }
+    Ok(())
+}
