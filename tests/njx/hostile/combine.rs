@@ -5,14 +5,14 @@
 //! inputs by another name or lie inside one, and zip oddities: zip64, lying sizes, 60 k and
 //! 70 k members, bombs. Every input is two archives in the case's folder, `rank0.zip`
 //! (valid) and `rank1.zip` (broken), combined into `all.zip`; an accepted output must hold
-//! plain names and files only (the same rule as njx's, [`njx::archive_out`]).
+//! plain names and files only (the same rule as njx's, [`njx::archives::writer`]).
 
 use super::fixtures::*;
 use super::formats::{ZipEntry, deflated_bomb_entry, zip_raw};
 use super::harness::{Case, Expect, Outcome, Run, at};
 use crate::args;
 use crate::common::write;
-use njx::archive_out::{member_name_fault, shown_name, special_entry};
+use njx::archives::writer::{member_name_fault, shown_name, special_entry};
 use std::io::Write;
 use std::path::Path;
 
