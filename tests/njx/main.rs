@@ -11,6 +11,7 @@
 
 mod common;
 
+mod architecture;
 mod capture;
 mod collectives;
 mod combine;
