@@ -24,6 +24,8 @@ pub struct Options {
     pub format: Format,
     /// How programs are keyed across profiles.
     pub program_key: crate::derived::executions::KeyBy,
+    /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the summary.
+    pub partial: bool,
 }
 
 /// Summary of one program.
@@ -223,7 +225,11 @@ pub fn run(
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<()> {
-    let summary = summary(options, inputs, notes)?;
+    let acc = read(inputs, options.program_key, notes)?;
+    if options.partial {
+        return crate::derived::partial::write(out, PARTIAL, &acc);
+    }
+    let summary = acc.summary(options.include_warmup, options.include_autotuning);
     write(options.format, &summary, out)
 }
 

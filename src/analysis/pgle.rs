@@ -32,10 +32,59 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// What `njx-pgle` reads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Count initialisation executions too.
     pub include_warmup: bool,
+    /// The folder the profiles are written into (one `<fingerprint>.pbtxt` per program);
+    /// needed unless `partial`.
+    pub dir: Option<PathBuf>,
+    /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the profiles.
+    pub partial: bool,
+    /// The summary's format (one row per profile written).
+    pub format: Format,
+}
+
+impl Options {
+    /// Refuses, before anything is read, options without a folder to write into (unless
+    /// `partial`) and a folder that exists and is no folder.
+    pub fn check(&self) -> Result<()> {
+        match &self.dir {
+            Some(dir) => match std::fs::metadata(dir) {
+                Ok(m) if !m.is_dir() => Err(Error::Usage(format!(
+                    "-o {}: not a folder (njx-pgle writes one file per program into it)",
+                    dir.display()
+                ))),
+                _ => Ok(()),
+            },
+            None if !self.partial => Err(Error::Usage(
+                "-o DIR is required: the folder to write the profiles into (or --partial)".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs njx-pgle: reads `inputs`, then writes either the partial result to `out` or one
+/// profile per program into `options.dir` and their summary to `out`.
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    options.check()?;
+    let costs = read(inputs, notes)?;
+    if options.partial {
+        return partial::write(out, PARTIAL, &costs);
+    }
+    let dir = options
+        .dir
+        .as_deref()
+        .expect("checked: a folder without --partial");
+    let profiles = profiles(&costs, options, notes);
+    write_files(dir, &profiles, inputs)?;
+    write_summary(options.format, &rows(&profiles, dir), out)
 }
 
 /// The executions of one thunk of one program in one phase: their full GPU time.

@@ -1,11 +1,10 @@
 //! `njx-flamefold`: the command line of [`crate::analysis::flamefold`].
 
 use super::Files;
-use crate::analysis::flamefold::{By, Options, SvgOptions, Unit, diff, render_svg};
+use crate::analysis::flamefold::{By, Options, SvgOptions, Unit, default_title};
 use crate::error::{Error, Result};
 use crate::output::open_output;
 use clap::Parser;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Folded stacks for flame graphs: NVTX trees, and GPU time by Python source, op_name,
@@ -122,20 +121,6 @@ pub struct Args {
     pub partial: bool,
 }
 
-fn default_title(by: By, diff: bool) -> &'static str {
-    if diff {
-        return "Differential flame graph";
-    }
-    match by {
-        By::Stack => "NVTX ranges by self time",
-        By::Source => "GPU time by Python source",
-        By::OpName => "GPU time by op_name",
-        By::Opcode => "GPU time by HLO opcode",
-        By::Module => "GPU time by module and thunk",
-        By::Device => "GPU time by device",
-    }
-}
-
 impl Args {
     /// The folding these options ask for.
     pub fn into_options(&self) -> Options {
@@ -144,6 +129,25 @@ impl Args {
             hlo: self.hlo.clone(),
             top_modules: self.top_modules,
             include_warmup: self.include_warmup,
+            full_names: self.full_names,
+            unit: self.unit,
+            partial: self.partial,
+            diff: self.diff.as_ref().map(|d| [d[0].clone(), d[1].clone()]),
+            normalize: self.normalize,
+        }
+    }
+
+    /// How the SVG is drawn.
+    pub fn svg_options(&self) -> SvgOptions {
+        SvgOptions {
+            title: self
+                .title
+                .clone()
+                .unwrap_or_else(|| default_title(self.by, self.diff.is_some()).to_string()),
+            width: self.width as usize,
+            count_name: self.unit.name().to_string(),
+            idle: self.idle,
+            diff: self.diff.is_some(),
             full_names: self.full_names,
         }
     }
@@ -167,70 +171,20 @@ pub fn run(args: &Args) -> Result<()> {
         None
     };
     let notes = super::notes_and_progress("njx-flamefold", args.files.quiet, &inputs, out.as_mut());
-    if args.partial {
-        let time = crate::analysis::flamefold::partial(&args.into_options(), &inputs, &notes)?;
-        let mut out = out.expect("opened for --partial");
-        crate::derived::partial::write(&mut out, crate::derived::gpu_time::PARTIAL, &time)?;
-        return out.finish();
+    if args.diff.is_some() && !args.files.inputs.is_empty() {
+        return Err(Error::Usage(
+            "--diff takes exactly the two folded files, no other inputs".into(),
+        ));
     }
-    let stacks = if let Some(pair) = &args.diff {
-        if !args.files.inputs.is_empty() {
-            return Err(Error::Usage(
-                "--diff takes exactly the two folded files, no other inputs".into(),
-            ));
-        }
-        Stacks::Diff(
-            diff(&pair[0], &pair[1], args.normalize)?
-                .into_iter()
-                .map(|(s, a, b)| format!("{s} {a} {b}"))
-                .collect(),
-        )
-    } else {
-        let folded = crate::analysis::flamefold::fold(&args.into_options(), &inputs, &notes)?;
-        if folded.is_empty() {
-            notes.note("nothing to fold: the input has no time");
-        }
-        Stacks::Folded(folded)
-    };
+    let options = args.into_options();
+    let made = crate::analysis::flamefold::make(&options, &inputs, &notes)?;
     if let Some((svg, mut svg_out)) = svg_out.take() {
-        let options = SvgOptions {
-            title: args
-                .title
-                .clone()
-                .unwrap_or_else(|| default_title(args.by, args.diff.is_some()).to_string()),
-            width: args.width as usize,
-            count_name: args.unit.name().to_string(),
-            idle: args.idle,
-            diff: args.diff.is_some(),
-            full_names: args.full_names,
-        };
-        let lines = match &stacks {
-            Stacks::Folded(folded) => folded.lines(args.unit),
-            Stacks::Diff(lines) => lines.clone(),
-        };
-        if lines.is_empty() {
-            return Err(Error::data(
-                svg.display().to_string(),
-                "no stacks to draw: the input has no time",
-            ));
-        }
-        render_svg(&lines, &options, &mut svg_out)?;
+        made.write_svg(options.unit, &args.svg_options(), svg, &mut svg_out)?;
         svg_out.finish()?;
     }
     if let Some(mut out) = out {
-        // Written as they are made: the lines of deep stacks are long, and many.
-        let mut write = |line: &str| writeln!(out, "{line}").map_err(Error::Output);
-        match &stacks {
-            Stacks::Folded(folded) => folded.write_lines(args.unit, &mut write)?,
-            Stacks::Diff(lines) => lines.iter().try_for_each(|l| write(l))?,
-        }
+        made.write(options.unit, &mut out)?;
         out.finish()?;
     }
     Ok(())
-}
-
-/// What is written: folded stacks, or the lines of a differential flame graph.
-enum Stacks {
-    Folded(crate::analysis::flamefold::Folded),
-    Diff(Vec<String>),
 }

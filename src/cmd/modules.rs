@@ -63,6 +63,7 @@ impl Args {
             include_autotuning: self.include_autotuning,
             format: self.io.format.unwrap_or(Format::Table),
             program_key: self.program_key,
+            partial: self.partial,
         }
     }
 }
@@ -74,12 +75,6 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-modules", args.io.files.quiet, &inputs, Some(&mut out));
-    let acc = crate::analysis::modules::read(&inputs, args.program_key, &notes)?;
-    if args.partial {
-        crate::derived::partial::write(&mut out, crate::analysis::modules::PARTIAL, &acc)?;
-    } else {
-        let summary = acc.summary(options.include_warmup, options.include_autotuning);
-        crate::analysis::modules::write(options.format, &summary, &mut out)?;
-    }
+    crate::analysis::modules::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -2,10 +2,10 @@
 
 use super::Files;
 use crate::analysis::pgle::Options;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::{Format, open_output};
 use clap::Parser;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Profiles for XLA's profile-guided latency estimator from nsys-jax archives: one
 /// <fingerprint>.pbtxt per program, as nsys-jax's pgle_costs analysis writes them.
@@ -82,18 +82,10 @@ impl Args {
     pub fn into_options(&self) -> Options {
         Options {
             include_warmup: self.include_warmup,
+            dir: self.output.clone(),
+            partial: self.partial,
+            format: self.format.unwrap_or(Format::Table),
         }
-    }
-}
-
-/// Refuses, before anything is read, a DIR that exists and is no folder.
-fn check_dir(dir: &Path) -> Result<()> {
-    match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => Err(Error::Usage(format!(
-            "-o {}: not a folder (njx-pgle writes one file per program into it)",
-            dir.display()
-        ))),
-        _ => Ok(()),
     }
 }
 
@@ -106,30 +98,8 @@ pub fn run(args: &Args) -> Result<()> {
         quiet: args.quiet,
     };
     let inputs = files.inputs_or_stdin();
-    match &args.output {
-        Some(dir) => check_dir(dir)?,
-        None if !args.partial => {
-            return Err(Error::Usage(
-                "-o DIR is required: the folder to write the profiles into (or --partial)".into(),
-            ));
-        }
-        None => {}
-    }
     let mut out = open_output(None, &inputs)?;
     let notes = super::notes_and_progress("njx-pgle", args.quiet, &inputs, Some(&mut out));
-    let costs = crate::analysis::pgle::read(&inputs, &notes)?;
-    if args.partial {
-        crate::derived::partial::write(&mut out, crate::analysis::pgle::PARTIAL, &costs)?;
-        return out.finish();
-    }
-    // Checked above: without --partial there is a folder.
-    let dir = args
-        .output
-        .as_deref()
-        .expect("-o DIR checked before reading");
-    let profiles = crate::analysis::pgle::profiles(&costs, &options, &notes);
-    crate::analysis::pgle::write_files(dir, &profiles, &inputs)?;
-    let rows = crate::analysis::pgle::rows(&profiles, dir);
-    crate::analysis::pgle::write_summary(args.format.unwrap_or(Format::Table), &rows, &mut out)?;
+    crate::analysis::pgle::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

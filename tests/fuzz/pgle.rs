@@ -202,6 +202,9 @@ fn write_profiles(input: &Input, inputs: &[PathBuf], out: &Path) -> njx::Result<
     let notes = Notes::kept();
     let options = pgle::Options {
         include_warmup: input.bit(12),
+        dir: None,
+        partial: false,
+        format: njx::output::Format::Table,
     };
     let costs = pgle::read(inputs, &notes)?;
     let profiles = pgle::profiles(&costs, &options, &notes);

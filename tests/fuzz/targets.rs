@@ -224,6 +224,7 @@ fn modules_run(paths: &[PathBuf], input: &Input) -> Result<()> {
         include_autotuning: input.bit(2),
         format: format(input, 3, true),
         program_key: key(input, 5),
+        partial: input.bit(6),
     };
     modules::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);
@@ -290,6 +291,10 @@ fn flamefold_run(
         top_modules: if input.bit(1) { 0.99 } else { 1.0 },
         include_warmup: input.bit(2),
         full_names: input.bit(6),
+        unit: flamefold::Unit::Ns,
+        partial: false,
+        diff: None,
+        normalize: false,
     };
     let folded = flamefold::fold(&options, paths, &notes)?;
     let unit = *[
@@ -675,9 +680,14 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     top_modules: 0.99,
                     include_warmup: false,
                     full_names: false,
+                    unit: flamefold::Unit::Ns,
+                    partial: false,
+                    diff: None,
+                    normalize: false,
                 };
                 let time = flamefold::partial(&options, &archives, &notes).expect("partial");
-                njx::derived::partial::write(&mut out, njx::derived::gpu_time::PARTIAL, &time).unwrap();
+                njx::derived::partial::write(&mut out, njx::derived::gpu_time::PARTIAL, &time)
+                    .unwrap();
             }
         }
         out
@@ -689,6 +699,10 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             top_modules: 0.99,
             include_warmup: false,
             full_names: false,
+            unit: flamefold::Unit::Ns,
+            partial: false,
+            diff: None,
+            normalize: false,
         };
         let f = flamefold::fold(&options, paths, &Notes::kept()).expect("seed fold");
         let mut out = f.lines(flamefold::Unit::Ns).join("\n");

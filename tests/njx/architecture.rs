@@ -222,10 +222,8 @@ fn graph(mods: &BTreeMap<ModPath, String>) -> BTreeMap<ModPath, BTreeSet<ModPath
         let code = code_of(text);
         let mut deps = BTreeSet::new();
         for path in referenced(m, &code) {
-            if let Some(to) = resolve(&path) {
-                if &to != m {
-                    deps.insert(to);
-                }
+            if let Some(to) = resolve(&path).filter(|to| to != m) {
+                deps.insert(to);
             }
         }
         g.insert(m.clone(), deps);
@@ -278,16 +276,14 @@ fn each_layer_imports_only_the_layers_below_it() {
     for (from, deps) in &g {
         let Some(lf) = layer_of(from) else { continue };
         for to in deps {
-            if let Some(lt) = layer_of(to) {
-                if lt > lf {
-                    bad.push(format!(
-                        "{} ({}) imports {} ({})",
-                        show(from),
-                        LAYERS[lf].0,
-                        show(to),
-                        LAYERS[lt].0
-                    ));
-                }
+            if let Some(lt) = layer_of(to).filter(|&lt| lt > lf) {
+                bad.push(format!(
+                    "{} ({}) imports {} ({})",
+                    show(from),
+                    LAYERS[lf].0,
+                    show(to),
+                    LAYERS[lt].0
+                ));
             }
         }
     }
@@ -313,10 +309,8 @@ fn no_analysis_imports_another() {
     for (from, deps) in &g {
         let Some(a) = job(from) else { continue };
         for to in deps {
-            if let Some(b) = job(to) {
-                if a != b {
-                    bad.push(format!("{} imports {}", show(from), show(to)));
-                }
+            if job(to).is_some_and(|b| a != b) {
+                bad.push(format!("{} imports {}", show(from), show(to)));
             }
         }
     }

@@ -100,6 +100,10 @@ fn flamefold_in_process_folds_what_the_command_folds() {
         top_modules: 0.99,
         include_warmup: false,
         full_names: false,
+        unit: flamefold::Unit::Ns,
+        partial: false,
+        diff: None,
+        normalize: false,
     };
     let folded = flamefold::fold(&options, std::slice::from_ref(&path), &Notes::kept()).unwrap();
     let lines = folded.lines(flamefold::Unit::Ns);

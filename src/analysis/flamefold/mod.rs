@@ -10,8 +10,10 @@
 pub mod gpu;
 pub mod stack;
 mod svg;
+mod write;
 
 pub use svg::{SvgOptions, render_svg};
+pub use write::{Made, default_title, make};
 
 use crate::derived::gpu_time::{self, GpuTime};
 use crate::error::{Error, Result};
@@ -57,6 +59,14 @@ pub struct Options {
     /// `--by stack`: keep range names whole, also in compilation trees (where they are
     /// otherwise cleaned as njx-compile-summary cleans them).
     pub full_names: bool,
+    /// The unit of the counts written.
+    pub unit: Unit,
+    /// GPU modes: make the partial result instead of folded stacks.
+    pub partial: bool,
+    /// Pair these two folded files (before, after) instead of folding the inputs.
+    pub diff: Option<[PathBuf; 2]>,
+    /// With `diff`: scale before to the total of after.
+    pub normalize: bool,
 }
 
 /// Folds `inputs` as `options` ask: range trees by name path, or GPU time.
