@@ -21,6 +21,7 @@ mod export;
 mod export_gpu;
 mod export_sqlite;
 mod flamefold;
+mod golden;
 mod heap;
 mod hlo;
 mod hostile;

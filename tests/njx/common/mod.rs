@@ -2,6 +2,7 @@
 //! themselves (CSV, gzip, xz, zip, Parquet), and the location of the real profiles.
 #![allow(dead_code)]
 
+pub mod golden;
 pub mod gpu_spans;
 pub mod heap;
 pub mod nsys_sqlite;

@@ -1,0 +1,955 @@
+//! Golden output tests: every tool's main outputs on fixtures made here, compared byte for
+//! byte with the copies stored under `tests/golden/<tool>/<case>`.
+//!
+//! The other test modules check figures worked out by hand; these check everything else a
+//! tool writes (column order, widths, rounding, notes, record fields), so that any change
+//! of an output shows up in review as a diff of `tests/golden/`. A diff there is the
+//! point: read it, and keep it only if the change is meant.
+//!
+//! - A missing golden file is written on the first run (the test says so on stderr).
+//! - After a meant change, rewrite them all and review the diff:
+//!   `NJX_BLESS=1 cargo test --test njx golden::`
+//! - A mismatch fails with a line diff (`-` stored, `+` now) of each file that differs.
+//!
+//! Paths of temporary folders are written `<tmp>`. SVGs are kept small: charts without
+//! their background grid ([`chart`]), flame graphs without inferno's script and styles
+//! ([`flame_graph`]); njx-combine's archive is listed, member by member.
+//!
+//! The fixtures are the other modules' own, in small: two nsys-jax archives of one program
+//! on two ranks (`modules_archive.rs`, with op_name and source metadata and a buffer
+//! assignment added to its HLO dump), an nsys SQLite export with XLA ranges and kernels
+//! (`kernels.rs`), [`COMPILE_CSV`] and `examples/data/compile_trace.csv.xz`. njx-capture
+//! needs nsys and is left out.
+
+use crate::common::golden::Golden;
+use crate::common::gpu_spans::*;
+use crate::common::heap::{Kind, allocation, assignment, buffer, event, trace};
+use crate::common::nsys_sqlite::{NsysDb, gpid, gtid};
+use crate::common::{instruction as inst, *};
+use njx::hlo::proto::{
+    BufferAllocationProto, FrontendAttributes, HloModuleProto, HloProto, OpMetadata, ReplicaGroup,
+    StackFrameIndexProto, stack_frame_index_proto,
+};
+use prost::Message;
+use std::path::Path;
+use std::process::Command;
+
+// ---------------------------------------------------------------- running the tools
+
+/// Runs `tool` on `args`, which must succeed; (stdout, stderr).
+fn both(tool: &str, args: &[&str]) -> (String, String) {
+    let out = run(tool, args, b"");
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed: {}",
+        stderr_of(&out)
+    );
+    let err = stderr_of(&out);
+    (String::from_utf8(out.stdout).expect("utf-8 output"), err)
+}
+
+/// A chart of plotters (`--plot`, `--svg` of njx-heap) with its background grid (the
+/// light `<line>`s, each a copy of the next but for its place) counted instead of listed:
+/// the data, axes, ticks and labels stay, line for line.
+fn chart(svg: &str) -> String {
+    let mesh = |l: &&str| l.starts_with("<line opacity=\"0.");
+    let grid = svg.lines().filter(mesh).count();
+    let mut out = String::new();
+    for (i, line) in svg.lines().enumerate() {
+        if i == 1 {
+            out += &format!("<!-- golden: {grid} grid lines left out -->\n");
+        }
+        if !mesh(&line) {
+            out += line;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// An inferno flame graph without its constant preamble (styles and script): the root
+/// element, then the titles and frames, one element a line.
+fn flame_graph(svg: &str) -> String {
+    let root = svg.find("<svg ").expect("an SVG root");
+    let root = &svg[root..root + svg[root..].find('>').expect("its end") + 1];
+    let body = svg.rsplit_once("</script>").expect("inferno's script").1;
+    format!("{root}\n{}\n", body.replace("><", ">\n<"))
+}
+
+/// `args` followed by `paths`.
+fn with<'a>(args: &[&'a str], paths: &'a [String]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.extend(paths.iter().map(String::as_str));
+    all
+}
+
+// ---------------------------------------------------------------- the archives
+
+/// `fingerprint_before_lhs` of program 7 (`jit_step`).
+const FP: &str = "5d41402abc4b2a76b9719d911017c592";
+const DUMP: &str = "dump/module_0007.jit_step.sm_8.0_gpu_after_optimizations.hlo.pb.xz";
+const GPU_PROJ: &str = "nvtx_gpu_proj_trace/trace.parquet";
+
+/// The cells of an owned text column, borrowed for [`pq_text`].
+fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
+    v.iter().map(Option::as_deref).collect()
+}
+
+/// The GPU projection of rank `rank` ([`spans`]), in the first form pandas wrote (as
+/// `modules_archive.rs` makes it).
+fn gpu_proj_trace(rank: usize) -> Vec<u8> {
+    let spans = spans(rank);
+    let by_id = |id: i64| spans.iter().find(|s| s.id == id).expect("parent exists");
+    let stack = |s: &Span| -> Vec<i64> {
+        let mut ids = vec![s.id];
+        let mut parent = s.parent;
+        while let Some(p) = parent {
+            ids.insert(0, p);
+            parent = by_id(p).parent;
+        }
+        ids
+    };
+    let stacks: Vec<String> = spans
+        .iter()
+        .map(|s| stack(s).iter().map(|i| format!(":{i}")).collect())
+        .collect();
+    let outside_start = rank as i64 * OFFSET;
+    let ints = |outside: i64, f: &dyn Fn(&Span) -> i64| -> Vec<Option<i64>> {
+        std::iter::once(Some(outside))
+            .chain(spans.iter().map(|s| Some(f(s))))
+            .collect()
+    };
+    let doubles = |f: &dyn Fn(&Span) -> Option<f64>| -> Vec<Option<f64>> {
+        std::iter::once(None).chain(spans.iter().map(f)).collect()
+    };
+    let texts = |f: &dyn Fn(usize, &Span) -> String| -> Vec<Option<String>> {
+        std::iter::once(None)
+            .chain(spans.iter().enumerate().map(|(i, s)| Some(f(i, s))))
+            .collect()
+    };
+    let names = texts(&|_, s| s.name.clone());
+    let styles = texts(&|_, _| "PushPop".to_string());
+    let range_stacks = texts(&|i, _| stacks[i].clone());
+    let n = spans.len() + 1;
+    parquet_table(
+        &[
+            pq_text("Name", &borrow(&names)),
+            pq_int("Projected Start", &ints(outside_start, &|s| s.start)),
+            pq_int("Projected Duration", &ints(30_000_000, &|s| s.dur)),
+            pq_double(
+                "Orig Start",
+                &doubles(&|s| Some((s.start - 400_000) as f64)),
+            ),
+            pq_double("Orig Duration", &doubles(&|s| Some((s.dur / 10) as f64))),
+            pq_text("Style", &borrow(&styles)),
+            pq_int("PID", &vec![Some(pid(rank)); n]),
+            pq_int("TID", &ints(pid(rank), &|s| s.tid)),
+            pq_int("NumGPUOps", &ints(400, &|s| s.ops)),
+            pq_double("Lvl", &doubles(&|s| Some((stack(s).len() - 1) as f64))),
+            pq_int(
+                "NumChild",
+                &ints(0, &|s| {
+                    spans.iter().filter(|c| c.parent == Some(s.id)).count() as i64
+                }),
+            ),
+            pq_double("RangeId", &doubles(&|s| Some(s.id as f64))),
+            pq_double("ParentId", &doubles(&|s| s.parent.map(|p| p as f64))),
+            pq_text("RangeStack", &borrow(&range_stacks)),
+            pq_int("Rank", &vec![Some(rank as i64); n]),
+        ],
+        1 << 20,
+    )
+}
+
+/// Thread names of one rank: the main thread, a compiler thread, the launcher thread that
+/// names the device, an unrelated thread.
+fn thread_metadata(rank: usize) -> Vec<u8> {
+    let p = pid(rank);
+    let launcher = format!("XlaLauncher:#global={rank},local=0,process={rank},slice=0#");
+    let names = [
+        "python3",
+        "tf_XLAEigen",
+        launcher.as_str(),
+        "cuda-EvtHandlr",
+    ];
+    parquet_table(
+        &[
+            pq_text("Name", &names.map(Some)),
+            pq_int("PID", &[Some(p); 4]),
+            pq_int("TID", &[Some(p), Some(p + 1), Some(p + 2), Some(p + 3)]),
+            pq_int32("Priority", &[Some(0), Some(0), Some(0), Some(-2)]),
+        ],
+        1 << 20,
+    )
+}
+
+/// The push/pop table of one rank: the compilation of jit_step (program 7); on rank 1 its
+/// backend holds an autotuner compilation of the extracted module (program 99).
+fn pushpop_csv(rank: usize) -> String {
+    let p = pid(rank);
+    let o = rank as i64 * OFFSET;
+    let mut csv = String::from(
+        "Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree\n",
+    );
+    let (s, e) = (o + 500_000, o + 2_500_000);
+    csv += &format!(
+        "{s},{e},2000000,1500000,500000,\"TSL:XlaCompile:#module=jit_step,program_id=7#\",{p},{p},0,1,1,,:1,\"TSL:XlaCompile:#module=jit_step,program_id=7#\"\n"
+    );
+    let (s, e) = (o + 600_000, o + 2_100_000);
+    if rank == 1 {
+        csv += &format!(
+            "{s},{e},1500000,800000,700000,\"TSL:XlaCompileBackend:#module=jit_step,program_id=7#\",{p},{p},1,1,2,1,:1:2,\"--TSL:XlaCompileBackend:#module=jit_step,program_id=7#\"\n"
+        );
+        let (s, e) = (o + 700_000, o + 1_500_000);
+        csv += &format!(
+            "{s},{e},800000,600000,200000,TSL:XlaAutotunerCompilation,{p},{p},2,1,3,2,:1:2:3,----TSL:XlaAutotunerCompilation\n"
+        );
+        let (s, e) = (o + 800_000, o + 1_400_000);
+        csv += &format!(
+            "{s},{e},600000,0,600000,\"TSL:XlaCompileBackend:#module=extracted,program_id=99#\",{p},{p},3,0,4,3,:1:2:3:4,\"------TSL:XlaCompileBackend:#module=extracted,program_id=99#\"\n"
+        );
+    } else {
+        csv += &format!(
+            "{s},{e},1500000,0,1500000,\"TSL:XlaCompileBackend:#module=jit_step,program_id=7#\",{p},{p},1,0,2,1,:1:2,\"--TSL:XlaCompileBackend:#module=jit_step,program_id=7#\"\n"
+        );
+    }
+    csv
+}
+
+/// Metadata of an instruction: its op_name, stack frame and scheduling name.
+fn meta(op_name: &str, frame: i32, scheduling: &str) -> Option<OpMetadata> {
+    Some(OpMetadata {
+        op_name: op_name.into(),
+        stack_frame_id: frame,
+        scheduling_name: scheduling.into(),
+        ..Default::default()
+    })
+}
+
+/// The after-optimizations HloProto of program 7 (`jit_step`) of `modules_archive.rs`,
+/// with metadata: `fusion.1` (`jit(step)/neg`, model.py:12 `step`, scheduled as itself),
+/// the all-reduce of its f32[1024] result over {0,1} (`jit(step)/psum`, model.py:20 `loss`,
+/// no scheduling name) and `fusion.2` (`jit(step)/exp`, model.py:20, scheduled as
+/// `fusion.7`); both called from train.py:30. Its buffer assignment: the parameter (4 KiB),
+/// a temp allocation of 8 KiB (fusion.1's result, then the all-reduce's, which its done
+/// shares) and the output (fusion.2's result); the heap trace peaks at 8 KiB.
+fn hlo_proto() -> Vec<u8> {
+    use stack_frame_index_proto::{FileLocation, StackFrame};
+    let add = computation(
+        1,
+        "add",
+        vec![
+            inst(1, "x", "parameter", f32s(&[]), &[], &[]),
+            inst(2, "y", "parameter", f32s(&[]), &[], &[]),
+            inst(3, "add.0", "add", f32s(&[]), &[1, 2], &[]),
+        ],
+    );
+    let fused1 = computation(
+        2,
+        "fused_computation.1",
+        vec![
+            inst(10, "param_0.1", "parameter", f32s(&[1024]), &[], &[]),
+            inst(11, "negate.1", "negate", f32s(&[1024]), &[10], &[]),
+        ],
+    );
+    let fused2 = computation(
+        3,
+        "fused_computation.2",
+        vec![
+            inst(20, "param_0.2", "parameter", f32s(&[1024]), &[], &[]),
+            inst(
+                21,
+                "exponential.2",
+                "exponential",
+                f32s(&[1024]),
+                &[20],
+                &[],
+            ),
+        ],
+    );
+    let mut fusion1 = inst(101, "fusion.1", "fusion", f32s(&[1024]), &[100], &[2]);
+    fusion1.metadata = meta("jit(step)/neg", 2, "fusion.1");
+    let mut all_reduce = inst(
+        102,
+        "all-reduce-start.1",
+        "all-reduce-start",
+        f32s(&[1024]),
+        &[101],
+        &[1],
+    );
+    all_reduce.replica_groups = vec![ReplicaGroup {
+        replica_ids: vec![0, 1],
+    }];
+    all_reduce.metadata = meta("jit(step)/psum", 3, "");
+    let done = inst(
+        103,
+        "all-reduce-done.1",
+        "all-reduce-done",
+        f32s(&[1024]),
+        &[102],
+        &[],
+    );
+    let mut fusion2 = inst(104, "fusion.2", "fusion", f32s(&[1024]), &[103], &[3]);
+    fusion2.metadata = meta("jit(step)/exp", 3, "fusion.7");
+    let entry = computation(
+        10,
+        "main.10",
+        vec![
+            inst(100, "p0", "parameter", f32s(&[1024]), &[], &[]),
+            fusion1,
+            all_reduce,
+            done,
+            fusion2,
+        ],
+    );
+    let location = |file, function, line| FileLocation {
+        file_name_id: file,
+        function_name_id: function,
+        line,
+        column: 0,
+    };
+    let frame = |file_location_id, parent_frame_id| StackFrame {
+        file_location_id,
+        parent_frame_id,
+    };
+    let ev = |kind, id, canonical, at| event(kind, id, canonical, "main.10", at);
+    let proto = HloProto {
+        hlo_module: Some(HloModuleProto {
+            id: 7,
+            name: "jit_step".into(),
+            entry_computation_id: 10,
+            entry_computation_name: "main.10".into(),
+            frontend_attributes: Some(FrontendAttributes {
+                map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
+            }),
+            computations: vec![add, fused1, fused2, entry],
+            stack_frame_index: Some(StackFrameIndexProto {
+                file_names: vec!["train.py".into(), "model.py".into()],
+                function_names: vec!["<module>".into(), "step".into(), "loss".into()],
+                file_locations: vec![location(1, 1, 30), location(2, 2, 12), location(2, 3, 20)],
+                stack_frames: vec![frame(1, 0), frame(2, 1), frame(3, 2)],
+            }),
+            ..Default::default()
+        }),
+        buffer_assignment: Some(assignment(
+            vec![
+                buffer(1, 4096, 100, &[]),
+                buffer(2, 4096, 101, &[]),
+                buffer(3, 4096, 102, &[]),
+                buffer(4, 4096, 103, &[]),
+                buffer(5, 4096, 104, &[]),
+            ],
+            vec![
+                BufferAllocationProto {
+                    is_entry_computation_parameter: true,
+                    ..allocation(0, 4096, &[(1, 0, 4096)])
+                },
+                allocation(1, 8192, &[(2, 0, 4096), (3, 4096, 4096), (4, 4096, 4096)]),
+                BufferAllocationProto {
+                    maybe_live_out: true,
+                    ..allocation(2, 4096, &[(5, 0, 4096)])
+                },
+            ],
+            vec![trace(
+                vec![
+                    ev(Kind::Alloc, 2, 0, "fusion.1"),
+                    ev(Kind::Alloc, 3, 0, "all-reduce-start.1"),
+                    ev(Kind::ShareWith, 4, 3, "all-reduce-done.1"),
+                    ev(Kind::Free, 2, 0, "all-reduce-done.1"),
+                    ev(Kind::Free, 4, 0, "fusion.2"),
+                    ev(Kind::Free, 3, 0, "fusion.2"),
+                ],
+                true,
+                1,
+            )],
+        )),
+    };
+    xz(&proto.encode_to_vec())
+}
+
+/// Writes `dir/rank<rank>.zip` and returns its path: the GPU projection, thread names,
+/// push/pop table and HLO dump of one rank.
+fn archive(dir: &Path, rank: usize) -> String {
+    let trace = gpu_proj_trace(rank);
+    let threads = thread_metadata(rank);
+    let dump = hlo_proto();
+    let pushpop = xz(pushpop_csv(rank).as_bytes());
+    let members: Vec<(&str, &[u8])> = vec![
+        (GPU_PROJ, &trace[..]),
+        ("thread-metadata.parquet", &threads[..]),
+        ("report_nvtx_pushpop_trace.csv.xz", &pushpop[..]),
+        (DUMP, &dump[..]),
+    ];
+    write(dir, &format!("rank{rank}.zip"), &zip(&members, false))
+}
+
+/// rank0.zip and rank1.zip in a fresh folder, whose path outputs write as `<tmp>`.
+fn archives(g: &mut Golden) -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempdir();
+    g.path(dir.path(), "<tmp>");
+    let paths = (0..2).map(|r| archive(dir.path(), r)).collect();
+    (dir, paths)
+}
+
+// ---------------------------------------------------------------- the SQLite export
+
+const PID: u64 = 100;
+const LAUNCH: i64 = 1;
+const K1: i64 = 2;
+const K1_SHORT: i64 = 3;
+const K2: i64 = 4;
+const K2_SHORT: i64 = 5;
+const MEMCPY: i64 = 6;
+const MEMSET: i64 = 7;
+
+/// `kernels.rs`' export with XLA's ranges, process 100: thread 1 pushes module
+/// `jit_f` (program 7) [0, 1000] with thunks `fusion.1` [100, 300] (holding `inner`) and
+/// `fusion.2` [550, 700], then a thunk outside modules [2000, 3000]; thread 2 pushes
+/// `jit_g` (no program id) [0, 1000] holding thunk `outer.1` holding module `jit_h`
+/// (program 2). Seven kernels on two devices (k1, and k2 for the third and seventh), two
+/// memory copies and a memset.
+fn sqlite_export(path: &Path) {
+    let db = NsysDb::create(path);
+    let t = |tid| gtid(PID, tid);
+    let p = gpid(PID);
+    db.string(LAUNCH, "cudaLaunchKernel_v7000");
+    db.string(K1, "void k1<float>(int)");
+    db.string(K1_SHORT, "k1");
+    db.string(K2, "void k2()");
+    db.string(K2_SHORT, "k2");
+    db.string(MEMCPY, "cudaMemcpyAsync_v3020");
+    db.string(MEMSET, "cudaMemsetAsync_v3020");
+    db.range(
+        0,
+        1000,
+        t(1),
+        "TSL:XlaModule:#hlo_module=jit_f,program_id=7#",
+    );
+    db.range(100, 300, t(1), "TSL:Thunk:#hlo_op=fusion.1#");
+    db.range(150, 250, t(1), "inner");
+    db.range(550, 700, t(1), "Thunk:#hlo_op=fusion.2,unique_hlo_op_id=3#");
+    db.range(2000, 3000, t(1), "TSL:Thunk:#hlo_op=stray.1#");
+    db.range(0, 1000, t(2), "XlaModule:#hlo_module=jit_g#");
+    db.range(0, 900, t(2), "TSL:Thunk:#hlo_op=outer.1#");
+    db.range(
+        100,
+        800,
+        t(2),
+        "TSL:XlaModule:#hlo_module=jit_h,program_id=2#",
+    );
+    let launches = [
+        (1, 160, 0, 10_000, 10_100, K1, K1_SHORT),
+        (1, 400, 0, 10_200, 10_500, K1, K1_SHORT),
+        (1, 600, 0, 10_800, 10_830, K2, K2_SHORT),
+        (1, 2100, 0, 11_000, 11_050, K1, K1_SHORT),
+        (1, 5000, 0, 11_100, 11_110, K1, K1_SHORT),
+        (2, 200, 1, 9_000, 9_400, K1, K1_SHORT),
+        (2, 850, 1, 9_500, 9_520, K2, K2_SHORT),
+    ];
+    for (i, (tid, call, dev, start, end, name, short)) in launches.into_iter().enumerate() {
+        let corr = i as i64 + 1;
+        db.call_named(call, call + 10, t(tid), corr, LAUNCH);
+        db.kernel_named(dev, 7, start, end, p, corr, name, short, 1 + corr);
+    }
+    db.call_named(180, 190, t(1), 8, MEMCPY);
+    db.call_named(5100, 5110, t(1), 9, MEMCPY);
+    db.call_named(620, 630, t(1), 10, MEMSET);
+    db.memcpy_of(12_000, 12_100, p, 8, 4096, 1);
+    db.memcpy_of(12_200, 12_202, p, 9, 64, 2);
+    db.memset(12_300, 12_340, p, 10);
+}
+
+/// `dir/x.sqlite`, written by [`sqlite_export`].
+fn sqlite(dir: &Path) -> String {
+    let path = dir.join("x.sqlite");
+    sqlite_export(&path);
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+/// [`COMPILE_CSV`] as `dir/trace.csv`.
+fn compile_csv(dir: &Path) -> String {
+    write(dir, "trace.csv", COMPILE_CSV.as_bytes())
+}
+
+/// The example compilation profile shipped with the project.
+fn example_trace() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/data/compile_trace.csv.xz")
+        .to_str()
+        .expect("utf-8 path")
+        .to_string()
+}
+
+// ---------------------------------------------------------------- the tools
+
+#[test]
+fn export() {
+    let mut g = Golden::new("njx-export");
+    let (dir, ranks) = archives(&mut g);
+    let csv = compile_csv(dir.path());
+    g.check("compile_ranges.jsonl", &ok("njx-export", &[&csv]));
+    g.check(
+        "compile_ranges.csv",
+        &ok("njx-export", &["--format", "csv", &csv]),
+    );
+    g.check(
+        "archive_ranges.csv",
+        &ok("njx-export", &with(&["--format", "csv"], &ranks)),
+    );
+    g.check(
+        "archive_modules.jsonl",
+        &ok("njx-export", &with(&["--table", "modules"], &ranks)),
+    );
+    g.check(
+        "archive_modules_no_align.csv",
+        &ok(
+            "njx-export",
+            &with(
+                &["--table", "modules", "--no-align", "--format", "csv"],
+                &ranks,
+            ),
+        ),
+    );
+    g.check(
+        "archive_thunks.csv",
+        &ok(
+            "njx-export",
+            &with(&["--table", "thunks", "--format", "csv"], &ranks),
+        ),
+    );
+    g.check(
+        "rank0_thunks.jsonl",
+        &ok("njx-export", &["--table", "thunks", &ranks[0]]),
+    );
+    g.check(
+        "rank0_gpu_ranges.csv",
+        &ok(
+            "njx-export",
+            &["--table", "gpu-ranges", "--format", "csv", &ranks[0]],
+        ),
+    );
+    let db = sqlite(dir.path());
+    g.check("sqlite_ranges.jsonl", &ok("njx-export", &[&db]));
+    g.check(
+        "sqlite_kernels.jsonl",
+        &ok("njx-export", &["--table", "kernels", &db]),
+    );
+    g.check(
+        "sqlite_kernels.csv",
+        &ok(
+            "njx-export",
+            &["--table", "kernels", "--format", "csv", &db],
+        ),
+    );
+    g.check(
+        "sqlite_memops.jsonl",
+        &ok("njx-export", &["--table", "memops", &db]),
+    );
+    g.check(
+        "sqlite_gpu_ranges.csv",
+        &ok(
+            "njx-export",
+            &["--table", "gpu-ranges", "--format", "csv", &db],
+        ),
+    );
+}
+
+#[test]
+fn ranges() {
+    let mut g = Golden::new("njx-ranges");
+    let dir = tempdir();
+    g.path(dir.path(), "<tmp>");
+    let csv = compile_csv(dir.path());
+    g.check(
+        "xla_compile.jsonl",
+        &ok("njx-ranges", &["--xla-compile", &csv]),
+    );
+    g.check(
+        "fold_compile.jsonl",
+        &ok("njx-ranges", &["--fold", "^TSL:XlaCompile:", &csv]),
+    );
+    g.check(
+        "select_backend.csv",
+        &ok(
+            "njx-ranges",
+            &["--select", "XlaCompileBackend", "--format", "csv", &csv],
+        ),
+    );
+    // From records on stdin.
+    let records = ok("njx-export", &[&csv]);
+    g.check(
+        "xla_compile_stdin.csv",
+        &ok_with(
+            "njx-ranges",
+            &["--xla-compile", "--format", "csv"],
+            records.as_bytes(),
+        ),
+    );
+}
+
+#[test]
+fn compile_summary() {
+    let mut g = Golden::new("njx-compile-summary");
+    let (dir, ranks) = archives(&mut g);
+    let csv = compile_csv(dir.path());
+    g.check("compile_csv.txt", &ok("njx-compile-summary", &[&csv]));
+    g.check(
+        "compile_csv_passes_by_name.txt",
+        &ok("njx-compile-summary", &["--passes", "--by", "name", &csv]),
+    );
+    g.check(
+        "compile_csv_total.csv",
+        &ok("njx-compile-summary", &["--total", "--format", "csv", &csv]),
+    );
+    let example = example_trace();
+    g.check(
+        "example_total.txt",
+        &ok("njx-compile-summary", &["--total", &example]),
+    );
+    g.check(
+        "example_by_category_passes.jsonl",
+        &ok(
+            "njx-compile-summary",
+            &[
+                "--total", "--by", "category", "--passes", "--top", "12", "--format", "json",
+                &example,
+            ],
+        ),
+    );
+    g.check(
+        "archives.txt",
+        &ok("njx-compile-summary", &with(&[], &ranks)),
+    );
+}
+
+#[test]
+fn modules() {
+    let mut g = Golden::new("njx-modules");
+    let (_dir, ranks) = archives(&mut g);
+    g.check("table.txt", &ok("njx-modules", &with(&[], &ranks)));
+    g.check(
+        "summary.jsonl",
+        &ok("njx-modules", &with(&["--format", "json"], &ranks)),
+    );
+    g.check(
+        "warmup_autotuning.csv",
+        &ok(
+            "njx-modules",
+            &with(
+                &[
+                    "--include-warmup",
+                    "--include-autotuning",
+                    "--format",
+                    "csv",
+                ],
+                &ranks,
+            ),
+        ),
+    );
+    // From module records on stdin.
+    let records = ok("njx-export", &with(&["--table", "modules"], &ranks));
+    g.check(
+        "records_stdin.txt",
+        &ok_with("njx-modules", &[], records.as_bytes()),
+    );
+}
+
+#[test]
+fn collectives() {
+    let mut g = Golden::new("njx-collectives");
+    let (dir, ranks) = archives(&mut g);
+    let svg = dir.path().join("busbw.svg");
+    let svg = svg.to_str().unwrap();
+    g.check(
+        "report.txt",
+        &ok("njx-collectives", &with(&["--plot", svg], &ranks)),
+    );
+    g.check(
+        "busbw.svg",
+        &chart(&std::fs::read_to_string(svg).expect("the plot")),
+    );
+    g.check(
+        "report.csv",
+        &ok("njx-collectives", &with(&["--format", "csv"], &ranks)),
+    );
+    g.check(
+        "report_warmup.jsonl",
+        &ok(
+            "njx-collectives",
+            &with(&["--format", "json", "--include-warmup"], &ranks),
+        ),
+    );
+    g.check(
+        "wait_quantiles.txt",
+        &ok(
+            "njx-collectives",
+            &with(&["--table", "wait-quantiles"], &ranks),
+        ),
+    );
+    g.check(
+        "lateness.csv",
+        &ok(
+            "njx-collectives",
+            &with(&["--table", "lateness", "--format", "csv"], &ranks),
+        ),
+    );
+    g.check(
+        "records.csv",
+        &ok(
+            "njx-collectives",
+            &with(&["--records", "--format", "csv"], &ranks),
+        ),
+    );
+}
+
+#[test]
+fn flamefold() {
+    let mut g = Golden::new("njx-flamefold");
+    let (dir, ranks) = archives(&mut g);
+    for by in ["source", "op-name", "opcode", "module", "device"] {
+        g.check(
+            &format!("by_{by}.folded"),
+            &ok("njx-flamefold", &with(&["--by", by], &ranks)),
+        );
+    }
+    g.check(
+        "by_source_warmup_us.folded",
+        &ok(
+            "njx-flamefold",
+            &with(
+                &["--by", "source", "--include-warmup", "--unit", "us"],
+                &ranks,
+            ),
+        ),
+    );
+    // NVTX stacks of the compilation, raw and prepared.
+    let csv = compile_csv(dir.path());
+    g.check(
+        "by_stack_raw.folded",
+        &ok("njx-flamefold", &["--unit", "ms", &csv]),
+    );
+    let prepared = ok("njx-ranges", &["--xla-compile", &csv]);
+    g.check(
+        "by_stack_xla_compile.folded",
+        &ok_with("njx-flamefold", &["--unit", "us"], prepared.as_bytes()),
+    );
+    // The flame graph's frames (the script and styles are inferno's).
+    let svg = dir.path().join("source.svg");
+    let svg = svg.to_str().unwrap();
+    ok(
+        "njx-flamefold",
+        &with(&["--by", "source", "--svg", svg], &ranks),
+    );
+    g.check(
+        "by_source.svg",
+        &flame_graph(&std::fs::read_to_string(svg).expect("the SVG")),
+    );
+}
+
+#[test]
+fn kernels() {
+    let mut g = Golden::new("njx-kernels");
+    let dir = tempdir();
+    g.path(dir.path(), "<tmp>");
+    let db = sqlite(dir.path());
+    g.check("by_name.txt", &ok("njx-kernels", &[&db]));
+    for by in ["short-name", "range", "module", "thunk"] {
+        g.check(
+            &format!("by_{by}.txt"),
+            &ok("njx-kernels", &["--by", by, &db]),
+        );
+    }
+    g.check("by_name.csv", &ok("njx-kernels", &["--format", "csv", &db]));
+    g.check(
+        "memops.txt",
+        &ok("njx-kernels", &["--table", "memops", &db]),
+    );
+    let memops = ok("njx-export", &["--table", "memops", &db]);
+    g.check(
+        "memops_records.jsonl",
+        &ok_with("njx-kernels", &["--format", "json"], memops.as_bytes()),
+    );
+}
+
+#[test]
+fn thunks() {
+    let mut g = Golden::new("njx-thunks");
+    let (_dir, ranks) = archives(&mut g);
+    g.check("top.txt", &ok("njx-thunks", &with(&[], &ranks)));
+    g.check(
+        "top.jsonl",
+        &ok("njx-thunks", &with(&["--format", "json"], &ranks)),
+    );
+    g.check(
+        "opcode.txt",
+        &ok("njx-thunks", &with(&["--view", "opcode"], &ranks)),
+    );
+    g.check(
+        "variability.txt",
+        &ok(
+            "njx-thunks",
+            &with(&["--view", "variability", "--min-cv", "0"], &ranks),
+        ),
+    );
+    // Records with the dump given apart.
+    let records = ok("njx-export", &with(&["--table", "thunks"], &ranks));
+    g.check(
+        "records_opcode.csv",
+        &ok_with(
+            "njx-thunks",
+            &["--view", "opcode", "--format", "csv", "--hlo", &ranks[0]],
+            records.as_bytes(),
+        ),
+    );
+}
+
+#[test]
+fn timeline() {
+    let mut g = Golden::new("njx-timeline");
+    let (dir, ranks) = archives(&mut g);
+    let modules = ok("njx-export", &["--table", "modules", &ranks[0]]);
+    let thunks = ok("njx-export", &["--table", "thunks", &ranks[0]]);
+    let m = write(dir.path(), "modules.jsonl", modules.as_bytes());
+    let t = write(dir.path(), "thunks.jsonl", thunks.as_bytes());
+    g.check("rank0_modules_thunks.json", &ok("njx-timeline", &[&m, &t]));
+    let db = sqlite(dir.path());
+    let ranges = ok("njx-export", &[&db]);
+    g.check(
+        "sqlite_ranges.json",
+        &ok_with("njx-timeline", &[], ranges.as_bytes()),
+    );
+}
+
+#[test]
+fn heap() {
+    let mut g = Golden::new("njx-heap");
+    let (dir, ranks) = archives(&mut g);
+    let svg = dir.path().join("heap.svg");
+    let svg = svg.to_str().unwrap();
+    g.check("peak.txt", &ok("njx-heap", &["--svg", svg, &ranks[0]]));
+    g.check(
+        "heap.svg",
+        &chart(&std::fs::read_to_string(svg).expect("the plot")),
+    );
+    g.check(
+        "peak.jsonl",
+        &ok("njx-heap", &["--format", "json", &ranks[0]]),
+    );
+    for view in ["buffers", "by-op-name", "by-source"] {
+        g.check(
+            &format!("{view}.txt"),
+            &ok("njx-heap", &["--view", view, &ranks[0]]),
+        );
+    }
+    g.check(
+        "buffers.csv",
+        &ok(
+            "njx-heap",
+            &["--view", "buffers", "--format", "csv", &ranks[0]],
+        ),
+    );
+}
+
+#[test]
+fn pgle() {
+    let mut g = Golden::new("njx-pgle");
+    let (dir, ranks) = archives(&mut g);
+    // Each profile written, then what the tool said.
+    let profiles = |out: &Path| -> String {
+        let mut text = String::new();
+        for name in entries(out) {
+            let body = std::fs::read_to_string(out.join(&name)).expect("a profile");
+            text += &format!("== {name}\n{body}");
+        }
+        text
+    };
+    let out = dir.path().join("pgle");
+    let (said, err) = both("njx-pgle", &with(&["-o", out.to_str().unwrap()], &ranks));
+    g.check(
+        "archives.txt",
+        &format!("{}== stdout\n{said}== stderr\n{err}", profiles(&out)),
+    );
+    let records = ok("njx-export", &with(&["--table", "thunks"], &ranks));
+    let out = dir.path().join("pgle_records");
+    let got = run(
+        "njx-pgle",
+        &["-o", out.to_str().unwrap()],
+        records.as_bytes(),
+    );
+    assert!(got.status.success(), "{}", stderr_of(&got));
+    g.check(
+        "records.txt",
+        &format!(
+            "{}== stdout\n{}== stderr\n{}",
+            profiles(&out),
+            String::from_utf8_lossy(&got.stdout),
+            stderr_of(&got)
+        ),
+    );
+}
+
+#[test]
+fn combine() {
+    let mut g = Golden::new("njx-combine");
+    let (dir, _ranks) = archives(&mut g);
+    let out = Command::new(exe("njx-combine"))
+        .args(["-o", "out/all", "rank0.zip", "rank1.zip"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run njx-combine");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    // Each member: its name, size and compression method, in the archive's order.
+    let file = std::fs::File::open(dir.path().join("out/all.zip")).expect("the archive");
+    let mut z = zip::ZipArchive::new(file).expect("a zip");
+    let mut listing = String::new();
+    for i in 0..z.len() {
+        let m = z.by_index(i).unwrap();
+        listing += &format!(
+            "{}\t{}\t{:?}\n",
+            m.name().unwrap(),
+            m.size(),
+            m.compression()
+        );
+    }
+    g.check(
+        "members.tsv",
+        &format!(
+            "{listing}== stdout\n{}== stderr\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr_of(&out)
+        ),
+    );
+    // The combined archive analyses as the two did.
+    let all = dir.path().join("out/all.zip");
+    g.check(
+        "modules_of_combined.txt",
+        &ok("njx-modules", &[all.to_str().unwrap()]),
+    );
+}
+
+/// The diff a mismatch shows: hunks with three lines of context and both line numbers, a
+/// gap between far changes, the column where a changed line first differs.
+#[test]
+fn a_mismatch_shows_a_line_diff() {
+    use crate::common::golden::diff;
+    let old: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "")
+        .replace("line 11\n", "line eleven\n");
+    let want = "      1     1 | line 1
+-     2       | line 2
+      3     2 | line 3
+      4     3 | line 4
+      5     4 | line 5
+  ...
+      8     7 | line 8
+      9     8 | line 9
+     10     9 | line 10
+-    11       | line 11
++          10 | line eleven
+                ^ column 6 differs: stored `line 11`, now `line eleven`
+     12    11 | line 12
+";
+    assert_eq!(diff(&old, &new), want);
+    assert!(diff("a\n", "a").contains("final newline"));
+}
