@@ -25,8 +25,7 @@ use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-/// The folder of the analyses' outputs.
-pub const ANALYSIS_DIR: &str = "analysis/";
+pub use crate::source::layout::ANALYSIS_DIR;
 
 /// Why `name` cannot be the name of a member njx writes, or `None` when it is a plain
 /// relative path: components separated by `/`, none empty, `.` or `..`, no backslash, no

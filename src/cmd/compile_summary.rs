@@ -73,6 +73,7 @@ impl Args {
 /// Runs `njx-compile-summary`.
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
+    // Refused before the output is opened.
     options.check()?;
     let inputs = args.io.inputs_or_stdin();
     let mut out = open_output(args.io.output(), &inputs)?;
@@ -82,7 +83,6 @@ pub fn run(args: &Args) -> Result<()> {
         &inputs,
         Some(&mut out),
     );
-    let report = crate::analysis::compile::collect(&options, &inputs, &notes)?;
-    crate::analysis::compile::write(&options, &report, &mut out)?;
+    crate::analysis::compile::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

@@ -60,7 +60,6 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-kernels", args.io.files.quiet, &inputs, Some(&mut out));
-    let rows = crate::analysis::kernels::summarise(&options, &inputs, &notes)?;
-    crate::analysis::kernels::write(options.format, &rows, &mut out)?;
+    crate::analysis::kernels::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

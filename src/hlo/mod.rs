@@ -50,12 +50,12 @@
 //! # }
 //! ```
 
-mod collective;
+mod communication;
 mod dumps;
 mod schedule;
 pub mod thunk_info;
 
-pub use collective::{Collective, CollectiveKind, byte_size, element_bits};
+pub use communication::{Collective, CollectiveKind, byte_size, element_bits};
 pub use dumps::{Dumps, ProgramKey, is_after_optimizations_of, parse_dump_name};
 pub use schedule::CollectiveOrder;
 
@@ -687,7 +687,7 @@ impl<'m> Instruction<'m> {
     /// not communicate. See [`Collective`] for the conventions.
     pub fn collective(&self) -> Result<Option<Collective>> {
         match self.communication()? {
-            Some(comm) => collective::describe(comm).map(Some),
+            Some(comm) => communication::describe(comm).map(Some),
             None => Ok(None),
         }
     }

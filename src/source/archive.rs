@@ -4,8 +4,8 @@
 //! `path/<profile>` (for example `report_nvtx_pushpop_trace.csv.xz/rank3`), a file they
 //! share is stored once as `path`.
 
+use super::counting::{Counting, Reading};
 use super::limits::{self, Inflated};
-use super::progress::{Counting, Reading};
 use super::{
     decompress, decompress_apart, is_compressed, looks_like_archive_dir, place_of, profile_name,
     walk_dir,

@@ -17,15 +17,16 @@
 //! message names its place: `file`, `file:line`, `archive.zip!member:line`.
 
 pub mod archive;
+pub mod counting;
 pub mod devices;
 pub mod gpu_ops;
 pub mod gpu_ranges;
+pub mod layout;
 pub mod limits;
 mod parquet_footer;
 pub mod payloads;
 mod piped;
 mod profile;
-pub mod progress;
 pub mod ranges;
 pub mod records;
 pub mod report;
@@ -38,9 +39,9 @@ use crate::output::notes::Notes;
 use crate::output::progress::Progress;
 use crate::records::{GpuRange, Range};
 pub use archive::Archive;
+use counting::{Counting, Reading};
 use limits::{Counted, Inflated, LineCap};
 pub use profile::{ProfileTables, Profiles};
-use progress::{Counting, Reading};
 use ranges::check::IdReuse;
 use records::{RecordStream, TextKind};
 use sqlite::Db;
@@ -49,6 +50,11 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use layout::{
+    ANALYSIS_DIR, DUMP_DIR, GPU_PROJ_MEMBER, PUSHPOP_MEMBERS, REPORT_MEMBER, SOURCES_DIR,
+    SQLITE_MEMBER, THREADS_MEMBER,
+};
+
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
 /// The first bytes of a zip archive with members.
@@ -56,30 +62,6 @@ pub(crate) const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
 const PARQUET_MAGIC: &[u8] = b"PAR1";
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
-
-/// Member names of the push/pop table in nsys-jax archives, newest form first.
-pub const PUSHPOP_MEMBERS: &[&str] = &[
-    "report_nvtx_pushpop_trace.parquet",
-    "report_nvtx_pushpop_trace.csv.xz",
-    "report_nvtx_pushpop_trace.csv.gz",
-    "report_nvtx_pushpop_trace.csv",
-];
-
-/// Member name of the GPU projection table in nsys-jax archives.
-pub const GPU_PROJ_MEMBER: &str = "nvtx_gpu_proj_trace/trace.parquet";
-
-/// Member name of the thread names in nsys-jax archives.
-pub const THREADS_MEMBER: &str = "thread-metadata.parquet";
-
-/// The member of an archive (as `njx-capture` writes them) that holds the SQLite export.
-pub const SQLITE_MEMBER: &str = "report.sqlite";
-
-/// The member of an njx-capture archive that holds the nsys report.
-pub const REPORT_MEMBER: &str = "report.nsys-rep";
-
-/// The folder of the HLO dumps inside an archive (nsys-jax's name, which njx-capture
-/// writes and [`crate::hlo`] reads).
-pub const DUMP_DIR: &str = "dump/";
 
 /// What to read from SQLite exports besides the push/pop ranges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// is left as the user set it, as nsys-jax does since JAX-Toolbox#1713: XLA dumps
 /// executables loaded from the cache since openxla/xla#28928 (August 2025); with an older
 /// XLA a cache hit leaves its program without a dump, which the capture says afterwards
-/// ([`super::archive::undumped_programs`]).
+/// ([`super::postprocess::undumped_programs`]).
 pub const JAX_DEFAULTS: [(&str, &str); 1] = [("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "-1")];
 
 /// What changes in the program's environment.

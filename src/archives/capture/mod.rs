@@ -20,12 +20,13 @@
 //! the environment unchanged and njx-capture exits with its status (nsys-jax exits 0);
 //! `--analysis` takes a shell pipeline rather than a Python script.
 
-mod archive;
 mod env;
 mod name;
 mod nsys;
+mod postprocess;
 
-pub use archive::{ANALYSIS_DIR, DUMP_DIR, REPORT, SOURCES_DIR, SQLITE};
+pub use crate::source::layout::{ANALYSIS_DIR, DUMP_DIR, SOURCES_DIR};
+use crate::source::layout::{REPORT_MEMBER, SQLITE_MEMBER};
 pub use env::{JAX_DEFAULTS, ProgramEnv, XlaFlags, program_env};
 pub use name::archive_path;
 
@@ -88,7 +89,7 @@ pub fn run(args: &Options, notes: &Notes) -> Result<u8> {
         )
     })?;
     // Ctrl-C, SIGTERM and SIGHUP: once nsys has ended, the working folder, a placeholder
-    // and a staged archive are removed (src/cleanup.rs).
+    // and a staged archive are removed (src/util/cleanup.rs).
     crate::util::cleanup::on_signals();
     crate::util::cleanup::arm();
     // The working folder, for the dumps and the report, under $TMPDIR: local and fast.
@@ -244,7 +245,7 @@ fn post_process(
     notes: &Notes,
 ) -> Result<bool> {
     let dest = &target.path;
-    let report = work.join(REPORT);
+    let report = work.join(REPORT_MEMBER);
     if !report.is_file() {
         return Err(Error::data(
             dest.display().to_string(),
@@ -252,14 +253,14 @@ fn post_process(
         ));
     }
     note(notes, dest, "exporting the report to SQLite…");
-    let sqlite = work.join(SQLITE);
+    let sqlite = work.join(SQLITE_MEMBER);
     nsys::export_sqlite(nsys, &report, &sqlite)?;
     let dumps = match &env.dump_dir {
-        Some(dir) => archive::compress_dumps(notes, dest, dir, &work.join("xz"))?,
-        None => archive::Dumps::default(),
+        Some(dir) => postprocess::compress_dumps(notes, dest, dir, &work.join("xz"))?,
+        None => postprocess::Dumps::default(),
     };
     if env.dump_dir.is_some() {
-        let undumped = archive::undumped_programs(&sqlite, &dumps.files)?;
+        let undumped = postprocess::undumped_programs(&sqlite, &dumps.files)?;
         if !undumped.is_empty() {
             let ids: Vec<String> = undumped.iter().map(u64::to_string).collect();
             note(
@@ -280,7 +281,7 @@ fn post_process(
             );
         }
     }
-    let sources = archive::sources(notes, dest, &dumps.sources);
+    let sources = postprocess::sources(notes, dest, &dumps.sources);
     if !dumps.files.is_empty() && dumps.sources.iter().all(|s| s.starts_with('<')) {
         note(
             notes,
@@ -304,8 +305,8 @@ fn post_process(
         ),
     );
     let mut zip = ArchiveWriter::create(staged, dest)?;
-    zip.add(REPORT, &report, true)?;
-    zip.add(SQLITE, &sqlite, true)?;
+    zip.add(REPORT_MEMBER, &report, true)?;
+    zip.add(SQLITE_MEMBER, &sqlite, true)?;
     for (member, file) in &dumps.files {
         zip.add(member, file, false)?;
     }

@@ -15,25 +15,17 @@
 //! analysis/<n>-<name>/<file>           files that pipeline wrote in its working folder
 //! ```
 
-pub use crate::archives::writer::{ANALYSIS_DIR, note};
+pub use crate::archives::writer::note;
 use crate::error::{Error, Result};
 use crate::hlo::proto::HloProto;
 use crate::output::notes::Notes;
+pub use crate::source::layout::{DUMP_DIR, SOURCES_DIR};
 use crate::source::sqlite::Db;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-/// The report, as the archive holds it.
-pub const REPORT: &str = crate::source::REPORT_MEMBER;
-/// The SQLite export of the report, where njx-export looks for it in an archive.
-pub const SQLITE: &str = crate::source::SQLITE_MEMBER;
-/// The folder of the HLO dumps (the name nsys-jax archives use, which `crate::hlo` reads).
-pub const DUMP_DIR: &str = crate::source::DUMP_DIR;
-/// The folder of the Python sources.
-pub const SOURCES_DIR: &str = "sources/";
 
 /// xz preset of the dumps: HLO protobufs shrink about tenfold already at low presets, and
 /// the higher ones cost far more time than they save space.
