@@ -56,7 +56,7 @@ use crate::source::{Archive, GPU_PROJ_MEMBER, PUSHPOP_MEMBERS, SQLITE_MEMBER, TH
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher, RandomState};
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
@@ -240,20 +240,11 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     let mut at = 0;
     progress.phase(&format!("writing {}", stage.path().display()));
     for (i, scan) in scans.iter().enumerate() {
-        // Looked at before it is opened (a FIFO put in its place would block the open),
-        // and the file opened checked to be the one looked at.
-        let unchanged = |meta: std::io::Result<std::fs::Metadata>| {
-            meta.is_ok_and(|m| FileId::of(&m) == scan.id)
+        let same = |m: &std::fs::Metadata| FileId::of(m) == scan.id;
+        let Some(mut archive) = crate::source::archive::reopen_zip(&scan.path, &scan.place, same)?
+        else {
+            return Err(changed(scan));
         };
-        if !unchanged(std::fs::metadata(&scan.path)) {
-            return Err(changed(scan));
-        }
-        let file = File::open(&scan.path).map_err(|e| Error::io(&scan.place, e))?;
-        if !unchanged(file.metadata()) {
-            return Err(changed(scan));
-        }
-        let mut archive = zip::ZipArchive::new(BufReader::with_capacity(1 << 16, file))
-            .map_err(|_| changed(scan))?;
         while let Some(copy) = copies.get(at).filter(|c| c.input == i) {
             let entry = archive
                 .by_index_raw(copy.index)

@@ -528,3 +528,24 @@ fn declared_entries(reader: &mut dyn ReadSeek) -> std::io::Result<Option<(u64, u
     }
     Ok(Some((total, counted)))
 }
+
+/// Opens the zip archive at `path` once more, to copy its members' stored bytes as they
+/// are (njx-combine's second pass, after [`Archive::open_zip`] read and checked it):
+/// `None` when the file opened is not the one read before (`same` says no to its
+/// metadata) or no longer reads as a zip archive.
+pub fn reopen_zip(
+    path: &Path,
+    place: &str,
+    same: impl Fn(&std::fs::Metadata) -> bool,
+) -> Result<Option<ZipArchive<BufReader<File>>>> {
+    // Looked at before it is opened (a FIFO put in its place would block the open), and
+    // the file opened checked to be the one looked at.
+    if !std::fs::metadata(path).is_ok_and(|m| same(&m)) {
+        return Ok(None);
+    }
+    let file = File::open(path).map_err(|e| Error::io(place, e))?;
+    if !file.metadata().is_ok_and(|m| same(&m)) {
+        return Ok(None);
+    }
+    Ok(ZipArchive::new(BufReader::with_capacity(1 << 16, file)).ok())
+}

@@ -5,6 +5,8 @@
 //!   first): source → records → analyses → outputs, never back;
 //! - no analysis imports another (nor one archive job another): what two of them share
 //!   lives in a lower layer;
+//! - only `source/` opens inputs: zip archives, SQLite files, Parquet files and compressed
+//!   streams are read nowhere else ([`INPUT_READERS`]);
 //! - no cycle among modules (a module = a file; a folder's `mod.rs` and the modules inside
 //!   it may use each other, as Rust's declarations and `super::` do).
 //!
@@ -34,6 +36,17 @@ const LAYERS: &[(&str, &str)] = &[
 /// The layers whose children are jobs that must not import each other, and the children
 /// that are shared by the jobs instead.
 const JOBS: &[(&str, &[&str])] = &[("analysis", &[]), ("archives", &["writer"])];
+
+/// What reads an input's container: used only in `src/source/`, so that every tool reads
+/// every kind of input the same way.
+const INPUT_READERS: &[&str] = &[
+    "ZipArchive::new",
+    "Connection::open",
+    "SerializedFileReader",
+    "ParquetRecordBatchReader",
+    "XzDecoder",
+    "GzDecoder",
+];
 
 type ModPath = Vec<String>;
 
@@ -319,6 +332,44 @@ fn no_analysis_imports_another() {
         "an analysis (or archive job) imports another; move what they share below them:\n{}",
         bad.join("\n")
     );
+}
+
+#[test]
+fn only_the_source_layer_opens_inputs() {
+    let mut bad = Vec::new();
+    for (m, text) in modules() {
+        if m.first().map(String::as_str) == Some("source") {
+            continue;
+        }
+        let code = code_of(&text);
+        for reader in INPUT_READERS {
+            if code.contains(reader) {
+                bad.push(format!("{} uses {reader}", show(&m)));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "inputs read outside src/source/ (add a function there instead):\n{}",
+        bad.join("\n")
+    );
+    // The check looks for names that are there.
+    let sources: String = modules()
+        .into_iter()
+        .filter(|(m, _)| m.first().map(String::as_str) == Some("source"))
+        .map(|(_, t)| code_of(&t))
+        .collect();
+    for reader in [
+        "ZipArchive::new",
+        "Connection::open",
+        "XzDecoder",
+        "GzDecoder",
+    ] {
+        assert!(
+            sources.contains(reader),
+            "{reader} is not used in src/source/ any more"
+        );
+    }
 }
 
 #[test]
