@@ -11,9 +11,19 @@ pub enum Error {
     /// The command line asks for something impossible (exit 2).
     Usage(String),
     /// The input is wrong: `where` names the file and, where known, the line or record.
-    Data { place: String, msg: String },
+    Data {
+        /// The file and, where known, the line or record.
+        place: String,
+        /// What is wrong there.
+        msg: String,
+    },
     /// Reading an input failed.
-    Io { place: String, err: io::Error },
+    Io {
+        /// The file (or member) being read.
+        place: String,
+        /// The operating system's error.
+        err: io::Error,
+    },
     /// Writing the output failed; a broken pipe here means the reader went away.
     Output(io::Error),
 }

@@ -72,10 +72,13 @@ pub struct Row {
     pub total_ns: i64,
     /// Share of the total of all rows, percent.
     pub percent: f64,
+    /// Mean duration, nanoseconds.
     pub mean_ns: f64,
     /// The middle duration; for an even count the mean of the two middle ones.
     pub median_ns: f64,
+    /// Shortest duration, nanoseconds.
     pub min_ns: i64,
+    /// Longest duration, nanoseconds.
     pub max_ns: i64,
     /// Sample standard deviation (divisor n − 1, as nsys' reports); 0 for one operation.
     pub std_ns: f64,

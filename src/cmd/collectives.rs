@@ -52,6 +52,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs, output and format (flattened: their own options).
     pub io: IoArgs,
 
     /// Write one collective record per communication thunk execution (thunk fields plus

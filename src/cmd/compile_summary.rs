@@ -30,6 +30,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs, output and format (flattened: their own options).
     pub io: IoArgs,
 
     /// Statistics over all compilations instead of one block per compilation.

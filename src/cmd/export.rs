@@ -35,6 +35,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs, output and format (flattened: their own options).
     pub io: IoArgs,
 
     /// Which records to write.

@@ -59,6 +59,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs and output (flattened: their own options).
     pub files: Files,
 
     /// What the stacks are made of.

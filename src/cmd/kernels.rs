@@ -31,6 +31,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs, output and format (flattened: their own options).
     pub io: IoArgs,
 
     /// What one row groups.

@@ -42,6 +42,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs, output and format (flattened: their own options).
     pub io: IoArgs,
 
     /// Which table.

@@ -35,6 +35,7 @@ Examples:
 )]
 pub struct Args {
     #[command(flatten)]
+    /// Inputs and output (flattened: their own options).
     pub files: Files,
 
     /// Leave out the NVTX ranges of profiles (range records given are still drawn).

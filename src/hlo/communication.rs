@@ -10,11 +10,17 @@ use std::fmt;
 /// The kind of communication, named as in njx records and nsys-jax's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CollectiveKind {
+    /// `all-gather`.
     AllGather,
+    /// `all-reduce`.
     AllReduce,
+    /// `all-to-all`.
     AllToAll,
+    /// `collective-broadcast`.
     CollectiveBroadcast,
+    /// `collective-permute`.
     CollectivePermute,
+    /// `reduce-scatter`.
     ReduceScatter,
     /// A `dynamic-update-slice` into host memory (offloading).
     DeviceToHost,

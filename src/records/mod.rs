@@ -65,10 +65,15 @@ pub fn kind_of(head: &[u8]) -> Option<&'static str> {
 
 /// A module execution, or a thunk execution within one, as [`Sequence`] checks it.
 pub struct Execution<'a> {
+    /// Which input it came from.
     pub profile: &'a Arc<str>,
+    /// The GPU it ran on.
     pub device: u32,
+    /// The program key.
     pub program: &'a str,
+    /// The XLA module name.
     pub module: &'a str,
+    /// The module execution number on the device.
     pub execution: u32,
     /// For a thunk: its instruction and its execution number within the module execution.
     pub thunk: Option<(&'a str, u32)>,
@@ -557,12 +562,19 @@ pub struct Kernel {
     pub name: String,
     /// The base function name (`shortName`).
     pub short_name: String,
+    /// Grid size in x (blocks).
     pub grid_x: Option<u32>,
+    /// Grid size in y (blocks).
     pub grid_y: Option<u32>,
+    /// Grid size in z (blocks).
     pub grid_z: Option<u32>,
+    /// Block size in x (threads).
     pub block_x: Option<u32>,
+    /// Block size in y (threads).
     pub block_y: Option<u32>,
+    /// Block size in z (threads).
     pub block_z: Option<u32>,
+    /// Registers per thread.
     pub registers_per_thread: Option<u32>,
     /// Static shared memory of the kernel, bytes.
     pub static_shared_bytes: Option<u64>,
@@ -608,12 +620,19 @@ pub struct Kernel {
 /// [`Kernel`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memop {
+    /// Which input it came from.
     pub profile: Arc<str>,
+    /// GPU (`deviceId`).
     pub device: u32,
+    /// CUDA stream (`streamId`).
     pub stream: Option<u64>,
+    /// CUPTI correlation id, shared with the launching API call.
     pub correlation_id: Option<u64>,
+    /// Start, nanoseconds.
     pub start_ns: i64,
+    /// End, nanoseconds.
     pub end_ns: i64,
+    /// `end_ns - start_ns`.
     pub dur_ns: i64,
     /// `memcpy` or `memset`.
     pub kind: String,
@@ -628,21 +647,29 @@ pub struct Memop {
     pub dst_kind: Option<String>,
     /// Source and destination devices of a memcpy, where recorded.
     pub src_device: Option<u32>,
+    /// Destination device of a memcpy, where recorded.
     pub dst_device: Option<u32>,
     /// The value a memset wrote.
     pub value: Option<i64>,
+    /// Process id (of the launching thread, for GPU operations).
     pub pid: Option<u64>,
+    /// Thread id (of the launching thread, for GPU operations).
     pub tid: Option<u64>,
+    /// The CUDA API call that launched it.
     pub api: Option<String>,
+    /// The innermost NVTX push/pop range of the launching thread containing the call.
     pub range: Option<String>,
+    /// That range's id (as in `--table ranges`).
     pub range_id: Option<u64>,
     /// XLA module, program id and thunk instruction of the launching call, as for
     /// [`Kernel`].
     #[serde(default)]
     pub module: Option<String>,
     #[serde(default)]
+    /// XLA program id of the launching call's module.
     pub program_id: Option<u64>,
     #[serde(default)]
+    /// XLA thunk (HLO instruction) of the launching call.
     pub thunk: Option<String>,
     /// The CUDA graph and graph node the operation ran as, as for [`Kernel`]. Exports up
     /// to 2026.2 give copies and sets a `graphNodeId` but no `graphId`: there a graph's
@@ -650,6 +677,7 @@ pub struct Memop {
     #[serde(default)]
     pub graph_id: Option<u64>,
     #[serde(default)]
+    /// The graph node it ran as (`graphNodeId`); null outside graphs.
     pub graph_node_id: Option<u64>,
 }
 
@@ -664,7 +692,9 @@ pub struct Memop {
 pub struct PayloadField {
     /// Which input the payload came from.
     pub profile: Arc<str>,
+    /// Process id (of the launching thread, for GPU operations).
     pub pid: u64,
+    /// Thread id (of the launching thread, for GPU operations).
     pub tid: u64,
     /// The range's (or mark's) id: its `rowid` in `NVTX_EVENTS`, its `id` in `--table
     /// ranges`.
@@ -676,6 +706,7 @@ pub struct PayloadField {
     /// The schema's registered name (`XlaInstructionDetailed`), else its id in decimal
     /// (NCCL registers its schemas unnamed).
     pub schema: String,
+    /// The schema's id.
     pub schema_id: u64,
     /// Which of the event's payloads (0 for the first: an event may carry several).
     pub payload: u32,
@@ -698,8 +729,12 @@ pub struct PayloadField {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PayloadValue {
+    /// An unsigned integer.
     Unsigned(u64),
+    /// A signed integer.
     Signed(i64),
+    /// A floating-point number.
     Float(f64),
+    /// Text (strings, and raw bytes in hex).
     Text(String),
 }

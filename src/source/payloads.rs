@@ -504,22 +504,34 @@ fn hex(bytes: &[u8]) -> String {
 /// One field as decoded from a blob, before it becomes a record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {
+    /// The schema's registered name, else its id in decimal.
     pub schema: String,
+    /// The schema's id.
     pub schema_id: u64,
+    /// Which of the event's payloads (0 for the first).
     pub payload: u32,
+    /// The field's position in the schema.
     pub index: u32,
+    /// The field's name, else `#INDEX`.
     pub field: String,
+    /// The field's type.
     pub kind: String,
+    /// The value; null where it is not decoded.
     pub value: Option<PayloadValue>,
 }
 
 /// What decoding left aside, for the notes.
 #[derive(Debug, Default)]
 pub struct Tally {
+    /// Fields decoded.
     pub fields: u64,
+    /// Fields that are NVTX string handles (the text is not in the export).
     pub handles: u64,
+    /// Fields of a type left undecoded.
     pub undecoded: u64,
+    /// Payloads whose schema the export does not define.
     pub unknown_schema: u64,
+    /// Some of those: (event id, schema id).
     pub unknown_examples: Vec<(i64, u64)>,
 }
 

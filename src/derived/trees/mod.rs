@@ -374,11 +374,17 @@ fn finish_tree(tree: &Tree, out: &[(usize, Option<usize>)]) -> Vec<Range> {
 /// What a child record is checked against: its parent.
 #[derive(Debug, Clone)]
 pub struct Parent {
+    /// The parent's range id.
     pub id: u64,
+    /// The parent's process id.
     pub pid: Option<u64>,
+    /// The parent's thread id.
     pub tid: u64,
+    /// The parent's depth (0 for a root).
     pub depth: u32,
+    /// The parent's start, nanoseconds.
     pub start_ns: i64,
+    /// The parent's end, nanoseconds.
     pub end_ns: i64,
 }
 

@@ -32,6 +32,8 @@ impl Which {
 /// One GPU operation record.
 #[derive(Debug, Clone)]
 pub enum GpuOp {
+    /// A kernel execution.
     Kernel(Kernel),
+    /// A memory copy or set.
     Memop(Memop),
 }
