@@ -492,6 +492,10 @@ impl Strings<'_> {
 
 /// Reads the kernels or memory operations of `db`, handing each record to `emit`; notes
 /// (tables missing, operations without a call) go to `notes`. Returns how many records.
+///
+/// Two passes: the operations in launch order, each attributed to its CUDA API call and
+/// the NVTX ranges open around it ([`Attribution`]), sorted back into the export's order
+/// through temporary files; then each made a record ([`Records`]).
 pub fn read(
     db: &Db,
     which: Which,
@@ -500,144 +504,24 @@ pub fn read(
     emit: &mut dyn FnMut(GpuOp) -> Result<()>,
 ) -> Result<u64> {
     let place = db.place();
-    let whole = whole_graphs(db)?;
-    if whole > 0 {
-        notes.note(format!(
-            "{place}: {whole} CUDA graph launches were traced as whole graphs (table \
-             {GRAPH_TRACE}, nsys' --cuda-graph-trace=graph): the kernels, copies and sets \
-             inside them are in no table and so in no record; profile with \
-             --cuda-graph-trace=node to have them"
-        ));
-    }
-    let mut parts = Vec::new();
-    let tables = tables(which);
-    for (i, (table, vals)) in tables.iter().enumerate() {
-        if let Some(sql) = table_sql(db, i, table, vals)? {
-            parts.push(sql);
-        }
-    }
-    if parts.is_empty() {
-        let names: Vec<&str> = tables.iter().map(|t| t.0).collect();
-        notes.note(format!(
-            "{place}: no {} table: the profile recorded no {}",
-            names.join(" or "),
-            match which {
-                Which::Kernels => "kernels",
-                Which::Memops => "memory copies or sets",
-            }
-        ));
+    note_whole_graphs(db, notes)?;
+    let Some(sql) = union_sql(db, which, notes)? else {
         return Ok(0);
-    }
-    // Columns: table, row, device, start, end, corr, gpid, stream, gtid, api, calls,
-    // call end, vals…, call start.
-    let nvals = tables[0].1.len();
-    let sql = format!("{} ORDER BY {}", parts.join(" UNION ALL "), 13 + nvals);
+    };
+    let tables = tables(which);
     let mut nvtx = nvtx::load(db, StartEnd::Skip)?;
     match &nvtx {
         Some(n) => n.note_repairs(db, notes),
         None => notes.note(format!("{}; `range` is null throughout", nvtx::no_nvtx(db))),
     }
-    let threads = nvtx.as_ref().map_or(0, |n| n.threads.len());
-    let mut stacks: Vec<Vec<Raw>> = (0..threads).map(|_| Vec::new()).collect();
-    let mut next_range = match &mut nvtx {
-        Some(n) => n.next()?,
-        None => None,
-    };
     let mut counts = Counts::default();
-    // What each distinct range name is to XLA, classified once.
-    let mut xla: HashMap<u32, Xla> = HashMap::new();
     let mut sorted = Sorter::new(|a: &Op, b: &Op| a.key().cmp(&b.key()));
     let mut failed = None;
-    let table_of = |i: i64| tables.get(i as usize).map_or("?", |t| t.0);
+    let mut attribution = Attribution::new(&mut nvtx)?;
     let label = tables[0].0;
     db.each_row(label, &sql, |row| {
-        let t: i64 = row.get(0).map_err(|e| db.sql_error(label, e))?;
-        let table = table_of(t);
-        let rowid: i64 = row.get(1).map_err(|e| db.sql_error(table, e))?;
-        let cell = |i: usize, column: &str| -> Result<i64> {
-            Ok(db.int(table, row, i, column, rowid)?.unwrap_or(NULL))
-        };
-        let time = |i: usize, column: &str| -> Result<i64> {
-            let v = db.time(table, row, i, column, rowid)?;
-            v.ok_or_else(|| db.row_error(table, rowid, format!("column `{column}` is null")))
-        };
-        let start = time(3, "start")?;
-        let end = time(4, "end")?;
-        if end < start {
-            return Err(db.row_error(
-                table,
-                rowid,
-                format!("ends ({end}) before it starts ({start})"),
-            ));
-        }
-        let mut op = Op { c: [NULL; CELLS] };
-        op.c[TABLE] = t;
-        op.c[ROW] = rowid;
-        op.c[DEVICE] = cell(2, "deviceId")?;
-        op.c[START] = start;
-        op.c[END] = end;
-        op.c[CORR] = cell(5, "correlationId")?;
-        op.c[GPID] = cell(6, "globalPid")?;
-        op.c[STREAM] = cell(7, "streamId")?;
-        op.c[GTID] = cell(8, "globalTid")?;
-        op.c[API] = cell(9, "nameId")?;
-        op.c[CALLS] = cell(10, "calls")?;
-        let call_end = cell(11, "end")?;
-        for i in 0..nvals {
-            op.c[FIXED + i] = cell(12 + i, tables[t as usize].1[i])?;
-        }
-        let call_start = cell(12 + nvals, "start")?;
-        if op.c[GTID] == NULL {
-            counts.without_call += 1;
-        } else if let Some(n) = nvtx.as_mut() {
-            while let Some(r) = next_range.filter(|r| r.start <= call_start) {
-                next_range = n.next()?;
-                if r.mark {
-                    continue;
-                }
-                let stack = &mut stacks[r.thread as usize];
-                while stack.last().is_some_and(|top| top.end < r.end) {
-                    stack.pop();
-                }
-                stack.push(r);
-            }
-            let mut found = None;
-            if let Some(&thread) = n.thread_index.get(&op.c[GTID]) {
-                let stack = &mut stacks[thread as usize];
-                while stack.last().is_some_and(|top| top.end < call_start) {
-                    stack.pop();
-                }
-                // Along a stack the ranges nest, so their ends only decrease.
-                let k = stack.partition_point(|top| top.end >= call_end);
-                if k > 0 {
-                    found = Some(stack[k - 1]);
-                }
-                // The XLA module and thunk: from the innermost containing range outwards,
-                // the first module, and the first thunk met before it.
-                let mut thunk = None;
-                for r in stack[..k].iter().rev() {
-                    let kind = *xla.entry(r.name).or_insert_with(|| Xla::of(n.name(r.name)));
-                    match kind {
-                        Xla::Thunk if thunk.is_none() => thunk = Some(r.name),
-                        Xla::Module => {
-                            op.c[MODULE_NAME] = i64::from(r.name);
-                            if let Some(t) = thunk {
-                                op.c[THUNK_NAME] = i64::from(t);
-                            }
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            match found {
-                Some(r) => {
-                    op.c[RANGE_ROW] = i64::from(r.row);
-                    op.c[RANGE_NAME] = i64::from(r.name);
-                }
-                None => counts.outside += 1,
-            }
-        }
+        let op = op_of_row(db, tables, row)?;
+        let op = attribution.attribute(op, &mut counts)?;
         if let Err(e) = sorted.push(op) {
             failed.get_or_insert(e);
         }
@@ -646,25 +530,12 @@ pub fn read(
     if let Some(e) = failed {
         return Err(e);
     }
-    drop(stacks);
-    let enums = match which {
-        Which::Memops => Some(Enums::read(db)?),
-        Which::Kernels => None,
-    };
-    if db.has("StringIds") {
-        db.columns("StringIds")?;
-    }
-    let mut strings = Strings {
-        db,
-        cache: HashMap::new(),
-    };
-    // The module (name, program id) and thunk of each distinct range name, parsed once.
-    let mut modules: HashMap<i64, (String, Option<u64>)> = HashMap::new();
-    let mut thunks: HashMap<i64, String> = HashMap::new();
+    drop(attribution);
+    let mut records = Records::new(db, which, profile, nvtx.as_ref())?;
     let mut sorted = sorted.finish()?;
     let mut last: Option<(i64, i64)> = None;
     while let Some(op) = sorted.next()? {
-        let table = table_of(op.c[TABLE]);
+        let table = table_of(tables, op.c[TABLE]);
         let row = op.c[ROW];
         if op.c[CALLS] > 1 || last == Some((op.c[TABLE], row)) {
             return Err(db.row_error(
@@ -679,28 +550,305 @@ pub fn read(
             ));
         }
         last = Some((op.c[TABLE], row));
+        let record = records.of(&op, &mut counts)?;
+        emit(record).map_err(|e| e.within(&format!("{place}: table {table}, row {row}")))?;
+        counts.records += 1;
+    }
+    note_counts(&counts, which, nvtx.is_some(), place, notes);
+    Ok(counts.records)
+}
+
+/// The name of the `i`-th table of `tables` (`?` for none).
+fn table_of(tables: &[(&'static str, &'static [&'static str])], i: i64) -> &'static str {
+    tables.get(i as usize).map_or("?", |t| t.0)
+}
+
+/// A note when CUDA graphs were traced whole: their operations are in no table.
+fn note_whole_graphs(db: &Db, notes: &Notes) -> Result<()> {
+    let whole = whole_graphs(db)?;
+    if whole > 0 {
+        notes.note(format!(
+            "{}: {whole} CUDA graph launches were traced as whole graphs (table \
+             {GRAPH_TRACE}, nsys' --cuda-graph-trace=graph): the kernels, copies and sets \
+             inside them are in no table and so in no record; profile with \
+             --cuda-graph-trace=node to have them",
+            db.place()
+        ));
+    }
+    Ok(())
+}
+
+/// The query of every table of `which` the export has, in launch order (`None`, and a
+/// note, when it has none). Columns: table, row, device, start, end, corr, gpid, stream,
+/// gtid, api, calls, call end, vals…, call start.
+fn union_sql(db: &Db, which: Which, notes: &Notes) -> Result<Option<String>> {
+    let mut parts = Vec::new();
+    let tables = tables(which);
+    for (i, (table, vals)) in tables.iter().enumerate() {
+        if let Some(sql) = table_sql(db, i, table, vals)? {
+            parts.push(sql);
+        }
+    }
+    if parts.is_empty() {
+        let names: Vec<&str> = tables.iter().map(|t| t.0).collect();
+        notes.note(format!(
+            "{}: no {} table: the profile recorded no {}",
+            db.place(),
+            names.join(" or "),
+            match which {
+                Which::Kernels => "kernels",
+                Which::Memops => "memory copies or sets",
+            }
+        ));
+        return Ok(None);
+    }
+    let nvals = tables[0].1.len();
+    Ok(Some(format!(
+        "{} ORDER BY {}",
+        parts.join(" UNION ALL "),
+        13 + nvals
+    )))
+}
+
+/// One row of [`union_sql`]'s query as an operation, its call's start and end kept in
+/// `RANGE_ROW` and `RANGE_NAME` until [`Attribution::attribute`] replaces them.
+fn op_of_row(
+    db: &Db,
+    tables: &[(&'static str, &'static [&'static str])],
+    row: &rusqlite::Row<'_>,
+) -> Result<(Op, i64, i64)> {
+    let t: i64 = row.get(0).map_err(|e| db.sql_error(tables[0].0, e))?;
+    let table = table_of(tables, t);
+    let rowid: i64 = row.get(1).map_err(|e| db.sql_error(table, e))?;
+    let cell = |i: usize, column: &str| -> Result<i64> {
+        Ok(db.int(table, row, i, column, rowid)?.unwrap_or(NULL))
+    };
+    let time = |i: usize, column: &str| -> Result<i64> {
+        let v = db.time(table, row, i, column, rowid)?;
+        v.ok_or_else(|| db.row_error(table, rowid, format!("column `{column}` is null")))
+    };
+    let start = time(3, "start")?;
+    let end = time(4, "end")?;
+    if end < start {
+        return Err(db.row_error(
+            table,
+            rowid,
+            format!("ends ({end}) before it starts ({start})"),
+        ));
+    }
+    let mut op = Op { c: [NULL; CELLS] };
+    op.c[TABLE] = t;
+    op.c[ROW] = rowid;
+    op.c[DEVICE] = cell(2, "deviceId")?;
+    op.c[START] = start;
+    op.c[END] = end;
+    op.c[CORR] = cell(5, "correlationId")?;
+    op.c[GPID] = cell(6, "globalPid")?;
+    op.c[STREAM] = cell(7, "streamId")?;
+    op.c[GTID] = cell(8, "globalTid")?;
+    op.c[API] = cell(9, "nameId")?;
+    op.c[CALLS] = cell(10, "calls")?;
+    let call_end = cell(11, "end")?;
+    let nvals = tables[0].1.len();
+    for i in 0..nvals {
+        op.c[FIXED + i] = cell(12 + i, tables[t as usize].1[i])?;
+    }
+    let call_start = cell(12 + nvals, "start")?;
+    Ok((op, call_start, call_end))
+}
+
+/// The NVTX ranges open on each thread as the operations' calls go by, in call order:
+/// what range, XLA module and thunk each operation was launched in.
+struct Attribution<'a> {
+    nvtx: Option<&'a mut nvtx::Nvtx>,
+    /// Per thread, the ranges open at the current call, outermost first.
+    stacks: Vec<Vec<Raw>>,
+    next_range: Option<Raw>,
+    /// What each distinct range name is to XLA, classified once.
+    xla: HashMap<u32, Xla>,
+}
+
+impl<'a> Attribution<'a> {
+    fn new(nvtx: &'a mut Option<nvtx::Nvtx>) -> Result<Attribution<'a>> {
+        let mut nvtx = nvtx.as_mut();
+        let threads = nvtx.as_ref().map_or(0, |n| n.threads.len());
+        let next_range = match &mut nvtx {
+            Some(n) => n.next()?,
+            None => None,
+        };
+        Ok(Attribution {
+            nvtx,
+            stacks: (0..threads).map(|_| Vec::new()).collect(),
+            next_range,
+            xla: HashMap::new(),
+        })
+    }
+
+    /// `op` (with its call's start and end) with its range, module and thunk, counted
+    /// in `counts` when it has no call or no range.
+    fn attribute(
+        &mut self,
+        (mut op, call_start, call_end): (Op, i64, i64),
+        counts: &mut Counts,
+    ) -> Result<Op> {
+        if op.c[GTID] == NULL {
+            counts.without_call += 1;
+            return Ok(op);
+        }
+        let Some(n) = self.nvtx.as_deref_mut() else {
+            return Ok(op);
+        };
+        while let Some(r) = self.next_range.filter(|r| r.start <= call_start) {
+            self.next_range = n.next()?;
+            if r.mark {
+                continue;
+            }
+            let stack = &mut self.stacks[r.thread as usize];
+            while stack.last().is_some_and(|top| top.end < r.end) {
+                stack.pop();
+            }
+            stack.push(r);
+        }
+        let mut found = None;
+        if let Some(&thread) = n.thread_index.get(&op.c[GTID]) {
+            let stack = &mut self.stacks[thread as usize];
+            while stack.last().is_some_and(|top| top.end < call_start) {
+                stack.pop();
+            }
+            // Along a stack the ranges nest, so their ends only decrease.
+            let k = stack.partition_point(|top| top.end >= call_end);
+            if k > 0 {
+                found = Some(stack[k - 1]);
+            }
+            // The XLA module and thunk: from the innermost containing range outwards,
+            // the first module, and the first thunk met before it.
+            let mut thunk = None;
+            for r in stack[..k].iter().rev() {
+                let kind = *self
+                    .xla
+                    .entry(r.name)
+                    .or_insert_with(|| Xla::of(n.name(r.name)));
+                match kind {
+                    Xla::Thunk if thunk.is_none() => thunk = Some(r.name),
+                    Xla::Module => {
+                        op.c[MODULE_NAME] = i64::from(r.name);
+                        if let Some(t) = thunk {
+                            op.c[THUNK_NAME] = i64::from(t);
+                        }
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match found {
+            Some(r) => {
+                op.c[RANGE_ROW] = i64::from(r.row);
+                op.c[RANGE_NAME] = i64::from(r.name);
+            }
+            None => counts.outside += 1,
+        }
+        Ok(op)
+    }
+}
+
+/// Makes records of attributed operations: strings, names and enums looked up once.
+struct Records<'a> {
+    which: Which,
+    profile: &'a Arc<str>,
+    nvtx: Option<&'a nvtx::Nvtx>,
+    db: &'a Db,
+    strings: Strings<'a>,
+    enums: Option<Enums>,
+    /// The module (name, program id) and thunk of each distinct range name, parsed once.
+    modules: HashMap<i64, (String, Option<u64>)>,
+    thunks: HashMap<i64, String>,
+}
+
+/// What kernel and memory operation records have alike.
+struct Common {
+    device: u32,
+    pid: Option<u64>,
+    tid: Option<u64>,
+    api: Option<String>,
+    range: Option<String>,
+    range_id: Option<u64>,
+    module: Option<String>,
+    program_id: Option<u64>,
+    thunk: Option<String>,
+    graph_id: Option<u64>,
+    graph_node_id: Option<u64>,
+}
+
+fn unsigned(v: Option<i64>) -> Option<u64> {
+    v.and_then(|v| u64::try_from(v).ok())
+}
+
+fn small(v: Option<i64>) -> Option<u32> {
+    v.and_then(|v| u32::try_from(v).ok())
+}
+
+impl<'a> Records<'a> {
+    fn new(
+        db: &'a Db,
+        which: Which,
+        profile: &'a Arc<str>,
+        nvtx: Option<&'a nvtx::Nvtx>,
+    ) -> Result<Records<'a>> {
+        let enums = match which {
+            Which::Memops => Some(Enums::read(db)?),
+            Which::Kernels => None,
+        };
+        if db.has("StringIds") {
+            db.columns("StringIds")?;
+        }
+        Ok(Records {
+            which,
+            profile,
+            nvtx,
+            db,
+            strings: Strings {
+                db,
+                cache: HashMap::new(),
+            },
+            enums,
+            modules: HashMap::new(),
+            thunks: HashMap::new(),
+        })
+    }
+
+    /// The record of `op`; negative graph ids counted in `counts`.
+    fn of(&mut self, op: &Op, counts: &mut Counts) -> Result<GpuOp> {
+        let common = self.common(op, counts)?;
+        Ok(match self.which {
+            Which::Kernels => GpuOp::Kernel(self.kernel(op, common)?),
+            Which::Memops => GpuOp::Memop(self.memop(op, common)),
+        })
+    }
+
+    fn common(&mut self, op: &Op, counts: &mut Counts) -> Result<Common> {
+        let tables = tables(self.which);
+        let table = table_of(tables, op.c[TABLE]);
         let device = u32::try_from(op.c[DEVICE]).map_err(|_| {
-            db.row_error(
+            self.db.row_error(
                 table,
-                row,
+                op.c[ROW],
                 format!("deviceId {} is no device", op.c[DEVICE]),
             )
         })?;
-        let unsigned = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
-        let small = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok());
         let api = match op.get(API) {
-            Some(id) => Some(strings.get(id)?.to_string()),
+            Some(id) => Some(self.strings.get(id)?.to_string()),
             None => None,
         };
-        let (range, range_id) = match (op.get(RANGE_ROW), op.get(RANGE_NAME), &nvtx) {
+        let (range, range_id) = match (op.get(RANGE_ROW), op.get(RANGE_NAME), self.nvtx) {
             (Some(r), Some(name), Some(n)) => {
                 (Some(n.name(name as u32).to_string()), Some(r as u64))
             }
             _ => (None, None),
         };
-        let (module, program_id) = match (op.get(MODULE_NAME), &nvtx) {
+        let (module, program_id) = match (op.get(MODULE_NAME), self.nvtx) {
             (Some(id), Some(n)) => {
-                let (module, program_id) = modules.entry(id).or_insert_with(|| {
+                let (module, program_id) = self.modules.entry(id).or_insert_with(|| {
                     let name = n.name(id as u32);
                     match xla_names::module(name) {
                         Some((module, program_id)) => (module.to_string(), program_id),
@@ -711,9 +859,9 @@ pub fn read(
             }
             _ => (None, None),
         };
-        let thunk = match (op.get(THUNK_NAME), &nvtx) {
+        let thunk = match (op.get(THUNK_NAME), self.nvtx) {
             (Some(id), Some(n)) => Some(
-                thunks
+                self.thunks
                     .entry(id)
                     .or_insert_with(|| {
                         let name = n.name(id as u32);
@@ -723,86 +871,99 @@ pub fn read(
             ),
             _ => None,
         };
-        let pid = op.get(GPID).map(pid_of);
-        let tid = op.get(GTID).map(tid_of);
-        let (graph_id, graph_node_id) =
-            counts.graph_ids(&op, tables[op.c[TABLE] as usize].1, table);
-        let record = match which {
-            Which::Kernels => {
-                let short_name = match op.val(1) {
-                    Some(id) => strings.get(id)?.to_string(),
-                    None => String::new(),
-                };
-                let name = match op.val(0) {
-                    Some(id) => strings.get(id)?.to_string(),
-                    None => short_name.clone(),
-                };
-                GpuOp::Kernel(Kernel {
-                    profile: profile.clone(),
-                    device,
-                    stream: unsigned(op.get(STREAM)),
-                    correlation_id: unsigned(op.get(CORR)),
-                    start_ns: op.c[START],
-                    end_ns: op.c[END],
-                    dur_ns: op.c[END] - op.c[START],
-                    name,
-                    short_name,
-                    grid_x: small(op.val(2)),
-                    grid_y: small(op.val(3)),
-                    grid_z: small(op.val(4)),
-                    block_x: small(op.val(5)),
-                    block_y: small(op.val(6)),
-                    block_z: small(op.val(7)),
-                    registers_per_thread: small(op.val(8)),
-                    static_shared_bytes: unsigned(op.val(9)),
-                    dynamic_shared_bytes: unsigned(op.val(10)),
-                    pid,
-                    tid,
-                    api,
-                    range,
-                    range_id,
-                    module,
-                    program_id,
-                    thunk,
-                    graph_id,
-                    graph_node_id,
-                })
-            }
-            Which::Memops => {
-                let enums = enums.as_ref().expect("read for memops");
-                let memset = op.c[TABLE] == 1;
-                GpuOp::Memop(Memop {
-                    profile: profile.clone(),
-                    device,
-                    stream: unsigned(op.get(STREAM)),
-                    correlation_id: unsigned(op.get(CORR)),
-                    start_ns: op.c[START],
-                    end_ns: op.c[END],
-                    dur_ns: op.c[END] - op.c[START],
-                    kind: if memset { "memset" } else { "memcpy" }.to_string(),
-                    bytes: unsigned(op.val(0)).unwrap_or(0),
-                    direction: op.val(1).map(|v| enums.copy(v)),
-                    src_kind: op.val(2).map(|v| enums.mem(v)),
-                    dst_kind: op.val(3).map(|v| enums.mem(v)),
-                    src_device: small(op.val(4)),
-                    dst_device: small(op.val(5)),
-                    value: op.val(6),
-                    pid,
-                    tid,
-                    api,
-                    range,
-                    range_id,
-                    module,
-                    program_id,
-                    thunk,
-                    graph_id,
-                    graph_node_id,
-                })
-            }
-        };
-        emit(record).map_err(|e| e.within(&format!("{place}: table {table}, row {row}")))?;
-        counts.records += 1;
+        let (graph_id, graph_node_id) = counts.graph_ids(op, tables[op.c[TABLE] as usize].1, table);
+        Ok(Common {
+            device,
+            pid: op.get(GPID).map(pid_of),
+            tid: op.get(GTID).map(tid_of),
+            api,
+            range,
+            range_id,
+            module,
+            program_id,
+            thunk,
+            graph_id,
+            graph_node_id,
+        })
     }
+
+    fn kernel(&mut self, op: &Op, c: Common) -> Result<Kernel> {
+        let short_name = match op.val(1) {
+            Some(id) => self.strings.get(id)?.to_string(),
+            None => String::new(),
+        };
+        let name = match op.val(0) {
+            Some(id) => self.strings.get(id)?.to_string(),
+            None => short_name.clone(),
+        };
+        Ok(Kernel {
+            profile: self.profile.clone(),
+            device: c.device,
+            stream: unsigned(op.get(STREAM)),
+            correlation_id: unsigned(op.get(CORR)),
+            start_ns: op.c[START],
+            end_ns: op.c[END],
+            dur_ns: op.c[END] - op.c[START],
+            name,
+            short_name,
+            grid_x: small(op.val(2)),
+            grid_y: small(op.val(3)),
+            grid_z: small(op.val(4)),
+            block_x: small(op.val(5)),
+            block_y: small(op.val(6)),
+            block_z: small(op.val(7)),
+            registers_per_thread: small(op.val(8)),
+            static_shared_bytes: unsigned(op.val(9)),
+            dynamic_shared_bytes: unsigned(op.val(10)),
+            pid: c.pid,
+            tid: c.tid,
+            api: c.api,
+            range: c.range,
+            range_id: c.range_id,
+            module: c.module,
+            program_id: c.program_id,
+            thunk: c.thunk,
+            graph_id: c.graph_id,
+            graph_node_id: c.graph_node_id,
+        })
+    }
+
+    fn memop(&self, op: &Op, c: Common) -> Memop {
+        let enums = self.enums.as_ref().expect("read for memops");
+        let memset = op.c[TABLE] == 1;
+        Memop {
+            profile: self.profile.clone(),
+            device: c.device,
+            stream: unsigned(op.get(STREAM)),
+            correlation_id: unsigned(op.get(CORR)),
+            start_ns: op.c[START],
+            end_ns: op.c[END],
+            dur_ns: op.c[END] - op.c[START],
+            kind: if memset { "memset" } else { "memcpy" }.to_string(),
+            bytes: unsigned(op.val(0)).unwrap_or(0),
+            direction: op.val(1).map(|v| enums.copy(v)),
+            src_kind: op.val(2).map(|v| enums.mem(v)),
+            dst_kind: op.val(3).map(|v| enums.mem(v)),
+            src_device: small(op.val(4)),
+            dst_device: small(op.val(5)),
+            value: op.val(6),
+            pid: c.pid,
+            tid: c.tid,
+            api: c.api,
+            range: c.range,
+            range_id: c.range_id,
+            module: c.module,
+            program_id: c.program_id,
+            thunk: c.thunk,
+            graph_id: c.graph_id,
+            graph_node_id: c.graph_node_id,
+        }
+    }
+}
+
+/// The notes on operations without a call, with negative graph ids, or outside every
+/// range.
+fn note_counts(counts: &Counts, which: Which, has_nvtx: bool, place: &str, notes: &Notes) {
     if counts.without_call > 0 {
         notes.note(format!(
             "{place}: {} of {} {} have no CUDA API call with their correlation id in their \
@@ -821,7 +982,7 @@ pub fn read(
             which.table()
         ));
     }
-    if counts.outside > 0 && nvtx.is_some() {
+    if counts.outside > 0 && has_nvtx {
         notes.note(format!(
             "{place}: {} of {} {} were launched outside every NVTX push/pop range of their \
              thread: their range is null",
@@ -830,7 +991,6 @@ pub fn read(
             which.table()
         ));
     }
-    Ok(counts.records)
 }
 
 #[cfg(test)]
