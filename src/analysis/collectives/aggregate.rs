@@ -1,0 +1,252 @@
+//! The mergeable aggregate of the report: [`Partial`], what the report needs of any
+//! number of thunk executions (one rank's, `--partial`), merged exactly across ranks; and
+//! the readings that fill it (with the [`timing::Timing`] where the job needs one).
+
+use super::bandwidth::{bandwidth, of_no_time, say_no_time};
+use super::{Options, timing};
+use crate::derived::executions::{self, Executions, Phase, Warmup};
+use crate::derived::partial;
+use crate::error::Result;
+use crate::output::notes::Notes;
+use crate::records::Thunk;
+use crate::source::records::RecordStream;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One instance of a collective (program, execution, thunk, thunk execution, and the
+/// phase of its execution) over the devices read so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Inst {
+    /// Collective kind and message size (the least, should devices disagree).
+    pub(super) kind: (Option<String>, Option<u64>),
+    /// The fastest device's bus bandwidth, GB/s.
+    pub(super) best_busbw: Option<f64>,
+    /// Shortest and longest exposed time.
+    pub(super) lo: i64,
+    pub(super) hi: i64,
+    /// The device that arrived last: shortest exposed time, then lowest device.
+    pub(super) last: (i64, u32),
+    /// Thunk executions (one per device).
+    pub(super) count: u64,
+}
+
+impl Inst {
+    fn of(t: &Thunk) -> Inst {
+        Inst {
+            kind: (t.collective.clone(), t.message_bytes),
+            best_busbw: bandwidth(t).map(|b| b.1),
+            lo: t.dur_ns,
+            hi: t.dur_ns,
+            last: (t.dur_ns, t.device),
+            count: 1,
+        }
+    }
+
+    fn merge(&mut self, o: &Inst) {
+        if o.kind < self.kind {
+            self.kind.clone_from(&o.kind);
+        }
+        self.best_busbw = match (self.best_busbw, o.best_busbw) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.lo = self.lo.min(o.lo);
+        self.hi = self.hi.max(o.hi);
+        self.last = self.last.min(o.last);
+        self.count = self.count.saturating_add(o.count);
+    }
+}
+
+/// (program, execution, thunk, thunk execution, phase).
+pub(super) type InstKey = (String, u32, String, u32, Phase);
+
+/// Thunk executions aggregated for the report: per collective instance over devices, per
+/// module execution and device, per collective and device. What the report needs of any
+/// number of inputs, and the partial result of `njx-collectives --partial` (kind
+/// [`PARTIAL`]). Its size follows the instances of one rank (every rank runs the same
+/// ones) and the module executions × devices, not the thunk executions.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// What the warm-up rule needs to know of the profiles read.
+    pub(super) warmup: Warmup,
+    #[serde(with = "crate::derived::partial::pairs")]
+    pub(super) instances: BTreeMap<InstKey, Inst>,
+    /// (collective, program, phase) → (hidden, full time).
+    #[serde(with = "crate::derived::partial::pairs")]
+    pub(super) hidden: BTreeMap<(String, String, Phase), (i64, i64)>,
+    /// (program, execution, phase, device) → first start, last end of its thunks.
+    #[serde(with = "crate::derived::partial::pairs")]
+    pub(super) spans: BTreeMap<(String, u32, Phase, u32), (i64, i64)>,
+    /// Program → module name (the least).
+    pub(super) names: BTreeMap<String, String>,
+    /// (device, program, phase) → communication thunk executions.
+    #[serde(with = "crate::derived::partial::pairs")]
+    pub(super) taking_part: BTreeMap<(u32, String, Phase), u64>,
+}
+
+/// Keeps, for `program`, the least module name seen (a program has one name; records
+/// read back may disagree, and the least is the one that does not depend on order).
+pub(super) fn keep_least_name(names: &mut BTreeMap<String, String>, program: &str, module: &str) {
+    match names.get_mut(program) {
+        Some(n) if n.as_str() <= module => {}
+        Some(n) => module.clone_into(n),
+        None => {
+            names.insert(program.to_string(), module.to_string());
+        }
+    }
+}
+
+/// The kind of [`Partial`]'s partial results.
+pub const PARTIAL: &str = "collectives";
+
+impl Partial {
+    fn add(&mut self, t: &Thunk, phase: Phase) {
+        let span = self
+            .spans
+            .entry((t.program.clone(), t.execution, phase, t.device))
+            .or_insert((i64::MAX, i64::MIN));
+        span.0 = span.0.min(t.start_ns);
+        span.1 = span.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
+        keep_least_name(&mut self.names, &t.program, &t.module);
+        if !t.comm {
+            return;
+        }
+        let key = (
+            t.program.clone(),
+            t.execution,
+            t.name.clone(),
+            t.thunk_execution,
+            phase,
+        );
+        match self.instances.get_mut(&key) {
+            Some(i) => i.merge(&Inst::of(t)),
+            None => {
+                self.instances.insert(key, Inst::of(t));
+            }
+        }
+        let h = self
+            .hidden
+            .entry((
+                t.collective.clone().unwrap_or_default(),
+                t.program.clone(),
+                phase,
+            ))
+            .or_default();
+        // Saturating: records read back may carry any times.
+        h.0 = h.0.saturating_add(t.hidden_ns);
+        h.1 = h.1.saturating_add(t.dur_ns + t.hidden_ns);
+        *self
+            .taking_part
+            .entry((t.device, t.program.clone(), phase))
+            .or_default() += 1;
+    }
+
+    /// Adds a thunk record (its warm-up already decided).
+    pub fn add_record(&mut self, t: &Thunk) {
+        self.warmup.variants.add(&t.module, &t.program, t.device);
+        self.add(t, Phase::of_record(t.warmup));
+    }
+
+    /// Whether any communication counts (initialisation left out unless
+    /// `include_warmup`).
+    pub(super) fn has_comm(&self, include_warmup: bool) -> bool {
+        let rule = self.warmup.rule();
+        self.instances
+            .keys()
+            .any(|k| include_warmup || !rule.thunk_is_warmup(&k.0, k.4))
+    }
+}
+
+/// The aggregate of the thunk executions of `inputs`: thunk records, partial results, or
+/// profiles read one input path at a time through [`executions::each`] (no time in the
+/// report depends on clock alignment: only durations and each device's own spans).
+pub fn aggregate(inputs: &[PathBuf], key: executions::KeyBy, notes: &Notes) -> Result<Partial> {
+    let hlo = executions::Hlo { dumps: &[], key };
+    partial::aggregate(inputs, hlo, notes, Partial::default)
+}
+
+impl partial::Aggregate for Partial {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "thunks";
+
+    fn add_records(&mut self, s: RecordStream, notes: &Notes) -> Result<()> {
+        let place = s.place.clone();
+        let mut no_time = 0;
+        s.read(&mut |t: Thunk| {
+            no_time += u64::from(of_no_time(&t));
+            self.add_record(&t);
+            Ok(())
+        })?;
+        say_no_time(&place, no_time, notes);
+        Ok(())
+    }
+
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
+        self.warmup.add(part);
+        let mut no_time = 0;
+        for t in &part.thunks {
+            no_time += u64::from(of_no_time(t));
+            self.add(t, Phase::of_profile(t.execution));
+        }
+        if let Some(t) = part.thunks.first() {
+            say_no_time(&format!("profile {}", t.profile), no_time, notes);
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Self, _: &Notes) -> Result<()> {
+        self.warmup.merge(other.warmup);
+        for (k, i) in other.instances {
+            match self.instances.get_mut(&k) {
+                Some(mine) => mine.merge(&i),
+                None => {
+                    self.instances.insert(k, i);
+                }
+            }
+        }
+        for (k, (h, f)) in other.hidden {
+            let e = self.hidden.entry(k).or_default();
+            e.0 = e.0.saturating_add(h);
+            e.1 = e.1.saturating_add(f);
+        }
+        for (k, (s, e)) in other.spans {
+            let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));
+            span.0 = span.0.min(s);
+            span.1 = span.1.max(e);
+        }
+        for (program, name) in other.names {
+            keep_least_name(&mut self.names, &program, &name);
+        }
+        for (k, n) in other.taking_part {
+            let t = self.taking_part.entry(k).or_default();
+            *t = t.saturating_add(n);
+        }
+        Ok(())
+    }
+
+    fn warmup(&self) -> &Warmup {
+        &self.warmup
+    }
+}
+
+/// The aggregate and the [`timing::Timing`] of `inputs` in one reading: thunk records,
+/// or profiles with clocks aligned (two passes, [`executions::visit`]); partial results
+/// cannot be compared across devices, so they are refused.
+pub fn aggregate_with_timing(
+    options: &Options,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<(Partial, timing::Timing)> {
+    let mut acc = Partial::default();
+    let mut timing = timing::Timing::new(options.include_warmup);
+    let mut no_time = 0;
+    executions::each_thunk(inputs, options.program_key, true, notes, &mut |t| {
+        no_time += u64::from(of_no_time(&t));
+        acc.add_record(&t);
+        timing.add(&t);
+        Ok(())
+    })?;
+    say_no_time("the input", no_time, notes);
+    Ok((acc, timing))
+}

@@ -1,0 +1,39 @@
+//! Number helpers of the report's tables: mean ± standard deviation, and numbers as the
+//! cells for people (ms, significant digits, `-` for none) and the CSV cells (as the JSON
+//! records write them) have them.
+
+use crate::output::charts::significant;
+
+/// Mean, sample standard deviation (None for one value).
+pub(super) fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let std = (v.len() > 1)
+        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+    (mean, std)
+}
+
+/// `v / scale` to `digits` decimals, `-` where there is no value.
+pub(super) fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
+    v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
+}
+
+/// Nanoseconds as milliseconds to 3 decimals.
+pub(super) fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+/// To 4 significant digits, `-` where there is no value.
+pub(super) fn significant_or_dash(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| significant(v, 4))
+}
+
+/// A number as serde_json writes it (`5.0`; NaN as null, so empty), as the JSON records.
+pub(super) fn json_number(v: f64) -> String {
+    serde_json::Number::from_f64(v).map_or(String::new(), |n| n.to_string())
+}
+
+/// [`json_number`], empty where there is no value.
+pub(super) fn json_number_opt(v: &Option<f64>) -> String {
+    v.map_or(String::new(), json_number)
+}

@@ -1,0 +1,193 @@
+//! The report's default tables from a [`Partial`]: bus bandwidth, hidden share, wait per
+//! module execution and stragglers, initialisation left out unless asked for.
+
+use super::aggregate::{Inst, InstKey, Partial};
+use super::format::mean_std;
+use super::rows::Row;
+use crate::derived::executions::Phase;
+use std::collections::BTreeMap;
+
+/// The collective instances that count, in key order.
+type Instances<'a> = [(&'a InstKey, &'a Inst)];
+
+impl Partial {
+    /// The report's tables, initialisation left out unless `include_warmup`.
+    pub(super) fn report(&self, include_warmup: bool) -> Vec<Row> {
+        let rule = self.warmup.rule();
+        let counts =
+            |program: &str, phase: Phase| include_warmup || !rule.thunk_is_warmup(program, phase);
+        let instances: Vec<(&InstKey, &Inst)> = self
+            .instances
+            .iter()
+            .filter(|(k, _)| counts(&k.0, k.4))
+            .collect();
+        let mut rows = bandwidth_rows(&instances);
+        rows.extend(self.hidden_rows(&counts));
+        rows.extend(self.wait_rows(&instances, &counts));
+        rows.extend(self.straggler_rows(&instances, &counts));
+        rows
+    }
+
+    /// The `hidden` table: hidden time over full time, per collective and overall.
+    fn hidden_rows(&self, counts: &impl Fn(&str, Phase) -> bool) -> Vec<Row> {
+        let mut rows = Vec::new();
+        // Hidden share.
+        let mut hidden: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+        for ((collective, program, phase), (h, f)) in &self.hidden {
+            if counts(program, *phase) {
+                let e = hidden.entry(collective).or_default();
+                e.0 = e.0.saturating_add(*h);
+                e.1 = e.1.saturating_add(*f);
+            }
+        }
+        let overall = hidden.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        for (collective, (h, total)) in hidden
+            .into_iter()
+            .chain(std::iter::once(("overall", overall)))
+        {
+            rows.push(Row::Hidden {
+                collective: collective.to_string(),
+                hidden_ratio: if total > 0 {
+                    h as f64 / total as f64
+                } else {
+                    0.0
+                },
+                hidden_ns: h,
+                total_ns: total,
+            });
+        }
+        rows
+    }
+
+    /// The `wait` table: per program, the wait summed per module execution, mean ± std
+    /// over executions, and its share of the module's GPU time; greatest mean first.
+    fn wait_rows(&self, instances: &Instances, counts: &impl Fn(&str, Phase) -> bool) -> Vec<Row> {
+        // Wait per module execution.
+        let mut wait: BTreeMap<(&str, u32), f64> = BTreeMap::new();
+        for (k, i) in instances {
+            // In f64: partial results read back carry whatever times they were given.
+            *wait.entry((k.0.as_str(), k.1)).or_default() += i.hi as f64 - i.lo as f64;
+        }
+        let module_times = self.module_times(counts);
+        let mut per_program: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for ((program, _), w) in wait {
+            per_program.entry(program).or_default().push(w);
+        }
+        let mut wait_rows: Vec<Row> = per_program
+            .into_iter()
+            .map(|(program, w)| {
+                let module_mean = module_times.get(program).map_or(0.0, |v| mean_std(v).0);
+                let (mean, std) = mean_std(&w);
+                Row::Wait {
+                    name: self.names.get(program).cloned().unwrap_or_default(),
+                    program: program.to_string(),
+                    executions: w.len(),
+                    wait_mean_ns: mean,
+                    wait_std_ns: std,
+                    module_mean_ns: module_mean,
+                    wait_percent: if module_mean > 0.0 {
+                        100.0 * mean / module_mean
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect();
+        wait_rows.sort_by(|a, b| match (a, b) {
+            (
+                Row::Wait {
+                    wait_mean_ns: x, ..
+                },
+                Row::Wait {
+                    wait_mean_ns: y, ..
+                },
+            ) => y.total_cmp(x),
+            _ => std::cmp::Ordering::Equal,
+        });
+        wait_rows
+    }
+
+    /// Module GPU time per (program, execution, device), from its thunks: per program,
+    /// each execution's first start to last end on each device.
+    fn module_times(&self, counts: &impl Fn(&str, Phase) -> bool) -> BTreeMap<&str, Vec<f64>> {
+        let mut module_times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for ((program, _, phase, _), (s, e)) in &self.spans {
+            if counts(program, *phase) {
+                module_times
+                    .entry(program)
+                    .or_default()
+                    .push(*e as f64 - *s as f64); // a span of up to 2^63 ns: in f64
+            }
+        }
+        module_times
+    }
+
+    /// The `stragglers` table.
+    fn straggler_rows(
+        &self,
+        instances: &Instances,
+        counts: &impl Fn(&str, Phase) -> bool,
+    ) -> Vec<Row> {
+        let mut rows = Vec::new();
+        // Stragglers: per device, the instances it took part in (those of more than one
+        // device), how often it was last and by how much.
+        let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
+        for ((device, program, phase), n) in &self.taking_part {
+            if counts(program, *phase) {
+                let e = seen.entry(*device).or_default();
+                e.0 =
+                    e.0.saturating_add(usize::try_from(*n).unwrap_or(usize::MAX));
+            }
+        }
+        for (_, i) in instances {
+            if i.count > 1 {
+                let e = seen.entry(i.last.1).or_default();
+                e.1 += 1;
+                e.2 += i.hi as f64 - i.last.0 as f64;
+            } else if let Some(e) = seen.get_mut(&i.last.1) {
+                // Alone in its instance: not a straggler's instance.
+                e.0 = e.0.saturating_sub(1);
+            }
+        }
+        for (device, (instances, last, lateness)) in seen {
+            if instances == 0 {
+                continue;
+            }
+            rows.push(Row::Stragglers {
+                device,
+                instances,
+                last,
+                last_percent: 100.0 * last as f64 / instances as f64,
+                lateness_mean_ns: (last > 0).then(|| lateness / last as f64),
+            });
+        }
+        rows
+    }
+}
+
+/// The `bandwidth` table: per collective and message size, the mean and standard error
+/// over instances of the fastest device's bus bandwidth.
+fn bandwidth_rows(instances: &Instances) -> Vec<Row> {
+    let mut rows = Vec::new();
+    // Bandwidth: fastest device per instance.
+    let mut by_size: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+    for (_, i) in instances {
+        let (Some(kind), Some(size)) = i.kind.clone() else {
+            continue;
+        };
+        if let Some(best) = i.best_busbw.filter(|b| b.is_finite()) {
+            by_size.entry((kind, size)).or_default().push(best);
+        }
+    }
+    for ((collective, message_bytes), v) in by_size {
+        let (mean, std) = mean_std(&v);
+        rows.push(Row::Bandwidth {
+            collective,
+            message_bytes,
+            busbw_mean_gbps: mean,
+            busbw_stderr_gbps: std.map(|s| s / (v.len() as f64).sqrt()),
+            count: v.len(),
+        });
+    }
+    rows
+}

@@ -1,0 +1,150 @@
+//! The report's rows, one variant per table (their JSON records), and the tables
+//! ([`Part`], `--table`) they belong to.
+
+use serde::Serialize;
+
+/// One row of a table of the report: its JSON record, tagged with its table.
+#[derive(Debug, Serialize)]
+#[serde(tag = "table", rename_all = "kebab-case")]
+pub(super) enum Row {
+    Bandwidth {
+        collective: String,
+        message_bytes: u64,
+        busbw_mean_gbps: f64,
+        busbw_stderr_gbps: Option<f64>,
+        count: usize,
+    },
+    Hidden {
+        collective: String,
+        hidden_ratio: f64,
+        hidden_ns: i64,
+        total_ns: i64,
+    },
+    Wait {
+        program: String,
+        name: String,
+        executions: usize,
+        wait_mean_ns: f64,
+        wait_std_ns: Option<f64>,
+        module_mean_ns: f64,
+        wait_percent: f64,
+    },
+    Stragglers {
+        device: u32,
+        instances: usize,
+        last: usize,
+        last_percent: f64,
+        lateness_mean_ns: Option<f64>,
+    },
+    Instances {
+        collective: String,
+        program: String,
+        name: String,
+        execution: u32,
+        thunk: String,
+        thunk_execution: u32,
+        message_bytes: Option<u64>,
+        devices: u64,
+        start_ns: i64,
+        fastest_ns: i64,
+        wait_ns: f64,
+        wait_ratio: Option<f64>,
+        last_device: u32,
+        last_late_ns: f64,
+    },
+    WaitQuantiles {
+        collective: String,
+        instances: usize,
+        wait_min_ns: f64,
+        wait_p25_ns: f64,
+        wait_median_ns: f64,
+        wait_p75_ns: f64,
+        wait_p90_ns: f64,
+        wait_p99_ns: f64,
+        wait_max_ns: f64,
+        wait_mean_ns: f64,
+        ratio_median: Option<f64>,
+        ratio_p90: Option<f64>,
+        ratio_max: Option<f64>,
+    },
+    WaitHistogram {
+        collective: String,
+        bin_lo_ns: u64,
+        bin_hi_ns: u64,
+        count: usize,
+    },
+    Lateness {
+        program: String,
+        name: String,
+        thunk: String,
+        thunk_execution: u32,
+        collective: String,
+        offset_ns: f64,
+        device: u32,
+        executions: u64,
+        lateness_ns: f64,
+    },
+}
+
+/// The four tables of the report (`--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// Bus bandwidth per collective and message size.
+    Bandwidth,
+    /// Communication hidden behind compute, per collective.
+    Hidden,
+    /// Wait time per module execution, per program.
+    Wait,
+    /// The devices that arrive last.
+    Stragglers,
+    /// Each collective instance: its wait (last end − first start − fastest device's
+    /// time), as a multiple of the fastest time, and the last device (aligned clocks).
+    Instances,
+    /// Wait quantiles per collective (aligned clocks).
+    WaitQuantiles,
+    /// Wait histogram per collective, 1-2-5 bins (aligned clocks).
+    WaitHistogram,
+    /// Each device's lateness at each collective along the module (aligned clocks).
+    Lateness,
+}
+
+impl Part {
+    /// Its name in the records' `table` field.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Part::Bandwidth => "bandwidth",
+            Part::Hidden => "hidden",
+            Part::Wait => "wait",
+            Part::Stragglers => "stragglers",
+            Part::Instances => "instances",
+            Part::WaitQuantiles => "wait-quantiles",
+            Part::WaitHistogram => "wait-histogram",
+            Part::Lateness => "lateness",
+        }
+    }
+
+    /// Whether the table compares clocks of different devices
+    /// ([`timing`](super::timing)): not part of the default report.
+    pub fn is_timing(self) -> bool {
+        matches!(
+            self,
+            Part::Instances | Part::WaitQuantiles | Part::WaitHistogram | Part::Lateness
+        )
+    }
+}
+
+impl Row {
+    /// The table the row belongs to.
+    pub(super) fn part(&self) -> Part {
+        match self {
+            Row::Bandwidth { .. } => Part::Bandwidth,
+            Row::Hidden { .. } => Part::Hidden,
+            Row::Wait { .. } => Part::Wait,
+            Row::Stragglers { .. } => Part::Stragglers,
+            Row::Instances { .. } => Part::Instances,
+            Row::WaitQuantiles { .. } => Part::WaitQuantiles,
+            Row::WaitHistogram { .. } => Part::WaitHistogram,
+            Row::Lateness { .. } => Part::Lateness,
+        }
+    }
+}
