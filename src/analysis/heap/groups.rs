@@ -1,0 +1,42 @@
+//! `--view by-op-name` and `--view by-source`: the buffers live at each trace's peak
+//! summed by the op_name or the source line of their defining instructions.
+
+use super::format::percent;
+use super::records::{BufferRecord, GroupRecord, ProgramHeap};
+use std::collections::{BTreeMap, HashMap};
+
+/// The breakdown of the live buffers at each trace's peak by `key`, largest first.
+pub(super) fn groups(heap: &ProgramHeap, key: impl Fn(&BufferRecord) -> &str) -> Vec<GroupRecord> {
+    // Each trace's buffers, in one pass (not one pass per trace: a dump can hold many).
+    let mut of_trace: HashMap<i64, Vec<&BufferRecord>> = HashMap::new();
+    for b in &heap.buffers {
+        of_trace.entry(b.trace).or_default().push(b);
+    }
+    let mut out = Vec::new();
+    for p in heap.peaks.iter().filter(|p| p.trace >= 0) {
+        let mut sums: BTreeMap<&str, (i64, usize)> = BTreeMap::new();
+        for b in of_trace.get(&p.trace).into_iter().flatten() {
+            let k = key(b);
+            let e = sums
+                .entry(if k.is_empty() { "(none)" } else { k })
+                .or_default();
+            e.0 += b.bytes;
+            e.1 += 1;
+        }
+        let mut rows: Vec<GroupRecord> = sums
+            .into_iter()
+            .map(|(k, (bytes, n))| GroupRecord {
+                program: p.program.clone(),
+                program_id: p.program_id,
+                trace: p.trace,
+                key: k.to_string(),
+                bytes,
+                percent: percent(bytes, p.peak_bytes),
+                buffers: n,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.key.cmp(&b.key)));
+        out.extend(rows);
+    }
+    out
+}

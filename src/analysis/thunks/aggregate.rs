@@ -1,0 +1,111 @@
+//! The aggregate of thunk executions the views are made from ([`ThunkTime`]), of any
+//! number of inputs, and the partial result of `njx-thunks --partial`.
+
+use super::Options;
+use super::read::read;
+use super::table::ThunkStats;
+use crate::derived::executions::{Executions, Phase, Warmup};
+use crate::derived::gpu_time::GpuTime;
+use crate::derived::partial;
+use crate::error::Result;
+use crate::hlo::thunk_info;
+use crate::output::notes::Notes;
+use crate::records::{Module, Thunk};
+use crate::source::records::RecordStream;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// Thunk executions aggregated for the three views, of any number of inputs, and the
+/// partial result of `njx-thunks --partial` (kind [`PARTIAL`]): the flame graphs'
+/// [`GpuTime`] and per (program, thunk, [`Phase`]) the execution statistics.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThunkTime {
+    pub(super) gpu: GpuTime,
+    pub(super) stats: ThunkStats,
+}
+
+/// The kind of [`ThunkTime`]'s partial results.
+pub const PARTIAL: &str = "thunks";
+
+impl ThunkTime {
+    /// An empty aggregate; with `collect_infos`, what the profiles' own dumps say of
+    /// their thunks is taken as they are read.
+    pub fn new(collect_infos: bool) -> ThunkTime {
+        ThunkTime {
+            gpu: GpuTime::new(false, collect_infos).without_thunk_time(),
+            stats: ThunkStats::default(),
+        }
+    }
+
+    fn thunk(&mut self, t: &Thunk, phase: Phase) {
+        self.stats.entry(&t.program, &t.name, phase).0.add(t);
+    }
+}
+
+impl partial::Aggregate for ThunkTime {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "modules|thunks";
+
+    fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
+        if s.first_line_has("thunk_execution")? {
+            s.read(&mut |t: Thunk| {
+                self.gpu.add_thunk(&t);
+                self.thunk(&t, Phase::of_record(t.warmup));
+                Ok(())
+            })
+        } else {
+            s.read(&mut |m: Module| {
+                self.gpu.add_module(&m);
+                Ok(())
+            })
+        }
+        .map(drop)
+    }
+
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
+        self.gpu.add_profile(part, notes)?;
+        for t in &part.thunks {
+            self.thunk(t, Phase::of_profile(t.execution));
+        }
+        Ok(())
+    }
+
+    fn wants_dumps(&self) -> bool {
+        partial::Aggregate::wants_dumps(&self.gpu)
+    }
+
+    fn merge(&mut self, mut other: Self, notes: &Notes) -> Result<()> {
+        self.gpu.merge(other.gpu, notes);
+        // The smaller into the larger (the first input into the empty total: moved).
+        if other.stats.table.len() > self.stats.table.len() {
+            std::mem::swap(&mut self.stats, &mut other.stats);
+        }
+        for i in 0..other.stats.table.len() as u32 {
+            let ((program, name, phase), s) = other.stats.get(i);
+            self.stats.entry(program, name, phase).0.merge(s);
+        }
+        Ok(())
+    }
+
+    fn warmup(&self) -> &Warmup {
+        partial::Aggregate::warmup(&self.gpu)
+    }
+}
+
+/// The partial result of `inputs` (`njx-thunks --partial`): their aggregate with what the
+/// HLO dumps say of each thunk, so the reduce step needs neither archives nor dumps.
+pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
+    let mut time = read(options, inputs, notes)?;
+    let sources = thunk_info::dump_sources(inputs, &options.hlo);
+    if !sources.is_empty() {
+        let thunks: BTreeSet<(String, String)> = (0..time.stats.table.len() as u32)
+            .map(|i| {
+                let ((program, name, _), _) = time.stats.get(i);
+                (program.to_string(), name.to_string())
+            })
+            .collect();
+        time.gpu.attach_infos_of(&thunks, &sources, notes)?;
+    }
+    Ok(time)
+}
