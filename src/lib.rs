@@ -48,6 +48,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 pub mod archives;
 pub mod cmd;

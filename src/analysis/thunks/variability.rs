@@ -32,18 +32,27 @@ pub struct VariabilityRow {
     pub max_ns: i64,
     /// The slowest execution: its time, device, module execution and thunk execution.
     pub slowest1_ns: Option<i64>,
+    /// The device it ran on.
     pub slowest1_device: Option<u32>,
+    /// Its module execution number.
     pub slowest1_execution: Option<u32>,
+    /// Its execution number within the module execution.
     pub slowest1_thunk_execution: Option<u32>,
     /// The second slowest.
     pub slowest2_ns: Option<i64>,
+    /// The device it ran on.
     pub slowest2_device: Option<u32>,
+    /// Its module execution number.
     pub slowest2_execution: Option<u32>,
+    /// Its execution number within the module execution.
     pub slowest2_thunk_execution: Option<u32>,
     /// The third slowest.
     pub slowest3_ns: Option<i64>,
+    /// The device it ran on.
     pub slowest3_device: Option<u32>,
+    /// Its module execution number.
     pub slowest3_execution: Option<u32>,
+    /// Its execution number within the module execution.
     pub slowest3_thunk_execution: Option<u32>,
 }
 
