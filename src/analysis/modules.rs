@@ -4,6 +4,7 @@ use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::derived::partial;
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
+use crate::output::numbers::ms_exact;
 use crate::output::{Format, write_records, write_table};
 use crate::records::Module;
 use crate::source::records::RecordStream;
@@ -159,10 +160,6 @@ pub fn summarise(
     acc.summary(include_warmup, include_autotuning)
 }
 
-fn ms(ns: f64) -> String {
-    format!("{:.6}", ns / 1e6)
-}
-
 /// The aggregate of the module executions of `inputs`: module records, partial results,
 /// or profiles ([`partial::aggregate`]; durations do not depend on clocks, so no
 /// alignment is needed).
@@ -261,8 +258,8 @@ pub fn write(format: Format, summary: &[ProgramSummary], out: &mut dyn Write) ->
                 Some(sd) if sd > 0.0 => format!("{:.1} ± {:.1}", s.thunks_mean, sd),
                 _ => format!("{:.0}", s.thunks_mean),
             },
-            ms(s.dur_mean_ns),
-            opt(s.dur_std_ns, &ms),
+            ms_exact(s.dur_mean_ns),
+            opt(s.dur_std_ns, &ms_exact),
             format!("{:.3}", s.percent),
         ]);
     }

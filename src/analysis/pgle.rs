@@ -22,6 +22,7 @@ use crate::derived::partial;
 use crate::error::{Error, Result};
 use crate::hlo::ProgramKey;
 use crate::output::notes::Notes;
+use crate::output::numbers::us_exact;
 use crate::output::{Format, write_records, write_table};
 use crate::records::{Module, Thunk};
 use crate::source::records::RecordStream;
@@ -590,13 +591,6 @@ pub fn profiles(costs: &Costs, options: &Options, notes: &Notes) -> Vec<Profile>
     out
 }
 
-/// Microseconds from nanoseconds, exactly: `1234567` → `1234.567`.
-pub fn us(ns: i64) -> String {
-    let sign = if ns < 0 { "-" } else { "" };
-    let a = ns.unsigned_abs();
-    format!("{sign}{}.{:03}", a / 1000, a % 1000)
-}
-
 /// A name as a text-format string literal: quotes, backslashes and bytes outside
 /// printable ASCII escaped (octal, as protobuf's own text printer does).
 fn quoted(name: &str) -> String {
@@ -627,7 +621,7 @@ pub fn write_profile(profile: &Profile, out: &mut dyn Write) -> Result<()> {
             out,
             "costs {{ name: {} cost_us: {} }}",
             quoted(&e.name),
-            us(e.cost_ns)
+            us_exact(e.cost_ns)
         )
         .map_err(Error::Output)?;
     }
@@ -725,16 +719,6 @@ mod tests {
         let mut sum = big;
         sum.merge(&big);
         assert_eq!(sum.n, u64::MAX);
-    }
-
-    #[test]
-    fn microseconds_are_exact() {
-        assert_eq!(us(0), "0.000");
-        assert_eq!(us(1), "0.001");
-        assert_eq!(us(1_234_567), "1234.567");
-        assert_eq!(us(1_000), "1.000");
-        assert_eq!(us(-1_500), "-1.500");
-        assert_eq!(us(i64::MIN), "-9223372036854775.808");
     }
 
     #[test]

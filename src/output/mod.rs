@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod notes;
+pub mod numbers;
 pub mod progress;
 
 use crate::error::{Error, Result};

@@ -52,3 +52,12 @@ impl Sums {
         Some((num / (nf * (nf - 1.0))).sqrt())
     }
 }
+
+/// Mean, sample standard deviation (None for one value).
+pub fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let std = (v.len() > 1)
+        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+    (mean, std)
+}

@@ -4,23 +4,9 @@
 
 use crate::output::charts::significant;
 
-/// Mean, sample standard deviation (None for one value).
-pub(super) fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let std = (v.len() > 1)
-        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
-    (mean, std)
-}
-
 /// `v / scale` to `digits` decimals, `-` where there is no value.
 pub(super) fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{:.*}", digits, x / scale))
-}
-
-/// Nanoseconds as milliseconds to 3 decimals.
-pub(super) fn ms(ns: f64) -> String {
-    format!("{:.3}", ns / 1e6)
 }
 
 /// To 4 significant digits, `-` where there is no value.

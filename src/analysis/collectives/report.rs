@@ -2,9 +2,9 @@
 //! module execution and stragglers, initialisation left out unless asked for.
 
 use super::aggregate::{Inst, InstKey, Partial};
-use super::format::mean_std;
 use super::rows::Row;
 use crate::derived::executions::Phase;
+use crate::util::stats::mean_std;
 use std::collections::BTreeMap;
 
 /// The collective instances that count, in key order.

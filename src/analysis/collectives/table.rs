@@ -1,10 +1,11 @@
 //! The report's tables for people: each table's layout (title, headings, numeric
 //! columns, footnote), each row's cells, and the tables written one after the other.
 
-use super::format::{fmt_opt, ms, significant_or_dash};
+use super::format::{fmt_opt, significant_or_dash};
 use super::rows::{Part, Row};
 use crate::error::{Error, Result};
 use crate::output::charts::{round_label, significant};
+use crate::output::numbers::ms;
 use crate::output::write_table;
 use std::io::Write;
 

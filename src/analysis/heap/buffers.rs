@@ -2,12 +2,12 @@
 //! its defining instruction (shape, opcode, op_name, Python source).
 
 use super::assignment::Assignment;
-use super::format::percent;
 use super::records::BufferRecord;
 use super::replay::Replay;
 use super::shape::{shape_text, subshape};
 use crate::error::{Error, Result};
 use crate::hlo::{HloModule, Instruction, proto};
+use crate::output::numbers::percent_rounded;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -97,7 +97,7 @@ impl<'m> LiveBuffers<'m> {
             trace: t as i64,
             buffer: id,
             bytes,
-            percent: percent(bytes, peak),
+            percent: percent_rounded(bytes, peak),
             shape,
             shape_index: format!("{{{}}}", index.join(",")),
             instruction: inst.name().to_string(),

@@ -1,8 +1,8 @@
 //! `--view by-op-name` and `--view by-source`: the buffers live at each trace's peak
 //! summed by the op_name or the source line of their defining instructions.
 
-use super::format::percent;
 use super::records::{BufferRecord, GroupRecord, ProgramHeap};
+use crate::output::numbers::percent_rounded;
 use std::collections::{BTreeMap, HashMap};
 
 /// The breakdown of the live buffers at each trace's peak by `key`, largest first.
@@ -31,7 +31,7 @@ pub(super) fn groups(heap: &ProgramHeap, key: impl Fn(&BufferRecord) -> &str) ->
                 trace: p.trace,
                 key: k.to_string(),
                 bytes,
-                percent: percent(bytes, p.peak_bytes),
+                percent: percent_rounded(bytes, p.peak_bytes),
                 buffers: n,
             })
             .collect();

@@ -45,7 +45,6 @@
 mod assignment;
 mod buffers;
 mod chart;
-mod format;
 mod groups;
 mod program;
 mod read;

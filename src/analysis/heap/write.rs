@@ -1,10 +1,10 @@
 //! The views as njx-heap writes them: a table for people, or records (JSON Lines, CSV).
 
-use super::format::mib;
 use super::groups::groups;
 use super::records::{GroupRecord, ProgramHeap};
 use super::{Options, View};
 use crate::error::Result;
+use crate::output::numbers::mib;
 use crate::output::{Format, RecordWriter, write_table};
 use serde::Serialize;
 use std::io::Write;

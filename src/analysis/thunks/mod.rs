@@ -31,7 +31,6 @@
 //! - `format.rs`: shares, nanoseconds held in i64, milliseconds and microseconds.
 
 mod aggregate;
-mod format;
 mod opcode;
 mod read;
 mod rows;

@@ -1,10 +1,11 @@
 //! `--view opcode`: GPU time by HLO opcode, with the idle time during module executions,
 //! as shares of module time (the notebook's `op_runtime`).
 
-use super::format::{clamp, percent};
 use super::rows::Rows;
+use super::stats::clamp;
 use super::table::Run;
 use crate::derived::gpu_time::{IDLE_INSIDE, UNKNOWN};
+use crate::output::numbers::percent_i128;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -48,7 +49,7 @@ pub(super) fn opcode_rows(rows: &Rows<'_>, runs: &[Run]) -> Vec<OpcodeRow> {
             opcode,
             thunks,
             total_ns: clamp(ns),
-            percent: percent(ns, whole),
+            percent: percent_i128(ns, whole),
         })
         .collect();
     if let Some(t) = totals {
@@ -56,7 +57,7 @@ pub(super) fn opcode_rows(rows: &Rows<'_>, runs: &[Run]) -> Vec<OpcodeRow> {
             opcode: IDLE_INSIDE.to_string(),
             thunks: 0,
             total_ns: t.idle_inside(),
-            percent: percent(t.idle_inside().into(), whole),
+            percent: percent_i128(t.idle_inside().into(), whole),
         });
     }
     rows.sort_by(|a, b| {

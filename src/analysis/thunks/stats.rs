@@ -111,6 +111,11 @@ impl Stats {
     }
 }
 
+/// Held at the ends of i64: only made-up records reach them.
+pub(super) fn clamp(ns: i128) -> i64 {
+    ns.clamp(i64::MIN.into(), i64::MAX.into()) as i64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

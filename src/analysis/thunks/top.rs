@@ -1,9 +1,10 @@
 //! `--view top`: one row per thunk, largest total GPU time first, with its share of all
 //! thunk time (the notebook's `thunk_summary`).
 
-use super::format::{clamp, percent};
 use super::rows::{Chosen, Named, Rows};
+use super::stats::clamp;
 use super::table::Run;
+use crate::output::numbers::percent_i128;
 use serde::Serialize;
 
 /// A row of the top view.
@@ -67,7 +68,7 @@ impl Rows<'_> {
             executions: s.n,
             total_ns: clamp(s.dur.sum()),
             mean_ns: s.dur.mean(s.n),
-            percent: percent(s.dur.sum(), total),
+            percent: percent_i128(s.dur.sum(), total),
         }
     }
 }

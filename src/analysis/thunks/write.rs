@@ -1,12 +1,12 @@
 //! The rows of a view as njx-thunks writes them: a table for people, or records (JSON
 //! Lines, CSV) made one at a time.
 
-use super::format::{ms, us};
 use super::opcode::OpcodeRow;
 use super::rows::{Chosen, Rows};
 use super::table::Run;
 use super::variability::VariabilityRow;
 use crate::error::{Error, Result};
+use crate::output::numbers::{ms, us_tenths};
 use crate::output::{Format, RecordWriter, write_table_with};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -67,7 +67,7 @@ fn top_table(rows: &Rows<'_>, runs: &[Run], total: i128, out: &mut dyn Write) ->
             format!("{:.2}", x.percent),
             ms(x.total_ns as f64),
             x.executions.to_string(),
-            us(x.mean_ns),
+            us_tenths(x.mean_ns),
             x.thunk,
             text(x.opcode),
             format!("{} ({})", x.module, x.program),
@@ -111,8 +111,8 @@ fn variability_table(rows: &Rows<'_>, runs: &[Run], out: &mut dyn Write) -> Resu
         let x = rows.variability_row(runs[i - 1]);
         let slowest = slowest_text(&x);
         Cow::Owned(vec![
-            us(x.mean_ns),
-            us(x.std_ns),
+            us_tenths(x.mean_ns),
+            us_tenths(x.std_ns),
             x.cv.map_or("-".into(), |cv| format!("{:.1}", 100.0 * cv)),
             x.executions.to_string(),
             x.thunk,
@@ -134,7 +134,7 @@ fn slowest_text(x: &VariabilityRow) -> String {
             } else {
                 String::new()
             };
-            format!("{} ({d}/{e}{k})", us(ns as f64))
+            format!("{} ({d}/{e}{k})", us_tenths(ns as f64))
         })
         .collect::<Vec<_>>()
         .join(", ")
