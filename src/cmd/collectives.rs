@@ -118,6 +118,7 @@ impl Args {
             table: self.table,
             wait_plot: self.wait_plot.clone(),
             lateness_plot: self.lateness_plot.clone(),
+            partial: self.partial,
         }
     }
 }
@@ -140,20 +141,6 @@ pub fn run(args: &Args) -> Result<()> {
         // Checked now, like the output (an input, a missing folder); written at the end.
         drop(open_output(Some(plot), &inputs)?);
     }
-    if options.records {
-        let thunks = crate::analysis::collectives::read(&options, &inputs, &notes)?;
-        crate::analysis::collectives::write_records(options.format, thunks, &mut out)?;
-    } else if options.needs_timing() {
-        let (acc, timing) =
-            crate::analysis::collectives::aggregate_with_timing(&options, &inputs, &notes)?;
-        crate::analysis::collectives::write_with_timing(&options, &acc, &timing, &mut out, &notes)?;
-    } else {
-        let acc = crate::analysis::collectives::aggregate(&inputs, args.program_key, &notes)?;
-        if args.partial {
-            crate::derived::partial::write(&mut out, crate::analysis::collectives::PARTIAL, &acc)?;
-        } else {
-            crate::analysis::collectives::write(&options, &acc, &mut out)?;
-        }
-    }
+    crate::analysis::collectives::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

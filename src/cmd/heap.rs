@@ -62,13 +62,8 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.io.inputs_or_stdin();
-    let notes = super::notes_and_progress("njx-heap", args.io.files.quiet, &inputs, None);
-    let heaps = crate::analysis::heap::read(&inputs, &options, &notes)?;
     let mut out = open_output(args.io.output(), &inputs)?;
-    out.ends_progress(notes.progress());
-    crate::analysis::heap::write(&options, &heaps, &mut out)?;
-    if let Some(svg) = &options.svg {
-        crate::output::charts::heap_svg(svg, &crate::analysis::heap::curves(&heaps))?;
-    }
+    let notes = super::notes_and_progress("njx-heap", args.io.files.quiet, &inputs, Some(&mut out));
+    crate::analysis::heap::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

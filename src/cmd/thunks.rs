@@ -90,6 +90,7 @@ impl Args {
             include_warmup: self.include_warmup,
             min_cv: self.min_cv,
             hlo: self.hlo.clone(),
+            partial: self.partial,
         }
     }
 }
@@ -103,13 +104,6 @@ pub fn run(args: &Args) -> Result<()> {
     let mut out = open_output(args.io.output(), &read)?;
     let notes =
         super::notes_and_progress("njx-thunks", args.io.files.quiet, &inputs, Some(&mut out));
-    if args.partial {
-        let time = crate::analysis::thunks::partial(&options, &inputs, &notes)?;
-        crate::derived::partial::write(&mut out, crate::analysis::thunks::PARTIAL, &time)?;
-    } else {
-        let time = crate::analysis::thunks::read(&options, &inputs, &notes)?;
-        let rows = crate::analysis::thunks::rows(&time, &options, &inputs, &notes)?;
-        crate::analysis::thunks::write(options.format, &rows, &mut out)?;
-    }
+    crate::analysis::thunks::run(&options, &inputs, &mut out, &notes)?;
     out.finish()
 }

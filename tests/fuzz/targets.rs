@@ -248,6 +248,7 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
         },
         wait_plot: input.bit(6).then(|| input.dir.join("wait.svg")),
         lateness_plot: input.bit(7).then(|| input.dir.join("late.svg")),
+        partial: input.bit(8),
     };
     collectives::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);

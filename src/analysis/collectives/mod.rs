@@ -81,6 +81,8 @@ pub struct Options {
     pub wait_plot: Option<PathBuf>,
     /// Also draw lateness along the module timeline into this SVG file.
     pub lateness_plot: Option<PathBuf>,
+    /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the report.
+    pub partial: bool,
 }
 
 impl Options {
@@ -108,5 +110,8 @@ pub fn run(
         return write_with_timing(options, &acc, &timing, out, notes);
     }
     let acc = aggregate(inputs, options.program_key, notes)?;
+    if options.partial {
+        return crate::derived::partial::write(out, PARTIAL, &acc);
+    }
     write(options, &acc, out)
 }

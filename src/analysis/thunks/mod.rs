@@ -87,15 +87,21 @@ pub struct Options {
     /// Archives or XLA dump folders holding HLO dumps, besides the archives among the
     /// inputs.
     pub hlo: Vec<PathBuf>,
+    /// Write the partial result of the inputs (kind [`PARTIAL`]) instead of the table.
+    pub partial: bool,
 }
 
-/// The rows of `inputs` as `options` ask, written to `out`.
+/// The rows of `inputs` as `options` ask (or their partial result), written to `out`.
 pub fn run(
     options: &Options,
     inputs: &[PathBuf],
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<()> {
+    if options.partial {
+        let time = partial(options, inputs, notes)?;
+        return crate::derived::partial::write(out, PARTIAL, &time);
+    }
     let time = read(options, inputs, notes)?;
     let rows = rows(&time, options, inputs, notes)?;
     write(options.format, &rows, out)
