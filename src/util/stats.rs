@@ -61,3 +61,27 @@ pub fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
         .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
     (mean, std)
 }
+
+/// The `p` quantile of sorted `v` (not empty), interpolated linearly between order
+/// statistics (numpy's default).
+pub fn quantile(v: &[f64], p: f64) -> f64 {
+    let at = p * (v.len() - 1) as f64;
+    let lo = at.floor() as usize;
+    let hi = at.ceil() as usize;
+    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_as_numpy() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert_eq!(quantile(&v, 0.25), 1.75);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert_eq!(quantile(&[7.0], 0.9), 7.0);
+    }
+}

@@ -22,14 +22,14 @@
 //!
 //! The files: `mod.rs`, the [`Timing`] aggregate of the thunk executions (collective
 //! instances, arrivals, module starts); `tables.rs`, the four tables from it;
-//! `stats.rs`, quantiles and 1-2-5 bins; `chart.rs`, the two pictures.
+//! `bins.rs`, 1-2-5 bins; `chart.rs`, what the two pictures show (drawn by `output::charts`).
 
 use crate::output::notes::Notes;
 use crate::records::Thunk;
 use std::collections::BTreeMap;
 
+mod bins;
 mod chart;
-mod stats;
 mod tables;
 
 pub(super) use chart::lateness_svg;

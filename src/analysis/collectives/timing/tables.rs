@@ -1,10 +1,11 @@
 //! The four tables of [`Timing`]: collective instances, wait quantiles, the wait
 //! histogram, and lateness along the module timeline.
 
-use super::stats::{bin_floor, bin_next, quantile};
+use super::bins::{bin_floor, bin_next};
 use super::{Position, Timing};
 use crate::analysis::collectives::rows::{Part, Row};
 use crate::output::notes::Notes;
+use crate::util::stats::quantile;
 use std::collections::BTreeMap;
 
 /// Per position: executions, sum of first starts, sum of offsets in the module, and the

@@ -1,14 +1,4 @@
-//! Order statistics and bins of the wait distributions: quantiles as numpy interpolates
-//! them, and 1-2-5 histogram bin edges.
-
-/// The `p` quantile of sorted `v` (not empty), interpolated linearly between order
-/// statistics (numpy's default).
-pub(super) fn quantile(v: &[f64], p: f64) -> f64 {
-    let at = p * (v.len() - 1) as f64;
-    let lo = at.floor() as usize;
-    let hi = at.ceil() as usize;
-    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
-}
+//! The bins of the wait distributions: 1-2-5 histogram bin edges.
 
 /// The 1-2-5 bin edge at or below `x` (> 0).
 pub(super) fn bin_floor(x: u64) -> u64 {
@@ -39,16 +29,6 @@ pub(super) fn bin_next(edge: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quantiles_interpolate_as_numpy() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(quantile(&v, 0.0), 1.0);
-        assert_eq!(quantile(&v, 0.5), 2.5);
-        assert_eq!(quantile(&v, 0.25), 1.75);
-        assert_eq!(quantile(&v, 1.0), 4.0);
-        assert_eq!(quantile(&[7.0], 0.9), 7.0);
-    }
 
     #[test]
     fn bins_are_1_2_5() {
