@@ -31,7 +31,7 @@
 //! - communication thunks' time is split into the part hidden behind compute thunks of
 //!   the same program on the same device and the exposed rest.
 
-use super::devices::{Thread, map_threads};
+use super::thread_devices::{Thread, map_threads};
 use crate::error::{Error, Result};
 use crate::records::{GpuRange, Module, Reconstructed, Thunk};
 use crate::source::devices::Launchers;
@@ -108,7 +108,7 @@ pub struct Derived {
 /// Builds the module and thunk executions of one profile from its GPU-projected ranges
 /// (all of them, any order) and its launcher threads. `place` names the profile in
 /// errors; `first_process` gives its first process's index, asked for where devices are
-/// numbered per process ([`super::devices`]).
+/// numbered per process ([`super::thread_devices`]).
 pub fn derive(
     profile: &Arc<str>,
     place: &str,
