@@ -4,9 +4,10 @@
 //! dumps ([`crate::hlo`]).
 //!
 //! Each profile's GPU projection, launcher threads and compiled programs are read, module
-//! and thunk executions derived ([`derive`]), initialisation executions marked, and,
-//! across several profiles, the device clocks aligned on the collectives that span every
-//! device. Execution records written by `njx-export` are read back with [`read_records`].
+//! and thunk executions derived ([`derive`](mod@derive)), initialisation executions
+//! marked, and, across several profiles, the device clocks aligned on the collectives that
+//! span every device. Execution records written by `njx-export` are read back with
+//! [`read_records`].
 //!
 //! Analyses that only aggregate read profiles one at a time ([`each_mapped`]): each profile's
 //! executions come with their [`Phase`] (what is known of warm-up when it is read), and
@@ -27,7 +28,8 @@
 //! - `input.rs`: the executions of one input path, its profiles derived and programs
 //!   keyed by the HLO dumps; `processes.rs`: the process numbering across inputs;
 //!   `program_info.rs`: what the HLO dumps tell of programs and instructions;
-//! - [`derive`]: one profile's tables to module and thunk executions;
+//! - [`derive`](mod@derive): one profile's tables to module and thunk executions, with
+//!   `layout2026.rs` for what XLA's layout since 2026 needs beyond nsys-jax;
 //!   [`thread_devices`]: which device each thread ran on;
 //! - `warmup.rs`: [`Phase`], [`Warmup`], [`Rule`]; `variants.rs`: [`KeyBy`],
 //!   [`Variants`]; `alignment.rs`: clock alignment ([`Alignment`], [`align_clocks`]);
@@ -36,6 +38,7 @@
 mod alignment;
 pub mod derive;
 mod input;
+mod layout2026;
 mod processes;
 mod program_info;
 mod spill;
