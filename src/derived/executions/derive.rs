@@ -30,12 +30,17 @@
 //! - programs are identified by the HLO fingerprint, devices by the launcher threads;
 //! - communication thunks' time is split into the part hidden behind compute thunks of
 //!   the same program on the same device and the exposed rest.
+//!
+//! What the 2026 layout needs beyond nsys-jax (ranges outside module ranges given to
+//! module executions, NCCL-only communication named from the schedule) is in
+//! `layout2026.rs`.
 
-use super::devices::{Thread, map_threads};
+use super::layout2026::{Spans, attribute_nccl, attribute_thunks, name_nccl};
+use super::thread_devices::{Thread, map_threads};
 use crate::error::{Error, Result};
 use crate::records::{GpuRange, Module, Reconstructed, Thunk};
 use crate::source::devices::Launchers;
-use crate::source::xla_names::{is_module, is_thunk, module, thunk_op, thunk_unique_id};
+use crate::source::xla_names::{is_module, is_thunk, module, thunk_op};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -108,7 +113,7 @@ pub struct Derived {
 /// Builds the module and thunk executions of one profile from its GPU-projected ranges
 /// (all of them, any order) and its launcher threads. `place` names the profile in
 /// errors; `first_process` gives its first process's index, asked for where devices are
-/// numbered per process ([`super::devices`]).
+/// numbered per process ([`super::thread_devices`]).
 pub fn derive(
     profile: &Arc<str>,
     place: &str,
@@ -120,6 +125,94 @@ pub fn derive(
     let mut out = Derived::default();
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|&i| ranges[i].id);
+    let by_id = index_by_id(ranges, place)?;
+    check_forest(ranges, &by_id, place)?;
+    let Tree {
+        mut thunk_module,
+        parentless,
+        nccl,
+        early,
+    } = Tree::of(ranges, &order, &by_id);
+    if early > 0 {
+        out.notes.push(format!(
+            "ignored {early} thunks that start before the first module"
+        ));
+    }
+    // Every module range is a module execution, with or without thunk ranges below it.
+    let mut modules: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| is_module(&ranges[i].name))
+        .collect();
+    drop_cut_short(ranges, &mut modules, &mut out.notes);
+
+    let program = programs(ranges, &modules, info)?;
+    // Thunks and NCCL ranges outside every module range: to the module execution of
+    // their thread (else of their process) whose span holds them.
+    let spans = Spans::new(ranges, &modules);
+    let attributed = attribute_thunks(
+        ranges,
+        &spans,
+        &program,
+        &parentless,
+        info,
+        &mut thunk_module,
+        &mut out.notes,
+    )?;
+    let nccl_module = attribute_nccl(ranges, &spans, &nccl, &mut out.notes)?;
+
+    let device_of = devices_of_threads(
+        ranges,
+        &modules,
+        &program,
+        launchers,
+        first_process,
+        place,
+        &mut out,
+    )?;
+    let device = |i: usize| device_of.get(&(ranges[i].pid, ranges[i].tid)).copied();
+    let unmapped = modules.iter().filter(|&&m| device(m).is_none()).count();
+    if unmapped > 0 {
+        out.notes.push(format!(
+            "ignored {unmapped} module executions on threads with no known device"
+        ));
+    }
+    let module_index = module_records(
+        profile,
+        ranges,
+        &modules,
+        &program,
+        &device,
+        &thunk_module,
+        &mut out.modules,
+    );
+    let mut thunks = thunk_records(
+        ranges,
+        &thunk_module,
+        &module_index,
+        &out.modules,
+        &attributed,
+        info,
+    )?;
+    name_nccl(
+        ranges,
+        &nccl_module,
+        &module_index,
+        &mut thunks,
+        info,
+        &mut out,
+    )?;
+    thunks
+        .list
+        .sort_by_key(|(mi, id, t)| (*mi, t.start_ns, *id));
+    out.thunks = thunks.list.into_iter().map(|(_, _, t)| t).collect();
+    split_hidden(&mut out.thunks);
+    Ok(out)
+}
+
+/// Each range's row by range id. Ids must be unique: a repeated id makes parents
+/// ambiguous.
+fn index_by_id(ranges: &[GpuRange], place: &str) -> Result<HashMap<u64, usize>> {
     let mut by_id: HashMap<u64, usize> = HashMap::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
         if by_id.insert(r.id, i).is_some() {
@@ -137,8 +230,12 @@ pub fn derive(
             ));
         }
     }
-    // Parents must form a forest: a range that is its own ancestor would make every
-    // walk up from it endless. Each range is walked up once (state 1 on the path, 2 done).
+    Ok(by_id)
+}
+
+/// Parents must form a forest: a range that is its own ancestor would make every
+/// walk up from it endless. Each range is walked up once (state 1 on the path, 2 done).
+fn check_forest(ranges: &[GpuRange], by_id: &HashMap<u64, usize>, place: &str) -> Result<()> {
     let mut state = vec![0u8; ranges.len()];
     let mut path = Vec::new();
     for start in 0..ranges.len() {
@@ -161,81 +258,105 @@ pub fn derive(
             state[i] = 2;
         }
     }
-    let first_module_start = ranges
-        .iter()
-        .filter(|r| is_module(&r.name))
-        .map(|r| r.start_ns)
-        .min();
-    // Thunk → module, keeping only the deepest thunks. Thunks and NCCL ranges with no
-    // module range above them (XLA since 2026) are attributed by time below.
-    let mut has_child_thunk: HashSet<usize> = HashSet::new();
-    let mut thunk_module: Vec<(usize, usize)> = Vec::new();
-    let mut parentless: Vec<usize> = Vec::new();
-    // NCCL ranges outside every thunk (the outermost of nested ones), with their module.
-    let mut nccl: Vec<(usize, Option<usize>)> = Vec::new();
-    let mut nccl_over_thunk: HashSet<usize> = HashSet::new();
-    let mut early = 0usize;
-    let raw_parent = |i: usize| ranges[i].parent.and_then(|p| by_id.get(&p).copied());
-    for &i in &order {
-        let r = &ranges[i];
-        let nccl_range = is_nccl(&r.name);
-        if !nccl_range && !is_thunk(&r.name) {
-            continue;
-        }
-        if first_module_start.is_none_or(|first| r.start_ns < first) {
-            early += usize::from(!nccl_range);
-            continue;
-        }
-        if nccl_range && raw_parent(i).is_some_and(|p| is_nccl(&ranges[p].name)) {
-            continue;
-        }
-        let mut p = raw_parent(i);
-        let mut module = None;
-        let mut in_thunk = false;
-        while let Some(pi) = p {
-            let name = &ranges[pi].name;
-            if is_nccl(name) {
-                if !nccl_range {
-                    nccl_over_thunk.insert(pi);
-                }
-            } else if is_module(name) {
-                module = Some(pi);
-                break;
-            } else if is_thunk(name) {
-                in_thunk = true;
-                if !nccl_range {
-                    has_child_thunk.insert(pi);
-                }
-            }
-            p = raw_parent(pi);
-        }
-        match (nccl_range, module) {
-            (true, _) if in_thunk => {}
-            (true, m) => nccl.push((i, m)),
-            (false, Some(m)) => thunk_module.push((i, m)),
-            (false, None) => parentless.push(i),
-        }
-    }
-    thunk_module.retain(|(t, _)| !has_child_thunk.contains(t));
-    parentless.retain(|t| !has_child_thunk.contains(t));
-    // An NCCL range with thunks below it is no collective's own range.
-    nccl.retain(|(n, _)| !nccl_over_thunk.contains(n));
-    if early > 0 {
-        out.notes.push(format!(
-            "ignored {early} thunks that start before the first module"
-        ));
-    }
-    // Every module range is a module execution, with or without thunk ranges below it.
-    let mut modules: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&i| is_module(&ranges[i].name))
-        .collect();
-    drop_cut_short(ranges, &mut modules, &mut out.notes);
+    Ok(())
+}
 
-    // Program identity.
-    let mut program: HashMap<usize, (String, Option<u64>, String)> = HashMap::new();
-    for &m in &modules {
+/// The thunk and NCCL ranges of a profile placed in its range tree.
+struct Tree {
+    /// (thunk, module) for each deepest thunk with a module range above it.
+    thunk_module: Vec<(usize, usize)>,
+    /// Deepest thunks with no module range above them (XLA since 2026).
+    parentless: Vec<usize>,
+    /// NCCL ranges outside every thunk (the outermost of nested ones), with their module.
+    nccl: Vec<(usize, Option<usize>)>,
+    /// Thunks that start before the first module.
+    early: usize,
+}
+
+impl Tree {
+    /// Places the thunk and NCCL ranges of `ranges` (visited in `order`), `by_id` giving
+    /// each range's row by id.
+    fn of(ranges: &[GpuRange], order: &[usize], by_id: &HashMap<u64, usize>) -> Tree {
+        let first_module_start = ranges
+            .iter()
+            .filter(|r| is_module(&r.name))
+            .map(|r| r.start_ns)
+            .min();
+        // Thunk → module, keeping only the deepest thunks. Thunks and NCCL ranges with no
+        // module range above them (XLA since 2026) are attributed by time below.
+        let mut has_child_thunk: HashSet<usize> = HashSet::new();
+        let mut thunk_module: Vec<(usize, usize)> = Vec::new();
+        let mut parentless: Vec<usize> = Vec::new();
+        // NCCL ranges outside every thunk (the outermost of nested ones), with their
+        // module.
+        let mut nccl: Vec<(usize, Option<usize>)> = Vec::new();
+        let mut nccl_over_thunk: HashSet<usize> = HashSet::new();
+        let mut early = 0usize;
+        let raw_parent = |i: usize| ranges[i].parent.and_then(|p| by_id.get(&p).copied());
+        for &i in order {
+            let r = &ranges[i];
+            let nccl_range = is_nccl(&r.name);
+            if !nccl_range && !is_thunk(&r.name) {
+                continue;
+            }
+            if first_module_start.is_none_or(|first| r.start_ns < first) {
+                early += usize::from(!nccl_range);
+                continue;
+            }
+            if nccl_range && raw_parent(i).is_some_and(|p| is_nccl(&ranges[p].name)) {
+                continue;
+            }
+            let mut p = raw_parent(i);
+            let mut module = None;
+            let mut in_thunk = false;
+            while let Some(pi) = p {
+                let name = &ranges[pi].name;
+                if is_nccl(name) {
+                    if !nccl_range {
+                        nccl_over_thunk.insert(pi);
+                    }
+                } else if is_module(name) {
+                    module = Some(pi);
+                    break;
+                } else if is_thunk(name) {
+                    in_thunk = true;
+                    if !nccl_range {
+                        has_child_thunk.insert(pi);
+                    }
+                }
+                p = raw_parent(pi);
+            }
+            match (nccl_range, module) {
+                (true, _) if in_thunk => {}
+                (true, m) => nccl.push((i, m)),
+                (false, Some(m)) => thunk_module.push((i, m)),
+                (false, None) => parentless.push(i),
+            }
+        }
+        thunk_module.retain(|(t, _)| !has_child_thunk.contains(t));
+        parentless.retain(|t| !has_child_thunk.contains(t));
+        // An NCCL range with thunks below it is no collective's own range.
+        nccl.retain(|(n, _)| !nccl_over_thunk.contains(n));
+        Tree {
+            thunk_module,
+            parentless,
+            nccl,
+            early,
+        }
+    }
+}
+
+/// Each module range's program: (key, program id, short name).
+pub(super) type Programs = HashMap<usize, (String, Option<u64>, String)>;
+
+/// Program identity of each module range of `modules`.
+fn programs(
+    ranges: &[GpuRange],
+    modules: &[usize],
+    info: &mut dyn ProgramInfo,
+) -> Result<Programs> {
+    let mut program: Programs = HashMap::new();
+    for &m in modules {
         let name = &ranges[m].name;
         let (short, id) = match module(name) {
             Some((short, id)) => (short.to_string(), id),
@@ -244,80 +365,22 @@ pub fn derive(
         let key = info.program_key(id, &short)?;
         program.insert(m, (key, id, short));
     }
-    // Thunks and NCCL ranges outside every module range: to the module execution of
-    // their thread (else of their process) whose span holds them.
-    let spans = Spans::new(ranges, &modules);
-    let mut attributed: HashSet<usize> = HashSet::new();
-    let mut unplaced: Vec<usize> = Vec::new();
-    let mut unconfirmed = 0usize;
-    for &t in &parentless {
-        let id = thunk_unique_id(&ranges[t].name);
-        let op = thunk_op(&ranges[t].name).unwrap_or(&ranges[t].name);
-        let mut confirmed = |m: usize| -> Result<Option<bool>> {
-            let (key, program_id, short) = &program[&m];
-            match (program_id, key.as_str()) {
-                (Some(pid), k) if k != "unknown" => {
-                    Ok(info.instruction_id(*pid, short, op)?.map(|found| {
-                        found.is_some_and(|found| id.is_none_or(|id| found as u64 == id))
-                    }))
-                }
-                _ => Ok(None),
-            }
-        };
-        match spans.attribute(&ranges[t], &mut confirmed)? {
-            Some((m, sure)) => {
-                unconfirmed += usize::from(!sure);
-                attributed.insert(t);
-                thunk_module.push((t, m));
-            }
-            None => unplaced.push(t),
-        }
-    }
-    if !attributed.is_empty() {
-        out.notes.push(format!(
-            "{} thunks had no XlaModule range around them: each given to the module \
-             execution of its thread (else of its process) whose span holds it (records: \
-             reconstructed = module)",
-            attributed.len()
-        ));
-    }
-    if unconfirmed > 0 {
-        out.notes.push(format!(
-            "{unconfirmed} of the thunks given to a module execution by time are not \
-             instructions of that program's HLO dump with the unique id they carry"
-        ));
-    }
-    if !unplaced.is_empty() {
-        out.notes.push(format!(
-            "left out {} thunks outside any XlaModule range, on their thread or in their \
-             process, at their time: {}",
-            unplaced.len(),
-            names_of(ranges, &unplaced)
-        ));
-    }
-    let mut nccl_module: Vec<(usize, usize)> = Vec::new();
-    let mut nccl_unplaced: Vec<usize> = Vec::new();
-    for &(n, m) in &nccl {
-        match m {
-            Some(m) => nccl_module.push((n, m)),
-            None => match spans.attribute(&ranges[n], &mut |_| Ok(None))? {
-                Some((m, _)) => nccl_module.push((n, m)),
-                None => nccl_unplaced.push(n),
-            },
-        }
-    }
-    if !nccl_unplaced.is_empty() {
-        out.notes.push(format!(
-            "left out {} NCCL ranges outside any thunk and any XlaModule range, on their \
-             thread or in their process, at their time: {}",
-            nccl_unplaced.len(),
-            names_of(ranges, &nccl_unplaced)
-        ));
-    }
+    Ok(program)
+}
 
-    // Devices of the threads that ran each program.
+/// Devices of the threads that ran each program; what was assumed and the devices per
+/// process go to `out`.
+fn devices_of_threads(
+    ranges: &[GpuRange],
+    modules: &[usize],
+    program: &Programs,
+    launchers: &Launchers,
+    first_process: &mut dyn FnMut() -> Result<u32>,
+    place: &str,
+    out: &mut Derived,
+) -> Result<HashMap<Thread, u32>> {
     let mut threads_by_program: BTreeMap<&str, BTreeSet<Thread>> = BTreeMap::new();
-    for &m in &modules {
+    for &m in modules {
         threads_by_program
             .entry(program[&m].0.as_str())
             .or_default()
@@ -326,32 +389,35 @@ pub fn derive(
     let mapping = map_threads(launchers, &threads_by_program, first_process, place)?;
     out.once.extend(mapping.note);
     out.per_process = mapping.per_process;
-    let device_of = mapping.device_of;
-    let device = |i: usize| device_of.get(&(ranges[i].pid, ranges[i].tid)).copied();
-    let unmapped = modules.iter().filter(|&&m| device(m).is_none()).count();
-    if unmapped > 0 {
-        out.notes.push(format!(
-            "ignored {unmapped} module executions on threads with no known device"
-        ));
-    }
+    Ok(mapping.device_of)
+}
+
+/// The module executions of `modules` on a known device (`device` of a module range),
+/// added to `records`, numbered per (device, program) in range order. Returns each
+/// module range's index in `records`.
+fn module_records(
+    profile: &Arc<str>,
+    ranges: &[GpuRange],
+    modules: &[usize],
+    program: &Programs,
+    device: &dyn Fn(usize) -> Option<u32>,
+    thunk_module: &[(usize, usize)],
+    records: &mut Vec<Module>,
+) -> HashMap<usize, usize> {
     // Executions per (device, program), in range order.
     let mut counter: HashMap<(u32, String), u32> = HashMap::new();
     let mut module_index: HashMap<usize, usize> = HashMap::new();
     let mut thunk_count: HashMap<usize, u32> = HashMap::new();
-    for &(_, m) in &thunk_module {
+    for &(_, m) in thunk_module {
         *thunk_count.entry(m).or_default() += 1;
     }
-    let mut nccl_by_module: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &(n, m) in &nccl_module {
-        nccl_by_module.entry(m).or_default().push(n);
-    }
-    for &m in &modules {
+    for &m in modules {
         let Some(dev) = device(m) else { continue };
         let (key, id, short) = &program[&m];
         let n = counter.entry((dev, key.clone())).or_default();
         let r = &ranges[m];
-        module_index.insert(m, out.modules.len());
-        out.modules.push(Module {
+        module_index.insert(m, records.len());
+        records.push(Module {
             profile: profile.clone(),
             program: key.clone(),
             program_id: *id,
@@ -365,19 +431,60 @@ pub fn derive(
         });
         *n += 1;
     }
-    // Thunk executions.
-    let mut thunk_exec: HashMap<(usize, String), u32> = HashMap::new();
+    module_index
+}
+
+/// Thunk executions being built: (module execution, range id, thunk), and how many
+/// executions of each thunk name each module execution has so far.
+pub(super) struct ThunkRecords {
+    /// (module execution, range id, thunk).
+    pub(super) list: Vec<(usize, u64, Thunk)>,
+    /// (module execution, thunk name) → executions so far.
+    executions: HashMap<(usize, String), u32>,
+}
+
+impl ThunkRecords {
+    /// Adds the next execution of thunk `name` in module execution `mi` (`module`), over
+    /// range `r`.
+    pub(super) fn push(
+        &mut self,
+        mi: usize,
+        module: &Module,
+        name: String,
+        r: &GpuRange,
+        comm: Option<&Comm>,
+        reconstructed: Option<Reconstructed>,
+    ) {
+        let n = self.executions.entry((mi, name.clone())).or_default();
+        let thunk = thunk_of(module, name, *n, r, comm, reconstructed);
+        self.list.push((mi, r.id, thunk));
+        *n += 1;
+    }
+}
+
+/// The thunk executions of `thunk_module` whose module execution is in `modules`
+/// (`module_index`), with what each communicates; those in `attributed` were given to
+/// their module by time.
+fn thunk_records(
+    ranges: &[GpuRange],
+    thunk_module: &[(usize, usize)],
+    module_index: &HashMap<usize, usize>,
+    modules: &[Module],
+    attributed: &HashSet<usize>,
+    info: &mut dyn ProgramInfo,
+) -> Result<ThunkRecords> {
     let mut comm_cache: HashMap<(String, String), Option<Comm>> = HashMap::new();
-    // (module execution, range id, thunk)
-    let mut thunks: Vec<(usize, u64, Thunk)> = Vec::with_capacity(thunk_module.len());
-    for &(t, m) in &thunk_module {
+    let mut thunks = ThunkRecords {
+        list: Vec::with_capacity(thunk_module.len()),
+        executions: HashMap::new(),
+    };
+    for &(t, m) in thunk_module {
         let Some(&mi) = module_index.get(&m) else {
             continue;
         };
-        let module = &out.modules[mi];
+        let module = &modules[mi];
         let r = &ranges[t];
         let name = thunk_op(&r.name).unwrap_or(&r.name).to_string();
-        let n = thunk_exec.entry((mi, name.clone())).or_default();
         let comm = match module.program_id {
             Some(id) if module.program != "unknown" => {
                 let key = (module.program.clone(), name.clone());
@@ -393,120 +500,9 @@ pub fn derive(
             _ => None,
         };
         let how = attributed.contains(&t).then_some(Reconstructed::Module);
-        let thunk = thunk_of(module, name, *n, r, comm.as_ref(), how);
-        thunks.push((mi, r.id, thunk));
-        *n += 1;
+        thunks.push(mi, module, name, r, comm.as_ref(), how);
     }
-    // Communication seen only as NCCL ranges: the n-th NCCL range of an execution (in
-    // host order) is the n-th of the program's collectives (in schedule order) that has
-    // no thunk range in that execution.
-    let mut orders: HashMap<String, CollectiveSchedule> = HashMap::new();
-    let no_dump = CollectiveSchedule::Unknown("there is no HLO dump of the program".into());
-    let mut unmatched: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let mut matched = 0usize;
-    // The communication thunk ranges of each execution with NCCL ranges, counted by name
-    // (one pass, not one per execution).
-    let nccl_executions: HashSet<usize> = nccl_by_module
-        .keys()
-        .filter_map(|m| module_index.get(m).copied())
-        .collect();
-    let mut comm_ranges: HashMap<usize, HashMap<String, usize>> = HashMap::new();
-    for (mi, _, t) in &thunks {
-        if t.comm && nccl_executions.contains(mi) {
-            *comm_ranges
-                .entry(*mi)
-                .or_default()
-                .entry(t.name.clone())
-                .or_default() += 1;
-        }
-    }
-    for (m, mut ns) in nccl_by_module {
-        let Some(&mi) = module_index.get(&m) else {
-            continue;
-        };
-        let module = out.modules[mi].clone();
-        let order = match module.program_id {
-            Some(id) if module.program != "unknown" => {
-                if !orders.contains_key(&module.program) {
-                    let o = info.collective_schedule(id, &module.name)?;
-                    orders.insert(module.program.clone(), o);
-                }
-                &orders[&module.program]
-            }
-            _ => &no_dump,
-        };
-        let expected: Vec<&(String, Comm)> = match order {
-            CollectiveSchedule::Known(all) => {
-                // Less those with a thunk range in this execution, once each.
-                let mut seen = comm_ranges.remove(&mi).unwrap_or_default();
-                all.iter()
-                    .filter(|(name, _)| match seen.get_mut(name.as_str()) {
-                        Some(k) if *k > 0 => {
-                            *k -= 1;
-                            false
-                        }
-                        _ => true,
-                    })
-                    .collect()
-            }
-            CollectiveSchedule::Unknown(why) => {
-                let e = unmatched
-                    .entry(module.name.clone())
-                    .or_insert((0, why.clone()));
-                e.0 += ns.len();
-                continue;
-            }
-        };
-        if expected.len() != ns.len() {
-            let e = unmatched.entry(module.name.clone()).or_insert((
-                0,
-                format!(
-                    "an execution has {} NCCL ranges outside thunks where its HLO schedule has \
-                     {} collectives without a thunk range",
-                    ns.len(),
-                    expected.len()
-                ),
-            ));
-            e.0 += ns.len();
-            continue;
-        }
-        ns.sort_by_key(|&n| {
-            let r = &ranges[n];
-            (r.cpu_start_ns.unwrap_or(r.start_ns), r.start_ns, r.id)
-        });
-        for (&n, (name, comm)) in ns.iter().zip(expected) {
-            let r = &ranges[n];
-            let k = thunk_exec.entry((mi, name.clone())).or_default();
-            let thunk = thunk_of(
-                &module,
-                name.clone(),
-                *k,
-                r,
-                Some(comm),
-                Some(Reconstructed::Nccl),
-            );
-            thunks.push((mi, r.id, thunk));
-            *k += 1;
-            out.modules[mi].thunks += 1;
-            matched += 1;
-        }
-    }
-    if matched > 0 {
-        out.notes.push(format!(
-            "{matched} collectives had no thunk range, only an NCCL range: each matched to \
-             the program's collectives in HLO schedule order (records: reconstructed = nccl)"
-        ));
-    }
-    for (module, (n, why)) in unmatched {
-        out.notes.push(format!(
-            "left out {n} NCCL ranges outside thunks in executions of {module}: they cannot \
-             be matched to its collectives, {why}"
-        ));
-    }
-    thunks.sort_by_key(|(mi, id, t)| (*mi, t.start_ns, *id));
-    out.thunks = thunks.into_iter().map(|(_, _, t)| t).collect();
-    split_hidden(&mut out.thunks);
-    Ok(out)
+    Ok(thunks)
 }
 
 /// The execution of thunk `name` (its `n`-th in `module`'s execution) over range `r`.
@@ -537,147 +533,6 @@ fn thunk_of(
         message_bytes: comm.map(|c| c.message_bytes),
         reconstructed,
     }
-}
-
-/// The module ranges of a profile by thread and by process, for finding the module
-/// execution whose span holds a range that has no module range above it.
-struct Spans {
-    by_thread: HashMap<(Option<u64>, u64), Holders>,
-    by_process: HashMap<Option<u64>, Holders>,
-}
-
-/// Spans sorted by start, with the running maximum of their ends, so that a search for
-/// the spans holding a time stops once no earlier span can reach it.
-#[derive(Default)]
-struct Holders {
-    spans: Vec<(i64, i64, usize)>,
-    max_end: Vec<i64>,
-}
-
-impl Holders {
-    fn add(&mut self, start: i64, end: i64, m: usize) {
-        self.spans.push((start, end, m));
-    }
-
-    fn seal(&mut self) {
-        self.spans.sort_unstable();
-        let mut m = i64::MIN;
-        self.max_end = self
-            .spans
-            .iter()
-            .map(|&(_, e, _)| {
-                m = m.max(e);
-                m
-            })
-            .collect();
-    }
-
-    /// The modules whose span holds `[start, end]` whole, else those that hold `start`;
-    /// the latest-starting (innermost) first.
-    fn holding(&self, start: i64, end: i64) -> Vec<usize> {
-        let upto = self.spans.partition_point(|&(s, _, _)| s <= start);
-        let (mut whole, mut part) = (Vec::new(), Vec::new());
-        for j in (0..upto).rev() {
-            if self.max_end[j] < start {
-                break;
-            }
-            let (_, e, m) = self.spans[j];
-            if e >= end {
-                whole.push(m);
-            } else if e > start {
-                part.push(m);
-            }
-        }
-        if whole.is_empty() { part } else { whole }
-    }
-}
-
-impl Spans {
-    fn new(ranges: &[GpuRange], modules: &[usize]) -> Spans {
-        let mut spans = Spans {
-            by_thread: HashMap::new(),
-            by_process: HashMap::new(),
-        };
-        for &m in modules {
-            let r = &ranges[m];
-            let end = r.start_ns.saturating_add(r.dur_ns);
-            spans
-                .by_thread
-                .entry((r.pid, r.tid))
-                .or_default()
-                .add(r.start_ns, end, m);
-            spans
-                .by_process
-                .entry(r.pid)
-                .or_default()
-                .add(r.start_ns, end, m);
-        }
-        spans.by_thread.values_mut().for_each(Holders::seal);
-        spans.by_process.values_mut().for_each(Holders::seal);
-        spans
-    }
-
-    /// The module execution a range outside every module range belongs to, and whether
-    /// that is sure: a module of its thread whose span holds it (where several do, the one
-    /// whose dump `confirmed` has the instruction, else the innermost), else the one
-    /// module of its process that holds it and is confirmed or cannot be asked.
-    /// `confirmed(m)`: whether module range `m`'s program has the range's instruction,
-    /// `None` where that cannot be told.
-    fn attribute(
-        &self,
-        r: &GpuRange,
-        confirmed: &mut dyn FnMut(usize) -> Result<Option<bool>>,
-    ) -> Result<Option<(usize, bool)>> {
-        let end = r.start_ns.saturating_add(r.dur_ns);
-        let on_thread = self
-            .by_thread
-            .get(&(r.pid, r.tid))
-            .map(|h| h.holding(r.start_ns, end))
-            .unwrap_or_default();
-        if let Some(&first) = on_thread.first() {
-            if on_thread.len() > 1 {
-                let mut sure = Vec::new();
-                for &m in &on_thread {
-                    if confirmed(m)? == Some(true) {
-                        sure.push(m);
-                    }
-                }
-                if let [m] = sure[..] {
-                    return Ok(Some((m, true)));
-                }
-            }
-            return Ok(Some((first, confirmed(first)? != Some(false))));
-        }
-        let in_process = self
-            .by_process
-            .get(&r.pid)
-            .map(|h| h.holding(r.start_ns, end))
-            .unwrap_or_default();
-        let mut sure = Vec::new();
-        let mut unknown = Vec::new();
-        for &m in &in_process {
-            match confirmed(m)? {
-                Some(true) => sure.push(m),
-                None => unknown.push(m),
-                Some(false) => {}
-            }
-        }
-        Ok(match (&sure[..], &unknown[..], in_process.len()) {
-            ([m], _, _) => Some((*m, true)),
-            ([], [m], 1) => Some((*m, true)),
-            _ => None,
-        })
-    }
-}
-
-/// The first few distinct names of `ranges[i]` for `i` in `which`, for a note.
-fn names_of(ranges: &[GpuRange], which: &[usize]) -> String {
-    let names: BTreeSet<&str> = which.iter().map(|&i| ranges[i].name.as_str()).collect();
-    let mut text: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
-    if names.len() > 3 {
-        text.push(format!("and {} other names", names.len() - 3));
-    }
-    text.join(", ")
 }
 
 /// Drops the last execution of a module (by name) when it had fewer GPU operations than
