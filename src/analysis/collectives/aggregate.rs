@@ -3,7 +3,7 @@
 //! the readings that fill it (with the [`timing::Timing`] where the job needs one).
 
 use super::bandwidth::{bandwidth, of_no_time, say_no_time};
-use super::{Options, timing};
+use super::{Options, keep_least_name, timing};
 use crate::derived::executions::{self, Executions, Phase, Warmup};
 use crate::derived::partial;
 use crate::error::Result;
@@ -83,18 +83,6 @@ pub struct Partial {
     /// (device, program, phase) → communication thunk executions.
     #[serde(with = "crate::derived::partial::pairs")]
     pub(super) taking_part: BTreeMap<(u32, String, Phase), u64>,
-}
-
-/// Keeps, for `program`, the least module name seen (a program has one name; records
-/// read back may disagree, and the least is the one that does not depend on order).
-pub(super) fn keep_least_name(names: &mut BTreeMap<String, String>, program: &str, module: &str) {
-    match names.get_mut(program) {
-        Some(n) if n.as_str() <= module => {}
-        Some(n) => module.clone_into(n),
-        None => {
-            names.insert(program.to_string(), module.to_string());
-        }
-    }
 }
 
 /// The kind of [`Partial`]'s partial results.

@@ -36,7 +36,7 @@
 //! - `rows.rs`: the rows and the tables ([`Part`]) they belong to;
 //! - `table.rs` and `csv_rows.rs`: the rows for people and as CSV;
 //! - `write.rs`: what is written (the report, one table, the pictures) in which format;
-//! - `format.rs`: mean ± standard deviation and number formatting for the tables;
+//! - `format.rs`: the cells of optional numbers in the tables;
 //! - `timing/`: the wait distributions and lateness ([`timing`]).
 
 use crate::error::Result;
@@ -114,4 +114,20 @@ pub fn run(
         return crate::derived::partial::write(out, PARTIAL, &acc);
     }
     write(options, &acc, out)
+}
+
+/// Keeps, for `program`, the least module name seen (a program has one name; records
+/// read back may disagree, and the least is the one that does not depend on order).
+fn keep_least_name(
+    names: &mut std::collections::BTreeMap<String, String>,
+    program: &str,
+    module: &str,
+) {
+    match names.get_mut(program) {
+        Some(n) if n.as_str() <= module => {}
+        Some(n) => module.clone_into(n),
+        None => {
+            names.insert(program.to_string(), module.to_string());
+        }
+    }
 }

@@ -40,7 +40,7 @@
 //! - `records.rs`: the rows of the views, and a program's heap;
 //! - `write.rs`: the views as tables or records;
 //! - `chart.rs`: the curves of `--svg`;
-//! - `format.rs`: bytes and percentages as written.
+//! - numbers (bytes, percentages) are formatted by [`crate::output::numbers`].
 
 mod assignment;
 mod buffers;

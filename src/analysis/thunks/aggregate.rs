@@ -1,20 +1,15 @@
 //! The aggregate of thunk executions the views are made from ([`ThunkTime`]), of any
 //! number of inputs, and the partial result of `njx-thunks --partial`.
 
-use super::Options;
-use super::read::read;
 use super::table::ThunkStats;
 use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::derived::gpu_time::GpuTime;
 use crate::derived::partial;
 use crate::error::Result;
-use crate::hlo::thunk_info;
 use crate::output::notes::Notes;
 use crate::records::{Module, Thunk};
 use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 /// Thunk executions aggregated for the three views, of any number of inputs, and the
 /// partial result of `njx-thunks --partial` (kind [`PARTIAL`]): the flame graphs'
@@ -91,21 +86,4 @@ impl partial::Aggregate for ThunkTime {
     fn warmup(&self) -> &Warmup {
         partial::Aggregate::warmup(&self.gpu)
     }
-}
-
-/// The partial result of `inputs` (`njx-thunks --partial`): their aggregate with what the
-/// HLO dumps say of each thunk, so the reduce step needs neither archives nor dumps.
-pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
-    let mut time = read(options, inputs, notes)?;
-    let sources = thunk_info::dump_sources(inputs, &options.hlo);
-    if !sources.is_empty() {
-        let thunks: BTreeSet<(String, String)> = (0..time.stats.table.len() as u32)
-            .map(|i| {
-                let ((program, name, _), _) = time.stats.get(i);
-                (program.to_string(), name.to_string())
-            })
-            .collect();
-        time.gpu.attach_infos_of(&thunks, &sources, notes)?;
-    }
-    Ok(time)
 }

@@ -19,42 +19,50 @@
 //!
 //! The files, each one job (this one holds the options and [`run`], the sequencing):
 //!
-//! - `read.rs`: the inputs read into their aggregate, the options' numbers checked;
-//! - `aggregate.rs`: the aggregate ([`ThunkTime`]) and the partial result of `--partial`;
+//! - `read.rs`: the inputs read into their aggregate (or its partial result, with what
+//!   the dumps say of its thunks), the options' numbers checked;
+//! - `aggregate.rs`: the aggregate ([`ThunkTime`]), mergeable as a partial result;
 //! - `table.rs`: the statistics of every (program, thunk, phase), their order by name and
 //!   the runs of each (program, thunk);
 //! - `stats.rs`: the statistics of one thunk's executions (count, sums, the slowest);
-//! - `rows.rs`: the rows of one view ([`Rows`]): the executions that count, in the view's
-//!   order, with what the dumps say of each thunk;
+//! - here, the rows of one view ([`Rows`], [`rows`]): the executions that count, in the
+//!   view's order; `infos.rs`: what the dumps say of each thunk shown;
 //! - `top.rs`, `opcode.rs`, `variability.rs`: each view's rows and their order;
 //! - `write.rs`: the rows as a table or as records;
-//! - `format.rs`: shares, nanoseconds held in i64, milliseconds and microseconds.
+//! - numbers are formatted by [`crate::output::numbers`].
 
 mod aggregate;
+mod infos;
 mod opcode;
 mod read;
-mod rows;
 mod stats;
 mod table;
 mod top;
 mod variability;
 mod write;
 
-pub use aggregate::{PARTIAL, ThunkTime, partial};
+pub use aggregate::{PARTIAL, ThunkTime};
 pub use opcode::OpcodeRow;
-pub use read::read;
-pub use rows::{Rows, rows};
+pub use read::{partial, read};
 pub use stats::SLOWEST;
 pub use top::TopRow;
 pub use variability::VariabilityRow;
 pub use write::write;
 
+use crate::derived::gpu_time::Selection;
 use crate::error::Result;
+use crate::hlo::thunk_info::Infos;
 use crate::output::Format;
 use crate::output::notes::Notes;
 use clap::ValueEnum;
+use opcode::opcode_rows;
+use read::check;
+use stats::Stats;
 use std::io::Write;
 use std::path::PathBuf;
+use table::Run;
+use top::top_order;
+use variability::variability_order;
 
 /// Which table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,4 +113,130 @@ pub fn run(
     let time = read(options, inputs, notes)?;
     let rows = rows(&time, options, inputs, notes)?;
     write(options.format, &rows, out)
+}
+
+/// The rows of one view of an aggregate, made one at a time as they are written.
+pub struct Rows<'a> {
+    time: &'a ThunkTime,
+    selection: Selection<'a>,
+    /// What the dumps say of the thunks, where there are dumps.
+    infos: Option<Infos>,
+    /// The entries that count, in key order; the views' runs point into it.
+    order: Vec<u32>,
+    view: Chosen,
+}
+
+/// The rows of each view, in their order.
+enum Chosen {
+    /// Largest total first, and the total of every thunk.
+    Top(Vec<Run>, i128),
+    Opcode(Vec<OpcodeRow>),
+    /// Largest mean first.
+    Variability(Vec<Run>),
+}
+
+impl Rows<'_> {
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        match &self.view {
+            Chosen::Top(r, _) | Chosen::Variability(r) => r.len(),
+            Chosen::Opcode(r) => r.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The (program, thunk) of a run and the statistics of its entries together.
+    fn merged(&self, run: Run) -> ((&str, &str), Stats) {
+        let mut merged = Stats::default();
+        let mut key = ("", "");
+        for &i in &self.order[run.at as usize..(run.at + run.len) as usize] {
+            let ((program, name, _), s) = self.time.stats.get(i);
+            key = (program, name);
+            merged.merge(s);
+        }
+        (key, merged)
+    }
+
+    /// What the dumps say of a thunk: (op_name, opcode).
+    fn info(&self, program: &str, name: &str) -> Option<(String, String)> {
+        self.infos
+            .as_ref()?
+            .get(program)?
+            .as_ref()?
+            .get(name)?
+            .as_ref()
+            .map(|i| (i.op_name().to_string(), i.opcode().to_string()))
+    }
+
+    /// The names a row gives its thunk.
+    fn named(&self, program: &str, name: &str) -> Named {
+        let info = self.info(program, name);
+        Named {
+            program: program.to_string(),
+            module: self.selection.module_name(program).to_string(),
+            thunk: name.to_string(),
+            op_name: info.as_ref().map(|i| i.0.clone()),
+            opcode: info.map(|i| i.1),
+        }
+    }
+}
+
+/// What the top and variability rows name a thunk by: its program (key and module name),
+/// its instruction, and what the dumps say of it.
+struct Named {
+    program: String,
+    module: String,
+    thunk: String,
+    op_name: Option<String>,
+    opcode: Option<String>,
+}
+
+/// The rows of `options.view` of an aggregate; `inputs` are where it came from (their
+/// archives, with `--hlo`, are the dumps read for op_names and opcodes).
+pub fn rows<'a>(
+    time: &'a ThunkTime,
+    options: &Options,
+    inputs: &[PathBuf],
+    notes: &Notes,
+) -> Result<Rows<'a>> {
+    check(options)?;
+    let selection = time
+        .gpu
+        .select(options.include_warmup, options.top_modules, notes);
+    let variability = options.view == View::Variability;
+    // Per (program, thunk): the executions that count.
+    let order = time.stats.sorted(|(program, _, phase), s| {
+        selection.thunk_counts(program, phase)
+            && (variability || selection.is_chosen(program))
+            && !(variability && s.comm)
+    });
+    let mut runs = time.stats.runs(&order);
+    let mut rows = Rows {
+        time,
+        selection,
+        infos: None,
+        order,
+        view: Chosen::Opcode(Vec::new()),
+    };
+    if variability {
+        runs.retain(|&r| rows.merged(r).1.n >= 2);
+    }
+    rows.infos = infos::dump_infos(&rows, &runs, inputs, &options.hlo, notes)?;
+    let mut view = match options.view {
+        View::Top => top_order(&rows, &runs),
+        View::Opcode => Chosen::Opcode(opcode_rows(&rows, &runs)),
+        View::Variability => variability_order(&rows, runs, options.min_cv),
+    };
+    if let Some(n) = options.top {
+        match &mut view {
+            Chosen::Top(r, _) | Chosen::Variability(r) => r.truncate(n),
+            Chosen::Opcode(r) => r.truncate(n),
+        }
+    }
+    rows.view = view;
+    Ok(rows)
 }

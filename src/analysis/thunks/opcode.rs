@@ -1,7 +1,7 @@
 //! `--view opcode`: GPU time by HLO opcode, with the idle time during module executions,
 //! as shares of module time (the notebook's `op_runtime`).
 
-use super::rows::Rows;
+use super::Rows;
 use super::stats::clamp;
 use super::table::Run;
 use crate::derived::gpu_time::{IDLE_INSIDE, UNKNOWN};

@@ -1,9 +1,9 @@
 //! `--view top`: one row per thunk, largest total GPU time first, with its share of all
 //! thunk time (the notebook's `thunk_summary`).
 
-use super::rows::{Chosen, Named, Rows};
 use super::stats::clamp;
 use super::table::Run;
+use super::{Chosen, Named, Rows};
 use crate::output::numbers::percent_i128;
 use serde::Serialize;
 

@@ -2,9 +2,9 @@
 //! deviation and coefficient of variation of its execution time, with its slowest
 //! executions (the notebook's `compute_duration_stats`).
 
-use super::rows::{Chosen, Named, Rows};
 use super::stats::{Slow, Stats};
 use super::table::Run;
+use super::{Chosen, Named, Rows};
 use serde::Serialize;
 
 /// A row of the variability view.

@@ -2,9 +2,9 @@
 //! Lines, CSV) made one at a time.
 
 use super::opcode::OpcodeRow;
-use super::rows::{Chosen, Rows};
 use super::table::Run;
 use super::variability::VariabilityRow;
+use super::{Chosen, Rows};
 use crate::error::{Error, Result};
 use crate::output::numbers::{ms, us_tenths};
 use crate::output::{Format, RecordWriter, write_table_with};

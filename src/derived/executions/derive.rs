@@ -35,6 +35,8 @@
 //! module executions, NCCL-only communication named from the schedule) is in
 //! `layout2026.rs`.
 
+pub use super::building::{CollectiveSchedule, Comm, Derived, ProgramInfo};
+use super::building::{Programs, ThunkRecords};
 use super::layout2026::{Spans, attribute_nccl, attribute_thunks, name_nccl};
 use super::thread_devices::{Thread, map_threads};
 use crate::error::{Error, Result};
@@ -44,70 +46,9 @@ use crate::source::xla_names::{is_module, is_thunk, module, thunk_op};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-/// A communication instruction, as the HLO describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Comm {
-    /// Collective kind (`all-gather`, `all-reduce`, …).
-    pub collective: String,
-    /// Devices taking part.
-    pub group_size: u32,
-    /// Message size in bytes, NCCL's conventions.
-    pub message_bytes: u64,
-}
-
-/// What the HLO dumps tell about programs and instructions.
-pub trait ProgramInfo {
-    /// The stable key of XLA program `program_id` named `name` (its HLO fingerprint), or
-    /// `unknown` when the range carries no program id (autotuning executions).
-    fn program_key(&mut self, program_id: Option<u64>, name: &str) -> Result<String>;
-    /// The communication `instruction` of program `program_id` (module `module`)
-    /// performs, if any.
-    fn communication(
-        &mut self,
-        program_id: u64,
-        module: &str,
-        instruction: &str,
-    ) -> Result<Option<Comm>>;
-    /// The unique id of `instruction` in the dump of program `program_id`: `None` where
-    /// there is no dump, `Some(None)` where the dump has no such instruction.
-    fn instruction_id(
-        &mut self,
-        program_id: u64,
-        module: &str,
-        instruction: &str,
-    ) -> Result<Option<Option<i64>>>;
-    /// The NCCL collectives one execution of program `program_id` runs, in order.
-    fn collective_schedule(&mut self, program_id: u64, module: &str) -> Result<CollectiveSchedule>;
-}
-
-/// The collectives one execution of a program runs, in order, as the HLO schedule says.
-#[derive(Debug, Clone)]
-pub enum CollectiveSchedule {
-    /// Each NCCL collective's instruction name (the thunk name it would have) and what it
-    /// moves, in the order they run.
-    Known(Vec<(String, Comm)>),
-    /// Why the order is not known (no dump, no schedule, a loop without a trip count…).
-    Unknown(String),
-}
-
 fn is_nccl(name: &str) -> bool {
     // The recipe form without domains names NCCL ranges `nccl…`.
     name.starts_with("NCCL:") || name.starts_with("nccl")
-}
-
-/// Module and thunk executions of one profile, with what was left out and why.
-#[derive(Debug, Default)]
-pub struct Derived {
-    /// Module executions, in range order.
-    pub modules: Vec<Module>,
-    /// Thunk executions, by module execution then start.
-    pub thunks: Vec<Thunk>,
-    /// Messages for stderr: ranges left out and why.
-    pub notes: Vec<String>,
-    /// Messages for stderr said once per run: what was assumed alike for many profiles.
-    pub once: Vec<String>,
-    /// Devices per process, where devices were numbered per process.
-    pub per_process: Option<u32>,
 }
 
 /// Builds the module and thunk executions of one profile from its GPU-projected ranges
@@ -346,9 +287,6 @@ impl Tree {
     }
 }
 
-/// Each module range's program: (key, program id, short name).
-pub(super) type Programs = HashMap<usize, (String, Option<u64>, String)>;
-
 /// Program identity of each module range of `modules`.
 fn programs(
     ranges: &[GpuRange],
@@ -434,34 +372,6 @@ fn module_records(
     module_index
 }
 
-/// Thunk executions being built: (module execution, range id, thunk), and how many
-/// executions of each thunk name each module execution has so far.
-pub(super) struct ThunkRecords {
-    /// (module execution, range id, thunk).
-    pub(super) list: Vec<(usize, u64, Thunk)>,
-    /// (module execution, thunk name) → executions so far.
-    executions: HashMap<(usize, String), u32>,
-}
-
-impl ThunkRecords {
-    /// Adds the next execution of thunk `name` in module execution `mi` (`module`), over
-    /// range `r`.
-    pub(super) fn push(
-        &mut self,
-        mi: usize,
-        module: &Module,
-        name: String,
-        r: &GpuRange,
-        comm: Option<&Comm>,
-        reconstructed: Option<Reconstructed>,
-    ) {
-        let n = self.executions.entry((mi, name.clone())).or_default();
-        let thunk = thunk_of(module, name, *n, r, comm, reconstructed);
-        self.list.push((mi, r.id, thunk));
-        *n += 1;
-    }
-}
-
 /// The thunk executions of `thunk_module` whose module execution is in `modules`
 /// (`module_index`), with what each communicates; those in `attributed` were given to
 /// their module by time.
@@ -474,10 +384,7 @@ fn thunk_records(
     info: &mut dyn ProgramInfo,
 ) -> Result<ThunkRecords> {
     let mut comm_cache: HashMap<(String, String), Option<Comm>> = HashMap::new();
-    let mut thunks = ThunkRecords {
-        list: Vec::with_capacity(thunk_module.len()),
-        executions: HashMap::new(),
-    };
+    let mut thunks = ThunkRecords::with_capacity(thunk_module.len());
     for &(t, m) in thunk_module {
         let Some(&mi) = module_index.get(&m) else {
             continue;
@@ -503,36 +410,6 @@ fn thunk_records(
         thunks.push(mi, module, name, r, comm.as_ref(), how);
     }
     Ok(thunks)
-}
-
-/// The execution of thunk `name` (its `n`-th in `module`'s execution) over range `r`.
-fn thunk_of(
-    module: &Module,
-    name: String,
-    n: u32,
-    r: &GpuRange,
-    comm: Option<&Comm>,
-    reconstructed: Option<Reconstructed>,
-) -> Thunk {
-    Thunk {
-        profile: module.profile.clone(),
-        program: module.program.clone(),
-        program_id: module.program_id,
-        module: module.name.clone(),
-        execution: module.execution,
-        device: module.device,
-        name,
-        thunk_execution: n,
-        start_ns: r.start_ns,
-        dur_ns: r.dur_ns,
-        hidden_ns: 0,
-        comm: comm.is_some(),
-        warmup: false,
-        collective: comm.map(|c| c.collective.clone()),
-        group_size: comm.map(|c| c.group_size),
-        message_bytes: comm.map(|c| c.message_bytes),
-        reconstructed,
-    }
 }
 
 /// Drops the last execution of a module (by name) when it had fewer GPU operations than

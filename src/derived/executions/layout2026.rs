@@ -3,7 +3,7 @@
 //! whose span holds them, and collectives seen only as NCCL ranges named from the
 //! program's HLO schedule.
 
-use super::derive::{CollectiveSchedule, Comm, Derived, ProgramInfo, Programs, ThunkRecords};
+use super::building::{CollectiveSchedule, Comm, Derived, ProgramInfo, Programs, ThunkRecords};
 use crate::error::Result;
 use crate::records::{GpuRange, Reconstructed, Thunk};
 use crate::source::xla_names::{thunk_op, thunk_unique_id};

@@ -29,13 +29,16 @@
 //!   keyed by the HLO dumps; `processes.rs`: the process numbering across inputs;
 //!   `program_info.rs`: what the HLO dumps tell of programs and instructions;
 //! - [`derive`](mod@derive): one profile's tables to module and thunk executions, with
-//!   `layout2026.rs` for what XLA's layout since 2026 needs beyond nsys-jax;
+//!   `layout2026.rs` for what XLA's layout since 2026 needs beyond nsys-jax and
+//!   `building.rs` for what both build (the records of a profile, the thunk executions
+//!   being made, what is asked of the dumps);
 //!   [`thread_devices`]: which device each thread ran on;
 //! - `warmup.rs`: [`Phase`], [`Warmup`], [`Rule`]; `variants.rs`: [`KeyBy`],
 //!   [`Variants`]; `alignment.rs`: clock alignment ([`Alignment`], [`align_clocks`]);
 //! - `spill.rs`: executions parked on disk between the two passes of [`visit`].
 
 mod alignment;
+mod building;
 pub mod derive;
 mod input;
 mod layout2026;

@@ -1,7 +1,7 @@
 //! [`ProgramInfo`] from HLO dumps: program keys, communication and collective schedules
 //! looked up in the profile's own archive, then in the `--hlo` sources.
 
-use super::derive::{CollectiveSchedule, Comm, ProgramInfo};
+use super::building::{CollectiveSchedule, Comm, ProgramInfo};
 use crate::error::Result;
 use crate::hlo::{CollectiveOrder, Dumps, HloModule, Instruction, ProgramKey};
 use crate::source::Archive;

@@ -10,7 +10,7 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 /// How a profile tells the device each thread launches work on (the mapping itself is
-/// `executions::devices`).
+/// `executions::thread_devices`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Launchers {
     /// XlaLauncher thread names: each named thread's global device.

@@ -133,7 +133,7 @@ impl Timing {
             .entry((t.program.clone(), t.execution))
             .or_insert(t.start_ns);
         *start = (*start).min(t.start_ns);
-        super::aggregate::keep_least_name(&mut self.names, &t.program, &t.module);
+        super::keep_least_name(&mut self.names, &t.program, &t.module);
         if !t.comm {
             return;
         }
