@@ -34,96 +34,6 @@ const HIDDEN: i64 = 100_000;
 /// median is (2.500 + 2.520) / 2 = 2.510 ms; device 0's are their negatives. Device 0's
 /// times therefore move 2.51 ms later and device 1's 2.51 ms earlier.
 const CORRECTION: i64 = 2_510_000;
-/// The first form of the table as pandas wrote it: the row of GPU work outside any range
-/// first (no Name, RangeId, Lvl, ParentId or Orig times), doubles where values can be
-/// missing (`Orig *`, `Lvl`, `RangeId`, `ParentId`).
-fn gpu_proj_trace(rank: usize) -> Vec<u8> {
-    let spans = spans(rank);
-    let by_id = |id: i64| spans.iter().find(|s| s.id == id).expect("parent exists");
-    let stack = |s: &Span| -> Vec<i64> {
-        let mut ids = vec![s.id];
-        let mut parent = s.parent;
-        while let Some(p) = parent {
-            ids.insert(0, p);
-            parent = by_id(p).parent;
-        }
-        ids
-    };
-    let stacks: Vec<String> = spans
-        .iter()
-        .map(|s| stack(s).iter().map(|i| format!(":{i}")).collect())
-        .collect();
-    let outside_start = rank as i64 * OFFSET;
-    let ints = |outside: i64, f: &dyn Fn(&Span) -> i64| -> Vec<Option<i64>> {
-        std::iter::once(Some(outside))
-            .chain(spans.iter().map(|s| Some(f(s))))
-            .collect()
-    };
-    let doubles = |f: &dyn Fn(&Span) -> Option<f64>| -> Vec<Option<f64>> {
-        std::iter::once(None).chain(spans.iter().map(f)).collect()
-    };
-    let texts = |f: &dyn Fn(usize, &Span) -> String| -> Vec<Option<String>> {
-        std::iter::once(None)
-            .chain(spans.iter().enumerate().map(|(i, s)| Some(f(i, s))))
-            .collect()
-    };
-    let names = texts(&|_, s| s.name.clone());
-    let styles = texts(&|_, _| "PushPop".to_string());
-    let range_stacks = texts(&|i, _| stacks[i].clone());
-    let n = spans.len() + 1;
-    parquet_table(
-        &[
-            pq_text("Name", &borrow(&names)),
-            pq_int("Projected Start", &ints(outside_start, &|s| s.start)),
-            pq_int("Projected Duration", &ints(30_000_000, &|s| s.dur)),
-            pq_double(
-                "Orig Start",
-                &doubles(&|s| Some((s.start - 400_000) as f64)),
-            ),
-            pq_double("Orig Duration", &doubles(&|s| Some((s.dur / 10) as f64))),
-            pq_text("Style", &borrow(&styles)),
-            pq_int("PID", &vec![Some(pid(rank)); n]),
-            pq_int("TID", &ints(pid(rank), &|s| s.tid)),
-            pq_int("NumGPUOps", &ints(400, &|s| s.ops)),
-            pq_double("Lvl", &doubles(&|s| Some((stack(s).len() - 1) as f64))),
-            pq_int(
-                "NumChild",
-                &ints(0, &|s| {
-                    spans.iter().filter(|c| c.parent == Some(s.id)).count() as i64
-                }),
-            ),
-            pq_double("RangeId", &doubles(&|s| Some(s.id as f64))),
-            pq_double("ParentId", &doubles(&|s| s.parent.map(|p| p as f64))),
-            pq_text("RangeStack", &borrow(&range_stacks)),
-            pq_int("Rank", &vec![Some(rank as i64); n]),
-        ],
-        1 << 20,
-    )
-}
-
-/// Thread names of one rank: the main thread (which runs jit_step, as a process driving
-/// one GPU does), a compiler thread (the autotuning executions), the idle launcher thread
-/// that names the device, and an unrelated thread.
-fn thread_metadata(rank: usize) -> Vec<u8> {
-    let p = pid(rank);
-    let launcher = format!("XlaLauncher:#global={rank},local=0,process={rank},slice=0#");
-    let names = [
-        "python3",
-        "tf_XLAEigen",
-        launcher.as_str(),
-        "cuda-EvtHandlr",
-    ];
-    parquet_table(
-        &[
-            pq_text("Name", &names.map(Some)),
-            pq_int("PID", &[Some(p); 4]),
-            pq_int("TID", &[Some(p), Some(p + 1), Some(p + 2), Some(p + 3)]),
-            pq_int32("Priority", &[Some(0), Some(0), Some(0), Some(-2)]),
-        ],
-        1 << 20,
-    )
-}
-
 /// The push/pop table of one rank (`report_nvtx_pushpop_trace.csv.xz`, before xz): the
 /// compilation of jit_step (program 7), so program 7's compilation was profiled. With
 /// `autotuner`, the backend holds an `XlaAutotunerCompilation` whose nested
@@ -166,11 +76,6 @@ fn pushpop_csv(rank: usize, compiled: bool, autotuner: bool) -> String {
         );
     }
     csv
-}
-
-/// The cells of an owned text column, borrowed for [`pq_text`].
-fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
-    v.iter().map(Option::as_deref).collect()
 }
 
 /// The after-optimizations HloProto of program 7 (`jit_step`), fingerprint [`FP`]: the

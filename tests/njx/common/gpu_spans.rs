@@ -4,6 +4,8 @@
 //! `modules_archive.rs` (which checks the records derived from it) and a seed of the fuzz
 //! harness.
 
+use super::{parquet_table, pq_double, pq_int, pq_int32, pq_text};
+
 pub const STEP: &str = "TSL:XlaModule:#hlo_module=jit_step,program_id=7#";
 /// An autotuning execution: no program id, so program `unknown`.
 pub const AUTOTUNE: &str = "TSL:XlaModule:#hlo_module=extracted#";
@@ -146,4 +148,99 @@ pub fn spans(rank: usize) -> Vec<Span> {
         );
     }
     v
+}
+
+/// The first form of the table as pandas wrote it: the row of GPU work outside any range
+/// first (no Name, RangeId, Lvl, ParentId or Orig times), doubles where values can be
+/// missing (`Orig *`, `Lvl`, `RangeId`, `ParentId`).
+pub fn gpu_proj_trace(rank: usize) -> Vec<u8> {
+    let spans = spans(rank);
+    let by_id = |id: i64| spans.iter().find(|s| s.id == id).expect("parent exists");
+    let stack = |s: &Span| -> Vec<i64> {
+        let mut ids = vec![s.id];
+        let mut parent = s.parent;
+        while let Some(p) = parent {
+            ids.insert(0, p);
+            parent = by_id(p).parent;
+        }
+        ids
+    };
+    let stacks: Vec<String> = spans
+        .iter()
+        .map(|s| stack(s).iter().map(|i| format!(":{i}")).collect())
+        .collect();
+    let outside_start = rank as i64 * OFFSET;
+    let ints = |outside: i64, f: &dyn Fn(&Span) -> i64| -> Vec<Option<i64>> {
+        std::iter::once(Some(outside))
+            .chain(spans.iter().map(|s| Some(f(s))))
+            .collect()
+    };
+    let doubles = |f: &dyn Fn(&Span) -> Option<f64>| -> Vec<Option<f64>> {
+        std::iter::once(None).chain(spans.iter().map(f)).collect()
+    };
+    let texts = |f: &dyn Fn(usize, &Span) -> String| -> Vec<Option<String>> {
+        std::iter::once(None)
+            .chain(spans.iter().enumerate().map(|(i, s)| Some(f(i, s))))
+            .collect()
+    };
+    let names = texts(&|_, s| s.name.clone());
+    let styles = texts(&|_, _| "PushPop".to_string());
+    let range_stacks = texts(&|i, _| stacks[i].clone());
+    let n = spans.len() + 1;
+    parquet_table(
+        &[
+            pq_text("Name", &borrow(&names)),
+            pq_int("Projected Start", &ints(outside_start, &|s| s.start)),
+            pq_int("Projected Duration", &ints(30_000_000, &|s| s.dur)),
+            pq_double(
+                "Orig Start",
+                &doubles(&|s| Some((s.start - 400_000) as f64)),
+            ),
+            pq_double("Orig Duration", &doubles(&|s| Some((s.dur / 10) as f64))),
+            pq_text("Style", &borrow(&styles)),
+            pq_int("PID", &vec![Some(pid(rank)); n]),
+            pq_int("TID", &ints(pid(rank), &|s| s.tid)),
+            pq_int("NumGPUOps", &ints(400, &|s| s.ops)),
+            pq_double("Lvl", &doubles(&|s| Some((stack(s).len() - 1) as f64))),
+            pq_int(
+                "NumChild",
+                &ints(0, &|s| {
+                    spans.iter().filter(|c| c.parent == Some(s.id)).count() as i64
+                }),
+            ),
+            pq_double("RangeId", &doubles(&|s| Some(s.id as f64))),
+            pq_double("ParentId", &doubles(&|s| s.parent.map(|p| p as f64))),
+            pq_text("RangeStack", &borrow(&range_stacks)),
+            pq_int("Rank", &vec![Some(rank as i64); n]),
+        ],
+        1 << 20,
+    )
+}
+
+/// Thread names of one rank: the main thread (which runs jit_step, as a process driving
+/// one GPU does), a compiler thread (the autotuning executions), the idle launcher thread
+/// that names the device, and an unrelated thread.
+pub fn thread_metadata(rank: usize) -> Vec<u8> {
+    let p = pid(rank);
+    let launcher = format!("XlaLauncher:#global={rank},local=0,process={rank},slice=0#");
+    let names = [
+        "python3",
+        "tf_XLAEigen",
+        launcher.as_str(),
+        "cuda-EvtHandlr",
+    ];
+    parquet_table(
+        &[
+            pq_text("Name", &names.map(Some)),
+            pq_int("PID", &[Some(p); 4]),
+            pq_int("TID", &[Some(p), Some(p + 1), Some(p + 2), Some(p + 3)]),
+            pq_int32("Priority", &[Some(0), Some(0), Some(0), Some(-2)]),
+        ],
+        1 << 20,
+    )
+}
+
+/// The cells of an owned text column, borrowed for [`pq_text`].
+fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
+    v.iter().map(Option::as_deref).collect()
 }
