@@ -18,7 +18,7 @@ pub type DeviceLines = BTreeMap<u32, Vec<(f64, f64)>>;
 /// Lateness along the module timeline as a picture, one panel per program (those with
 /// the most collective instances first, at most four): each device's mean lateness at
 /// each collective against the collective's mean time within the module, for the
-/// [`LATE_DEVICES`] latest devices, and the band of all devices (least to greatest).
+/// `LATE_DEVICES` (8) latest devices, and the band of all devices (least to greatest).
 pub fn svg(path: &Path, programs: &[(String, DeviceLines)]) -> Result<()> {
     let panels = programs.len().max(1);
     let size = (charts::SIZE.0, 60 + 420 * panels as u32);

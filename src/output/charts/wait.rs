@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Waits (ns) and wait ratios per collective ([`Timing::waits`]).
+/// Waits (ns) and wait ratios per collective (as njx-collectives' timing aggregate gives them).
 pub type Waits = BTreeMap<String, (Vec<f64>, Vec<f64>)>;
 
 /// Per collective, each instance's (message size, wait ÷ fastest device's time).

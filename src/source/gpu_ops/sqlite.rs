@@ -494,8 +494,8 @@ impl Strings<'_> {
 /// (tables missing, operations without a call) go to `notes`. Returns how many records.
 ///
 /// Two passes: the operations in launch order, each attributed to its CUDA API call and
-/// the NVTX ranges open around it ([`Attribution`]), sorted back into the export's order
-/// through temporary files; then each made a record ([`Records`]).
+/// the NVTX ranges open around it (`Attribution`), sorted back into the export's order
+/// through temporary files; then each made a record (`Records`).
 pub fn read(
     db: &Db,
     which: Which,
