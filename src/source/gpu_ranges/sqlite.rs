@@ -506,11 +506,12 @@ struct OpenMark {
 }
 
 /// The records of the ranges with GPU work, sorted in the order they are written.
-struct Sweep {
+struct Records {
     out: Sorter<Projected>,
 }
 
-impl Sweep {
+impl Records {
+    /// Adds the record of range `raw`, with the GPU work `proj` found in it.
     fn record(&mut self, raw: &Raw, seq: u64, parent: u32, depth: u32, proj: &Proj) -> Result<()> {
         self.out.push(Projected {
             proj_start: proj.start,
@@ -540,12 +541,155 @@ impl Sweep {
         self.record(&r.raw, r.seq, r.parent, r.depth, &r.proj)
     }
 
+    /// A start/end range is closed: its record if it has work.
     fn close_mark(&mut self, m: OpenMark) -> Result<()> {
         if m.proj.ops == 0 {
             return Ok(());
         }
         self.record(&m.raw, m.seq, NONE, 0, &m.proj)
     }
+}
+
+/// One sweep of the ranges and the calls in start order, a range before a call starting
+/// at the same time: each call's work goes to the innermost push/pop range of its thread
+/// containing it, and to the start/end ranges of its thread containing it; a range's work
+/// goes to its parent when the range is closed.
+struct Sweep {
+    /// Per thread, the push/pop ranges open, innermost last.
+    stacks: Vec<Vec<Open>>,
+    /// Per thread, the start/end ranges open.
+    marks: Vec<Vec<OpenMark>>,
+    nodes_seen: u64,
+    marks_seen: u64,
+    records: Records,
+}
+
+impl Sweep {
+    /// A sweep over `threads` threads, with no range open yet.
+    fn new(threads: usize) -> Sweep {
+        Sweep {
+            stacks: (0..threads).map(|_| Vec::new()).collect(),
+            marks: (0..threads).map(|_| Vec::new()).collect(),
+            nodes_seen: 0,
+            marks_seen: 0,
+            records: Records {
+                out: Sorter::new(|a: &Projected, b: &Projected| a.key().cmp(&b.key())),
+            },
+        }
+    }
+
+    /// Opens range `r`: a start/end range among its thread's; a push/pop range on its
+    /// thread's stack, once the ranges there that end before it are closed.
+    fn open(&mut self, r: Raw) -> Result<()> {
+        if r.mark {
+            self.marks[r.thread as usize].push(OpenMark {
+                raw: r,
+                seq: MARK | self.marks_seen,
+                proj: Proj::EMPTY,
+            });
+            self.marks_seen += 1;
+            return Ok(());
+        }
+        let stack = &mut self.stacks[r.thread as usize];
+        while stack.last().is_some_and(|t| t.raw.end < r.end) {
+            let top = stack.pop().expect("not empty");
+            self.records.close(top, stack)?;
+        }
+        let (parent, depth) = match stack.last() {
+            Some(p) => (p.raw.row, stack.len() as u32),
+            None => (NONE, 0),
+        };
+        stack.push(Open {
+            raw: r,
+            seq: self.nodes_seen,
+            parent,
+            depth,
+            proj: Proj::EMPTY,
+        });
+        self.nodes_seen += 1;
+        Ok(())
+    }
+
+    /// Adds the work of `call` to the ranges of its thread containing it, closing those
+    /// ended before it; `false` when no range contains it.
+    fn attribute(&mut self, call: &Call) -> Result<bool> {
+        let Some(stack) = self.stacks.get_mut(call.thread as usize) else {
+            return Ok(false);
+        };
+        // Ranges ended before this call cannot contain it or any later call.
+        while stack.last().is_some_and(|t| t.raw.end < call.start) {
+            let top = stack.pop().expect("not empty");
+            self.records.close(top, stack)?;
+        }
+        // Along the stack the ranges nest, so their ends only decrease: the ranges that
+        // contain the call are a prefix of it.
+        let n = stack.partition_point(|t| t.raw.end >= call.end);
+        let mut attributed = false;
+        if n > 0 {
+            stack[n - 1].proj.add(call.work_start, call.work_end, 1);
+            attributed = true;
+        }
+        // Start/end ranges need not nest: each open one of the thread is looked at.
+        let open = &mut self.marks[call.thread as usize];
+        let mut i = 0;
+        while i < open.len() {
+            if open[i].raw.end < call.start {
+                self.records.close_mark(open.swap_remove(i))?;
+                continue;
+            }
+            if call.end <= open[i].raw.end {
+                open[i].proj.add(call.work_start, call.work_end, 1);
+                attributed = true;
+            }
+            i += 1;
+        }
+        Ok(attributed)
+    }
+
+    /// Closes the ranges still open (after the last call they have no GPU work to come)
+    /// and hands back their records with the others.
+    fn close_all(self) -> Result<Records> {
+        let Sweep {
+            stacks,
+            marks,
+            mut records,
+            ..
+        } = self;
+        for mut stack in stacks {
+            while let Some(top) = stack.pop() {
+                records.close(top, &mut stack)?;
+            }
+        }
+        for open in marks {
+            for m in open {
+                records.close_mark(m)?;
+            }
+        }
+        Ok(records)
+    }
+}
+
+/// Sweeps `ranges` and `calls` together ([`Sweep`]), counting the calls outside every
+/// range; returns the records of the ranges with work, in the order they are written.
+fn sweep(
+    ranges: &mut Nvtx,
+    mut calls: Sorted<Call>,
+    counts: &mut Counts,
+) -> Result<Sorted<Projected>> {
+    let mut sweep = Sweep::new(ranges.threads.len());
+    let mut next_range = ranges.next()?;
+    while let Some(call) = calls.next()? {
+        while let Some(r) = next_range.filter(|r| r.start <= call.start) {
+            next_range = ranges.next()?;
+            sweep.open(r)?;
+        }
+        if !sweep.attribute(&call)? {
+            counts.outside += 1;
+        }
+    }
+    let records = sweep.close_all()?;
+    drop(calls);
+    records.out.finish()
 }
 
 /// Reads the GPU projection of the export's NVTX ranges, handing each record to `emit`;
@@ -597,101 +741,23 @@ pub fn project(
         return Ok(counts);
     };
     db.phase("joining GPU work to CUDA API calls");
-    let mut calls = join(db, &mut ops, &mut api_calls, &mut counts)?;
+    let calls = join(db, &mut ops, &mut api_calls, &mut counts)?;
     drop((ops, api_calls));
     db.phase("projecting GPU work onto NVTX ranges");
+    let mut projected = sweep(ranges, calls, &mut counts)?;
+    emit_records(ranges, &mut projected, profile, emit, &mut counts)?;
+    note_losses(place, &counts, notes);
+    Ok(counts)
+}
 
-    // One sweep of the ranges and the calls in start order, a range before a call starting
-    // at the same time: each call's work goes to the innermost push/pop range of its thread
-    // containing it, and to the start/end ranges of its thread containing it; a range's
-    // work goes to its parent when the range is closed.
-    let threads = ranges.threads.len();
-    let mut stacks: Vec<Vec<Open>> = (0..threads).map(|_| Vec::new()).collect();
-    let mut marks: Vec<Vec<OpenMark>> = (0..threads).map(|_| Vec::new()).collect();
-    let (mut nodes_seen, mut marks_seen) = (0u64, 0u64);
-    let mut sweep = Sweep {
-        out: Sorter::new(|a: &Projected, b: &Projected| a.key().cmp(&b.key())),
-    };
-    let mut next_range = ranges.next()?;
-    while let Some(call) = calls.next()? {
-        while let Some(r) = next_range.filter(|r| r.start <= call.start) {
-            next_range = ranges.next()?;
-            if r.mark {
-                marks[r.thread as usize].push(OpenMark {
-                    raw: r,
-                    seq: MARK | marks_seen,
-                    proj: Proj::EMPTY,
-                });
-                marks_seen += 1;
-                continue;
-            }
-            let stack = &mut stacks[r.thread as usize];
-            while stack.last().is_some_and(|t| t.raw.end < r.end) {
-                let top = stack.pop().expect("not empty");
-                sweep.close(top, stack)?;
-            }
-            let (parent, depth) = match stack.last() {
-                Some(p) => (p.raw.row, stack.len() as u32),
-                None => (NONE, 0),
-            };
-            stack.push(Open {
-                raw: r,
-                seq: nodes_seen,
-                parent,
-                depth,
-                proj: Proj::EMPTY,
-            });
-            nodes_seen += 1;
-        }
-        let Some(stack) = stacks.get_mut(call.thread as usize) else {
-            counts.outside += 1;
-            continue;
-        };
-        // Ranges ended before this call cannot contain it or any later call.
-        while stack.last().is_some_and(|t| t.raw.end < call.start) {
-            let top = stack.pop().expect("not empty");
-            sweep.close(top, stack)?;
-        }
-        // Along the stack the ranges nest, so their ends only decrease: the ranges that
-        // contain the call are a prefix of it.
-        let n = stack.partition_point(|t| t.raw.end >= call.end);
-        let mut attributed = false;
-        if n > 0 {
-            stack[n - 1].proj.add(call.work_start, call.work_end, 1);
-            attributed = true;
-        }
-        // Start/end ranges need not nest: each open one of the thread is looked at.
-        let open = &mut marks[call.thread as usize];
-        let mut i = 0;
-        while i < open.len() {
-            if open[i].raw.end < call.start {
-                sweep.close_mark(open.swap_remove(i))?;
-                continue;
-            }
-            if call.end <= open[i].raw.end {
-                open[i].proj.add(call.work_start, call.work_end, 1);
-                attributed = true;
-            }
-            i += 1;
-        }
-        if !attributed {
-            counts.outside += 1;
-        }
-    }
-    // Ranges after the last call have no GPU work: those still open are closed.
-    for mut stack in stacks {
-        while let Some(top) = stack.pop() {
-            sweep.close(top, &mut stack)?;
-        }
-    }
-    for open in marks {
-        for m in open {
-            sweep.close_mark(m)?;
-        }
-    }
-    drop(calls);
-
-    let mut projected = sweep.out.finish()?;
+/// Hands each record of `projected` to `emit` as a [`GpuRange`], counting them.
+fn emit_records(
+    ranges: &Nvtx,
+    projected: &mut Sorted<Projected>,
+    profile: &Arc<str>,
+    emit: &mut dyn FnMut(GpuRange) -> Result<()>,
+    counts: &mut Counts,
+) -> Result<()> {
     while let Some(p) = projected.next()? {
         let gtid = ranges.gtid(p.thread);
         emit(GpuRange {
@@ -713,6 +779,11 @@ pub fn project(
         })?;
         counts.records += 1;
     }
+    Ok(())
+}
+
+/// Says on `notes` how much GPU work is in no record, and why (`counts`).
+fn note_losses(place: &str, counts: &Counts, notes: &Notes) {
     if counts.outside > 0 {
         notes.note(format!(
             "{place}: {} of {} CUDA launches with GPU work were made outside every NVTX range \
@@ -733,5 +804,4 @@ pub fn project(
             counts.uncorrelated
         ));
     }
-    Ok(counts)
 }

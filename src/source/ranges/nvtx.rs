@@ -452,6 +452,15 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
     let types = event_types(db)?;
     let mut names = Names::new(db)?;
     names.read_domains(db, types.domain_create)?;
+    let sql = ranges_query(db, &types, start_end)?;
+    let mut scan = Scan::new(db, &types, start_end);
+    db.each_row(TABLE, &sql, |row| scan.row(&mut names, row))?;
+    db.phase("sorting NVTX ranges");
+    scan.finish(names)
+}
+
+/// The query of the ranges `start_end` asks for, with the columns [`Scan::row`] reads.
+fn ranges_query(db: &Db, types: &EventTypes, start_end: StartEnd) -> Result<String> {
     let mut wanted: Vec<i64> = types.push_pop.to_vec();
     if start_end != StartEnd::Skip {
         wanted.extend(types.start_end);
@@ -464,7 +473,7 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let sql = db.select(
+    db.select(
         TABLE,
         &[
             "start",
@@ -478,15 +487,48 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         ],
         true,
         Some(&filter),
-    )?;
-    let mut ended = Sorter::new(|a: &Raw, b: &Raw| a.key().cmp(&b.key()));
-    let mut open = Sorter::new(|a: &Raw, b: &Raw| (a.start, a.row).cmp(&(b.start, b.row)));
-    let mut unended = 0;
-    let mut unnamed = 0;
-    let mut threads: Vec<i64> = Vec::new();
-    let mut thread_index: HashMap<i64, u32> = HashMap::new();
-    let mut last = i64::MIN;
-    db.each_row(TABLE, &sql, |row| {
+    )
+}
+
+/// The one scan of the ranges: each row read, named and handed to a sort, the threads
+/// interned, the repairs counted.
+struct Scan<'a> {
+    db: &'a Db,
+    types: &'a EventTypes,
+    start_end: StartEnd,
+    /// The ranges with an end, by (start, end descending, rowid).
+    ended: Sorter<Raw>,
+    /// The ranges never ended, by (start, rowid).
+    open: Sorter<Raw>,
+    unended: u64,
+    unnamed: u64,
+    threads: Vec<i64>,
+    thread_index: HashMap<i64, u32>,
+    /// The last timestamp so far.
+    last: i64,
+}
+
+impl<'a> Scan<'a> {
+    /// A scan of `db`'s ranges of `types`, keeping the start/end ranges `start_end` asks
+    /// for.
+    fn new(db: &'a Db, types: &'a EventTypes, start_end: StartEnd) -> Scan<'a> {
+        Scan {
+            db,
+            types,
+            start_end,
+            ended: Sorter::new(|a: &Raw, b: &Raw| a.key().cmp(&b.key())),
+            open: Sorter::new(|a: &Raw, b: &Raw| (a.start, a.row).cmp(&(b.start, b.row))),
+            unended: 0,
+            unnamed: 0,
+            threads: Vec::new(),
+            thread_index: HashMap::new(),
+            last: i64::MIN,
+        }
+    }
+
+    /// Reads one row of the query ([`ranges_query`]) and hands its range to a sort.
+    fn row(&mut self, names: &mut Names, row: &Row) -> Result<()> {
+        let db = self.db;
         let rowid = db.rowid(TABLE, row)?;
         // Ids are held in 32 bits (4 billion NVTX events would be a file of 100s of GB).
         let Ok(row32) = u32::try_from(rowid) else {
@@ -499,71 +541,95 @@ pub fn load(db: &Db, start_end: StartEnd) -> Result<Option<Nvtx>> {
         let end = db.time(TABLE, row, 2, "end", rowid)?;
         let event_type = need(int(db, row, 3, "eventType", rowid)?, "eventType")?;
         let gtid = need(int(db, row, 4, "globalTid", rowid)?, "globalTid")?;
-        if let Some(e) = end {
-            if e < start {
-                return Err(db.row_error(
-                    TABLE,
-                    rowid,
-                    format!("range ends ({e}) before it starts ({start})"),
-                ));
-            }
-            last = last.max(e);
-        }
-        last = last.max(start);
-        let is_mark = types.start_end.contains(&event_type);
-        if is_mark && start_end == StartEnd::SameThread {
+        self.see_times(start, end, rowid)?;
+        let is_mark = self.types.start_end.contains(&event_type);
+        if is_mark && self.start_end == StartEnd::SameThread {
             let end_gtid = int(db, row, 5, "endGlobalTid", rowid)?;
             if end_gtid.is_some_and(|g| g != gtid) {
                 return Ok(());
             }
         }
-        let domain = names.domain(gtid, int(db, row, 8, "domainId", rowid)?);
-        let text_id = int(db, row, 6, "textId", rowid)?;
-        let literal = text(row, 7);
-        if text_id.is_none() && literal.is_none() {
-            unnamed += 1;
-        }
-        let name = names.name_of(db, domain, text_id, literal.as_deref(), rowid)?;
-        let thread = *thread_index.entry(gtid).or_insert_with(|| {
-            threads.push(gtid);
-            threads.len() as u32 - 1
-        });
+        let name = self.name(names, row, gtid, rowid)?;
         let raw = Raw {
             start,
             // Set when read back, for ranges never ended.
             end: end.unwrap_or(i64::MAX),
             row: row32,
-            thread,
+            thread: self.thread(gtid),
             name,
             mark: is_mark,
         };
         if end.is_some() {
-            ended.push(raw)
+            self.ended.push(raw)
         } else {
-            unended += 1;
-            open.push(raw)
+            self.unended += 1;
+            self.open.push(raw)
         }
-    })?;
-    db.phase("sorting NVTX ranges");
-    let mut ended = ended.finish()?;
-    let mut open = open.finish()?;
-    let next_ended = ended.next()?;
-    let mut next_open = open.next()?;
-    if let Some(r) = &mut next_open {
-        r.end = last;
     }
-    Ok(Some(Nvtx {
-        unended,
-        unnamed,
-        threads,
-        thread_index,
-        names: names.names,
-        last,
-        ended,
-        next_ended,
-        open,
-        next_open,
-    }))
+
+    /// Checks that a range (row `rowid`) does not end before it starts, and moves the
+    /// last timestamp past its times.
+    #[inline]
+    fn see_times(&mut self, start: i64, end: Option<i64>, rowid: i64) -> Result<()> {
+        if let Some(e) = end {
+            if e < start {
+                return Err(self.db.row_error(
+                    TABLE,
+                    rowid,
+                    format!("range ends ({e}) before it starts ({start})"),
+                ));
+            }
+            self.last = self.last.max(e);
+        }
+        self.last = self.last.max(start);
+        Ok(())
+    }
+
+    /// The name index of the range in `row` (thread `gtid`), counting those unnamed.
+    #[inline]
+    fn name(&mut self, names: &mut Names, row: &Row, gtid: i64, rowid: i64) -> Result<u32> {
+        let db = self.db;
+        let domain = names.domain(gtid, int(db, row, 8, "domainId", rowid)?);
+        let text_id = int(db, row, 6, "textId", rowid)?;
+        let literal = text(row, 7);
+        if text_id.is_none() && literal.is_none() {
+            self.unnamed += 1;
+        }
+        names.name_of(db, domain, text_id, literal.as_deref(), rowid)
+    }
+
+    /// The index of thread `gtid` in [`Nvtx::threads`], added there when new.
+    #[inline]
+    fn thread(&mut self, gtid: i64) -> u32 {
+        let threads = &mut self.threads;
+        *self.thread_index.entry(gtid).or_insert_with(|| {
+            threads.push(gtid);
+            threads.len() as u32 - 1
+        })
+    }
+
+    /// Sorts the ranges read and hands them out as an [`Nvtx`], with the `names`.
+    fn finish(self, names: Names) -> Result<Option<Nvtx>> {
+        let mut ended = self.ended.finish()?;
+        let mut open = self.open.finish()?;
+        let next_ended = ended.next()?;
+        let mut next_open = open.next()?;
+        if let Some(r) = &mut next_open {
+            r.end = self.last;
+        }
+        Ok(Some(Nvtx {
+            unended: self.unended,
+            unnamed: self.unnamed,
+            threads: self.threads,
+            thread_index: self.thread_index,
+            names: names.names,
+            last: self.last,
+            ended,
+            next_ended,
+            open,
+            next_open,
+        }))
+    }
 }
 
 /// A range open on its thread's stack while the tree is built.

@@ -126,134 +126,189 @@ fn build_range<'a>(
     place: &dyn Fn() -> String,
     cell: impl Fn(usize) -> Cell<'a>,
 ) -> Result<Range> {
-    let int = |col: Col| -> Result<Option<i64>> {
-        let Some(i) = layout.get(col) else {
+    let row = Row {
+        layout,
+        place,
+        cell,
+    };
+    let (start_ns, end_ns, dur_ns) = row.times()?;
+    let (child_ns, self_ns) = row.child_time(dur_ns)?;
+    let depth = row.depth()?;
+    let name = row.name();
+    let pid = row.optional_unsigned(Col::Pid)?;
+    let parent = row.optional_unsigned(Col::ParentId)?;
+    let id = row.need_unsigned(Col::RangeId)?;
+    row.check_stack(id, parent)?;
+    Ok(Range {
+        profile: profile.clone(),
+        pid,
+        tid: row.need_unsigned(Col::Tid)?,
+        id,
+        parent,
+        depth: row.small(Col::Lvl, depth)?,
+        start_ns,
+        end_ns,
+        dur_ns,
+        child_ns,
+        self_ns,
+        children: row.small(Col::NumChild, row.need_unsigned(Col::NumChild)?)?,
+        name,
+    })
+}
+
+/// One row being read: its cells by column, and where it is, for messages.
+struct Row<'l, 'p, C> {
+    layout: &'l Layout,
+    place: &'p dyn Fn() -> String,
+    cell: C,
+}
+
+impl<'a, C: Fn(usize) -> Cell<'a>> Row<'_, '_, C> {
+    /// An error about this row.
+    fn error(&self, msg: impl Into<String>) -> Error {
+        Error::data((self.place)(), msg)
+    }
+
+    /// The cell of `col`; `None` where the table has no such column.
+    #[inline]
+    fn cell(&self, col: Col) -> Option<Cell<'a>> {
+        self.layout.get(col).map(&self.cell)
+    }
+
+    /// The integer in `col`; `None` where the column is absent or the cell null.
+    fn int(&self, col: Col) -> Result<Option<i64>> {
+        let Some(cell) = self.cell(col) else {
             return Ok(None);
         };
-        match cell(i) {
+        match cell {
             Cell::Null => Ok(None),
             Cell::Int(v) => Ok(Some(v)),
             Cell::Float(v) if v.is_nan() => Ok(None),
             Cell::Float(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
-            Cell::Float(v) => Err(Error::data(
-                place(),
-                format!("column `{}`: {v} is not an integer", header_of(col)),
-            )),
+            Cell::Float(v) => Err(self.error(format!(
+                "column `{}`: {v} is not an integer",
+                header_of(col)
+            ))),
             // CSV cells are text; an empty one is a null.
-            Cell::Text(t) => parse_int(t).map_err(|()| {
-                let text = t.trim_ascii();
-                let digits = text.strip_prefix(b"-").unwrap_or(text);
-                let what = if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
-                    "is out of range (past 64-bit integers)"
-                } else {
-                    "is not an integer"
-                };
-                Error::data(
-                    place(),
-                    format!(
-                        "column `{}`: `{}` {what}",
-                        header_of(col),
-                        String::from_utf8_lossy(t)
-                    ),
-                )
-            }),
+            Cell::Text(t) => parse_int(t).map_err(|()| self.not_an_integer(col, t)),
         }
-    };
-    let need = |col: Col| -> Result<i64> {
-        int(col)?
-            .ok_or_else(|| Error::data(place(), format!("column `{}` is empty", header_of(col))))
-    };
-    let unsigned = |col: Col, v: i64| -> Result<u64> {
-        u64::try_from(v).map_err(|_| {
-            Error::data(
-                place(),
-                format!("column `{}`: {v} is negative", header_of(col)),
-            )
-        })
-    };
-    let start_ns = need(Col::Start)?;
-    let end_ns = need(Col::End)?;
-    for (col, t) in [(Col::Start, start_ns), (Col::End, end_ns)] {
-        if !crate::records::time_in_range(t) {
-            return Err(Error::data(
-                place(),
-                format!(
+    }
+
+    /// The error for text `t` of `col` that [`parse_int`] refused.
+    fn not_an_integer(&self, col: Col, t: &[u8]) -> Error {
+        let text = t.trim_ascii();
+        let digits = text.strip_prefix(b"-").unwrap_or(text);
+        let what = if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+            "is out of range (past 64-bit integers)"
+        } else {
+            "is not an integer"
+        };
+        self.error(format!(
+            "column `{}`: `{}` {what}",
+            header_of(col),
+            String::from_utf8_lossy(t)
+        ))
+    }
+
+    /// The integer in `col`, which must be there.
+    fn need(&self, col: Col) -> Result<i64> {
+        self.int(col)?
+            .ok_or_else(|| self.error(format!("column `{}` is empty", header_of(col))))
+    }
+
+    /// `v`, read from `col`, as an unsigned integer.
+    fn unsigned(&self, col: Col, v: i64) -> Result<u64> {
+        u64::try_from(v)
+            .map_err(|_| self.error(format!("column `{}`: {v} is negative", header_of(col))))
+    }
+
+    /// The unsigned integer in `col`, which must be there.
+    fn need_unsigned(&self, col: Col) -> Result<u64> {
+        self.unsigned(col, self.need(col)?)
+    }
+
+    /// The unsigned integer in `col`, if there is one.
+    fn optional_unsigned(&self, col: Col) -> Result<Option<u64>> {
+        self.int(col)?.map(|v| self.unsigned(col, v)).transpose()
+    }
+
+    /// `v`, read from `col`, as a 32-bit count.
+    fn small(&self, col: Col, v: u64) -> Result<u32> {
+        u32::try_from(v)
+            .map_err(|_| self.error(format!("column `{}`: {v} is out of range", header_of(col))))
+    }
+
+    /// Start, end and duration, checked against each other and against `Duration`.
+    fn times(&self) -> Result<(i64, i64, i64)> {
+        let start_ns = self.need(Col::Start)?;
+        let end_ns = self.need(Col::End)?;
+        for (col, t) in [(Col::Start, start_ns), (Col::End, end_ns)] {
+            if !crate::records::time_in_range(t) {
+                return Err(self.error(format!(
                     "column `{}`: {t} ns is beyond ±2^61 ns (73 years)",
                     header_of(col)
-                ),
-            ));
-        }
-    }
-    // Both within ±2^61 ns: the difference fits.
-    let dur_ns = end_ns - start_ns;
-    if dur_ns < 0 {
-        return Err(Error::data(
-            place(),
-            format!("range ends ({end_ns}) before it starts ({start_ns})"),
-        ));
-    }
-    if let Some(d) = int(Col::Dur)?.filter(|&d| d != dur_ns) {
-        return Err(Error::data(
-            place(),
-            format!("Duration {d} is not End - Start = {dur_ns}"),
-        ));
-    }
-    let child_ns = need(Col::DurChild)?;
-    let self_ns = dur_ns.checked_sub(child_ns).ok_or_else(|| {
-        Error::data(
-            place(),
-            format!("DurChild {child_ns} does not fit the range's {dur_ns} ns"),
-        )
-    })?;
-    if let Some(s) = int(Col::DurNonChild)?.filter(|&s| s != self_ns) {
-        return Err(Error::data(
-            place(),
-            format!("DurNonChild {s} is not Duration - DurChild = {self_ns}"),
-        ));
-    }
-    let small = |col: Col, v: u64| -> Result<u32> {
-        u32::try_from(v).map_err(|_| {
-            Error::data(
-                place(),
-                format!("column `{}`: {v} is out of range", header_of(col)),
-            )
-        })
-    };
-    let depth = match int(Col::Lvl)? {
-        Some(l) => unsigned(Col::Lvl, l)?,
-        None => {
-            let stack = layout.get(Col::RangeStack).map(&cell);
-            match stack {
-                Some(Cell::Text(t)) if t.first() == Some(&b':') => {
-                    (t.iter().filter(|&&b| b == b':').count() - 1) as u64
-                }
-                _ => {
-                    return Err(Error::data(
-                        place(),
-                        "no Lvl, and RangeStack is not `:id:…:id`",
-                    ));
-                }
+                )));
             }
         }
-    };
-    let name = match layout.get(Col::Name).map(&cell) {
-        Some(Cell::Text(t)) => String::from_utf8_lossy(t).into_owned(),
-        Some(Cell::Null) | None => String::new(),
-        Some(Cell::Int(v)) => v.to_string(),
-        Some(Cell::Float(v)) => v.to_string(),
-    };
-    let pid = match int(Col::Pid)? {
-        Some(p) => Some(unsigned(Col::Pid, p)?),
-        None => None,
-    };
-    let parent = match int(Col::ParentId)? {
-        Some(p) => Some(unsigned(Col::ParentId, p)?),
-        None => None,
-    };
-    let id = unsigned(Col::RangeId, need(Col::RangeId)?)?;
-    // `RangeStack` is the path of ids from the root: it must end at this range, under its
-    // parent.
-    if let Some(Cell::Text(stack)) = layout.get(Col::RangeStack).map(&cell) {
+        // Both within ±2^61 ns: the difference fits.
+        let dur_ns = end_ns - start_ns;
+        if dur_ns < 0 {
+            return Err(self.error(format!(
+                "range ends ({end_ns}) before it starts ({start_ns})"
+            )));
+        }
+        if let Some(d) = self.int(Col::Dur)?.filter(|&d| d != dur_ns) {
+            return Err(self.error(format!("Duration {d} is not End - Start = {dur_ns}")));
+        }
+        Ok((start_ns, end_ns, dur_ns))
+    }
+
+    /// The children's time and the range's own out of its `dur_ns`, checked against
+    /// `DurNonChild`.
+    fn child_time(&self, dur_ns: i64) -> Result<(i64, i64)> {
+        let child_ns = self.need(Col::DurChild)?;
+        let self_ns = dur_ns.checked_sub(child_ns).ok_or_else(|| {
+            self.error(format!(
+                "DurChild {child_ns} does not fit the range's {dur_ns} ns"
+            ))
+        })?;
+        if let Some(s) = self.int(Col::DurNonChild)?.filter(|&s| s != self_ns) {
+            return Err(self.error(format!(
+                "DurNonChild {s} is not Duration - DurChild = {self_ns}"
+            )));
+        }
+        Ok((child_ns, self_ns))
+    }
+
+    /// The depth: `Lvl`, or else the number of ids in `RangeStack` less one.
+    fn depth(&self) -> Result<u64> {
+        if let Some(l) = self.int(Col::Lvl)? {
+            return self.unsigned(Col::Lvl, l);
+        }
+        match self.cell(Col::RangeStack) {
+            Some(Cell::Text(t)) if t.first() == Some(&b':') => {
+                Ok((t.iter().filter(|&&b| b == b':').count() - 1) as u64)
+            }
+            _ => Err(self.error("no Lvl, and RangeStack is not `:id:…:id`")),
+        }
+    }
+
+    /// The name, whatever the type of its cell (empty where null).
+    fn name(&self) -> String {
+        match self.cell(Col::Name) {
+            Some(Cell::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+            Some(Cell::Null) | None => String::new(),
+            Some(Cell::Int(v)) => v.to_string(),
+            Some(Cell::Float(v)) => v.to_string(),
+        }
+    }
+
+    /// Checks that `RangeStack`, the path of ids from the root, ends at this range (`id`)
+    /// under its `parent`.
+    fn check_stack(&self, id: u64, parent: Option<u64>) -> Result<()> {
+        let Some(Cell::Text(stack)) = self.cell(Col::RangeStack) else {
+            return Ok(());
+        };
         let stack = stack.trim_ascii();
         // Read from the end, without allocating: this runs for every row.
         let mut ids = stack.rsplit(|&b| b == b':');
@@ -265,38 +320,18 @@ fn build_range<'a>(
                 Some(p) => number(before) == Some(p),
                 None => before == Some(&b""[..]) && ids.next().is_none(),
             };
-        if !stack.is_empty() && !fits {
-            let tail = match parent {
-                Some(p) => format!(":{p}:{id}"),
-                None => format!(":{id}"),
-            };
-            return Err(Error::data(
-                place(),
-                format!(
-                    "RangeStack `{}` does not end with `{tail}` (the range and its parent)",
-                    String::from_utf8_lossy(stack)
-                ),
-            ));
+        if stack.is_empty() || fits {
+            return Ok(());
         }
+        let tail = match parent {
+            Some(p) => format!(":{p}:{id}"),
+            None => format!(":{id}"),
+        };
+        Err(self.error(format!(
+            "RangeStack `{}` does not end with `{tail}` (the range and its parent)",
+            String::from_utf8_lossy(stack)
+        )))
     }
-    Ok(Range {
-        profile: profile.clone(),
-        pid,
-        tid: unsigned(Col::Tid, need(Col::Tid)?)?,
-        id,
-        parent,
-        depth: small(Col::Lvl, depth)?,
-        start_ns,
-        end_ns,
-        dur_ns,
-        child_ns,
-        self_ns,
-        children: small(
-            Col::NumChild,
-            unsigned(Col::NumChild, need(Col::NumChild)?)?,
-        )?,
-        name,
-    })
 }
 
 /// Parses a decimal integer; `12.0` (pandas' rendering of an integer column with
