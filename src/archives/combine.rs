@@ -428,32 +428,7 @@ fn scan(
     progress: &Progress,
 ) -> Result<Scan> {
     let place = crate::source::place_of(path);
-    // Looked at again before it is opened (it may have been replaced since the inputs were
-    // checked), and the file opened is the file looked at.
-    let looked = std::fs::metadata(path).map_err(|e| Error::io(&place, e))?;
-    not_a_file(&place, &looked)?;
-    let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(&place, e))?;
-    not_a_file(&place, &meta)?;
-    let id = FileId::of(&meta);
-    if id.dev_ino != FileId::of(&looked).dev_ino {
-        return Err(Error::data(
-            &place,
-            "changed while it was being opened: run njx-combine again",
-        ));
-    }
-    let mut head = [0u8; 4];
-    let n = crate::source::read_up_to(&mut file, &mut head).map_err(|e| Error::io(&place, e))?;
-    if &head[..n] != crate::source::ZIP_MAGIC {
-        return Err(Error::data(
-            &place,
-            "not a zip archive: njx-combine combines the .zip archives nsys-jax and \
-             njx-capture write",
-        ));
-    }
-    // The handle `id` was taken from, so the file hashed is the file checked.
-    file.seek(SeekFrom::Start(0))
-        .map_err(|e| Error::io(&place, e))?;
+    let (file, id) = open_input(path, &place)?;
     let mut archive = Archive::open_zip(path, file, progress)?;
     check_members(&mut archive, &place)?;
     check_kind(&archive)?;
@@ -463,88 +438,20 @@ fn scan(
         .zip()
         .ok_or_else(|| Error::data(&place, "not a zip archive"))?;
     let mut entries = Vec::with_capacity(zip.len());
-    let mut buf = vec![0u8; 1 << 16];
-    let ratio = limits::get()?.ratio;
+    let buf = vec![0u8; 1 << 16];
+    let mut members = Members {
+        place: &place,
+        profile,
+        own_report,
+        njx_capture,
+        keep,
+        keep_report,
+        keys,
+        ratio: limits::get()?.ratio,
+        buf,
+    };
     for index in 0..zip.len() {
-        let mut entry = zip
-            .by_index(index)
-            .map_err(|e| Error::data(&place, format!("cannot read member {index}: {e}")))?;
-        if entry.is_dir() {
-            continue;
-        }
-        let name = entry
-            .name()
-            .map_err(|e| Error::data(&place, format!("member {index}: bad name: {e}")))?
-            .into_owned();
-        let member = format!("{place}!{}", shown_name(&name));
-        let report = name.ends_with(".nsys-rep");
-        if report
-            && keep != KeepNsysRep::None
-            && name != own_report
-            && !(njx_capture && name == crate::source::REPORT_MEMBER)
-        {
-            return Err(Error::data(
-                &member,
-                format!(
-                    "a report named for another profile than the archive's (`{profile}`, \
-                     which would hold {own_report}): was the archive renamed? Name it as its \
-                     report, or leave the reports out with --keep-nsys-rep none"
-                ),
-            ));
-        }
-        if report && !keep_report {
-            entries.push(Entry {
-                index,
-                name,
-                digest: None,
-            });
-            continue;
-        }
-        let (declared, crc) = (entry.size(), entry.crc32());
-        let mut hashers = (keys.0.build_hasher(), keys.1.build_hasher());
-        let mut len = 0u64;
-        // Held to its declared size, and to NJX_MAX_RATIO times its compressed size: a
-        // member that lies, or a bomb, is refused before it is read through.
-        let compressed = entry.compressed_size();
-        let mut bounded = Inflated::sized(&mut entry, ratio, compressed, declared);
-        loop {
-            let n = match bounded.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if e.to_string().contains("checksum") => {
-                    return Err(Error::data(
-                        &member,
-                        "its content does not match its CRC-32: the archive is damaged",
-                    ));
-                }
-                Err(e) => return Err(Error::data(&member, format!("cannot be read: {e}"))),
-            };
-            if !report {
-                hashers.0.write(&buf[..n]);
-                hashers.1.write(&buf[..n]);
-            }
-            len += n as u64;
-        }
-        if len != declared {
-            return Err(Error::data(
-                &member,
-                format!(
-                    "holds {len} bytes where the archive declares {declared}: the archive is \
-                     damaged"
-                ),
-            ));
-        }
-        let digest = (!report).then(|| Digest {
-            hashes: (hashers.0.finish(), hashers.1.finish()),
-            len,
-            crc,
-        });
-        entries.push(Entry {
-            index,
-            name,
-            digest,
-        });
+        entries.extend(members.entry(zip, index)?);
     }
     Ok(Scan {
         path: path.to_path_buf(),
@@ -553,6 +460,164 @@ fn scan(
         id,
         entries,
     })
+}
+
+/// Opens an input for the first pass: looked at again before it is opened (it may have
+/// been replaced since the inputs were checked), the file opened the file looked at, and
+/// starting as a zip archive does. Returns it rewound, with what identifies it.
+fn open_input(path: &Path, place: &str) -> Result<(File, FileId)> {
+    let looked = std::fs::metadata(path).map_err(|e| Error::io(place, e))?;
+    not_a_file(place, &looked)?;
+    let mut file = File::open(path).map_err(|e| Error::io(place, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(place, e))?;
+    not_a_file(place, &meta)?;
+    let id = FileId::of(&meta);
+    if id.dev_ino != FileId::of(&looked).dev_ino {
+        return Err(Error::data(
+            place,
+            "changed while it was being opened: run njx-combine again",
+        ));
+    }
+    let mut head = [0u8; 4];
+    let n = crate::source::read_up_to(&mut file, &mut head).map_err(|e| Error::io(place, e))?;
+    if &head[..n] != crate::source::ZIP_MAGIC {
+        return Err(Error::data(
+            place,
+            "not a zip archive: njx-combine combines the .zip archives nsys-jax and \
+             njx-capture write",
+        ));
+    }
+    // The handle `id` was taken from, so the file hashed is the file checked.
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(place, e))?;
+    Ok((file, id))
+}
+
+/// The first pass's reading of one input's members, one at a time.
+struct Members<'a> {
+    /// The input, for messages.
+    place: &'a str,
+    /// Its profile name.
+    profile: &'a str,
+    /// The report it may hold: `<profile>.nsys-rep`.
+    own_report: String,
+    /// Whether it is an njx-capture archive (whose report is `report.nsys-rep`).
+    njx_capture: bool,
+    keep: KeepNsysRep,
+    /// Whether its report is kept (and so read through).
+    keep_report: bool,
+    keys: &'a (RandomState, RandomState),
+    /// `NJX_MAX_RATIO`.
+    ratio: u64,
+    /// The buffer every member is read through.
+    buf: Vec<u8>,
+}
+
+impl Members<'_> {
+    /// Member `index` of `zip`: none for a folder entry; read through and hashed, but a
+    /// report (read through where it is kept, never hashed).
+    fn entry<R: Read + Seek>(
+        &mut self,
+        zip: &mut zip::ZipArchive<R>,
+        index: usize,
+    ) -> Result<Option<Entry>> {
+        let place = self.place;
+        let mut entry = zip
+            .by_index(index)
+            .map_err(|e| Error::data(place, format!("cannot read member {index}: {e}")))?;
+        if entry.is_dir() {
+            return Ok(None);
+        }
+        let name = entry
+            .name()
+            .map_err(|e| Error::data(place, format!("member {index}: bad name: {e}")))?
+            .into_owned();
+        let member = format!("{place}!{}", shown_name(&name));
+        let report = name.ends_with(".nsys-rep");
+        if report {
+            self.check_report(&name, &member)?;
+        }
+        let digest = if report && !self.keep_report {
+            None
+        } else {
+            self.read_through(&mut entry, &member, !report)?
+        };
+        Ok(Some(Entry {
+            index,
+            name,
+            digest,
+        }))
+    }
+
+    /// Refuses a report (`name`, at `member`) named for another profile than the input's,
+    /// unless reports are left out.
+    fn check_report(&self, name: &str, member: &str) -> Result<()> {
+        if self.keep != KeepNsysRep::None
+            && name != self.own_report
+            && !(self.njx_capture && name == crate::source::REPORT_MEMBER)
+        {
+            let (profile, own_report) = (self.profile, &self.own_report);
+            return Err(Error::data(
+                member,
+                format!(
+                    "a report named for another profile than the archive's (`{profile}`, \
+                     which would hold {own_report}): was the archive renamed? Name it as its \
+                     report, or leave the reports out with --keep-nsys-rep none"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads `entry` (at `member`) through: its CRC-32 checked (by the zip reader), its
+    /// length counted against its declared size; its digest where `hash`.
+    fn read_through<R: Read>(
+        &mut self,
+        entry: &mut zip::read::ZipFile<'_, R>,
+        member: &str,
+        hash: bool,
+    ) -> Result<Option<Digest>> {
+        let (declared, crc) = (entry.size(), entry.crc32());
+        let mut hashers = (self.keys.0.build_hasher(), self.keys.1.build_hasher());
+        let mut len = 0u64;
+        // Held to its declared size, and to NJX_MAX_RATIO times its compressed size: a
+        // member that lies, or a bomb, is refused before it is read through.
+        let compressed = entry.compressed_size();
+        let mut bounded = Inflated::sized(entry, self.ratio, compressed, declared);
+        loop {
+            let n = match bounded.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.to_string().contains("checksum") => {
+                    return Err(Error::data(
+                        member,
+                        "its content does not match its CRC-32: the archive is damaged",
+                    ));
+                }
+                Err(e) => return Err(Error::data(member, format!("cannot be read: {e}"))),
+            };
+            if hash {
+                hashers.0.write(&self.buf[..n]);
+                hashers.1.write(&self.buf[..n]);
+            }
+            len += n as u64;
+        }
+        if len != declared {
+            return Err(Error::data(
+                member,
+                format!(
+                    "holds {len} bytes where the archive declares {declared}: the archive is \
+                     damaged"
+                ),
+            ));
+        }
+        Ok(hash.then(|| Digest {
+            hashes: (hashers.0.finish(), hashers.1.finish()),
+            len,
+            crc,
+        }))
+    }
 }
 
 /// Refuses an archive holding a member that must not be copied (see [`check_member`]),

@@ -90,132 +90,28 @@ impl StackFolder {
     pub fn push(&mut self, folded: &mut Folded, r: Range) -> Result<()> {
         self.ranges += 1;
         let clean = self.clean_compile_names;
-        let thread = (r.profile.clone(), r.pid, r.tid);
         let open = self.open.entry(r.profile.clone()).or_default();
-        // Close the ranges of this thread that cannot contain `r`: everything above its
-        // parent, or the whole stack when the parent is elsewhere (or there is none).
-        let stack = self.threads.entry(thread).or_default();
-        let keep = r
-            .parent
-            .and_then(|p| stack.iter().rposition(|&id| id == p))
-            .map_or(0, |i| i + 1);
-        for id in stack.drain(keep..).rev() {
-            close(folded, open, id, &r.profile)?;
-        }
-        if stack.len() >= MAX_DEPTH {
-            return Err(Error::data(
-                format!("{}: range {}", r.profile, r.id),
-                format!(
-                    "nested more than {MAX_DEPTH} deep: folded stacks grow with the square \
-                     of the depth (every line holds its whole stack), and no flame graph \
-                     shows such a stack; reshape the tree first (njx-ranges --collapse, \
-                     --fold)"
-                ),
-            ));
-        }
+        let stack = self
+            .threads
+            .entry((r.profile.clone(), r.pid, r.tid))
+            .or_default();
+        unwind(folded, open, stack, &r)?;
         if let Some(problem) = r.parent.is_none().then(|| root_problem(&r)).flatten() {
-            return Err(Error::data(
-                format!("{}: range {}", r.profile, r.id),
-                problem,
-            ));
+            return Err(Error::data(place(&r), problem));
         }
-        let (node, root_thread, launcher, in_compile) = match r.parent {
-            None => (
-                folded.child(Folded::ROOT, &Self::frame(clean, &r.name, false)),
-                (r.pid, r.tid),
-                r.id,
-                r.name.starts_with(XLA_COMPILE_PREFIX),
-            ),
-            Some(p) => {
-                let Some(parent) = open.get(&p) else {
-                    return Err(Error::data(
-                        format!("{}: range {}", r.profile, r.id),
-                        format!(
-                            "its parent {p} was not read before it, or its subtree already \
-                             ended: --by stack reads ranges in the order njx-export and \
-                             njx-ranges write them (a parent before its children)"
-                        ),
-                    ));
-                };
-                if let Some(problem) = nesting_problem(&r, &parent.nest, || parent.in_compile) {
-                    return Err(Error::data(
-                        format!("{}: range {}", r.profile, r.id),
-                        problem,
-                    ));
-                }
-                let node =
-                    folded.child(parent.node, &Self::frame(clean, &r.name, parent.in_compile));
-                let on_root_thread = parent.root_thread == (r.pid, r.tid);
-                (
-                    node,
-                    parent.root_thread,
-                    if on_root_thread {
-                        r.id
-                    } else {
-                        parent.launcher
-                    },
-                    parent.in_compile || r.name.starts_with(XLA_COMPILE_PREFIX),
-                )
-            }
-        };
+        let placed = Placed::of(folded, open, &r, clean)?;
         if let Some(parent) = r.parent.and_then(|p| open.get_mut(&p)) {
-            parent.kids += 1;
-            if parent.nest.tid == r.tid {
-                parent.own_kids_ns = parent.own_kids_ns.saturating_add(r.dur_ns);
-            } else {
-                let (s, e) = parent.other_kids.unwrap_or((r.start_ns, r.end_ns));
-                parent.other_kids = Some((s.min(r.start_ns), e.max(r.end_ns)));
-            }
+            parent.adopt(&r);
         }
         if open.contains_key(&r.id) {
             return Err(Error::data(
-                format!("{}: range {}", r.profile, r.id),
+                place(&r),
                 "its id is that of a range still open: one id for two ranges at once",
             ));
         }
-        let on_root_thread = root_thread == (r.pid, r.tid);
-        if on_root_thread {
-            folded.add(node, r.self_ns as f64);
-            if let Some(parent) = r.parent.and_then(|p| open.get_mut(&p)) {
-                parent.main_child_ns += r.dur_ns;
-            }
-        } else {
-            let Some(l) = open.get_mut(&launcher) else {
-                return Err(Error::data(
-                    format!("{}: range {}", r.profile, r.id),
-                    format!(
-                        "the range {launcher} that launched this worker range already ended: \
-                         --by stack reads a range's whole subtree before the next range of \
-                         its thread"
-                    ),
-                ));
-            };
-            let w = l.workers.entry(node).or_default();
-            w.0 += r.self_ns;
-            w.1 += 1;
-        }
-        open.insert(
-            r.id,
-            Open {
-                node,
-                root_thread,
-                launcher,
-                dur_ns: r.dur_ns,
-                child_ns: r.child_ns,
-                in_compile,
-                nest: Parent::of(&r),
-                main_child_ns: 0,
-                workers: HashMap::new(),
-                children: r.children,
-                kids: 0,
-                own_kids_ns: 0,
-                other_kids: None,
-            },
-        );
-        self.threads
-            .get_mut(&(r.profile.clone(), r.pid, r.tid))
-            .expect("thread stack made above")
-            .push(r.id);
+        placed.add_self_time(folded, open, &r)?;
+        open.insert(r.id, placed.open(&r));
+        stack.push(r.id);
         Ok(())
     }
 
@@ -231,6 +127,163 @@ impl StackFolder {
             }
         }
         Ok(())
+    }
+}
+
+/// Where a range's errors are said: `<profile>: range <id>`.
+fn place(r: &Range) -> String {
+    format!("{}: range {}", r.profile, r.id)
+}
+
+/// Closes the ranges of `r`'s thread (`stack`, outermost first) that cannot contain `r`:
+/// everything above its parent, or the whole stack when the parent is elsewhere (or there
+/// is none); then refuses `r` where it would nest deeper than [`MAX_DEPTH`].
+fn unwind(
+    folded: &mut Folded,
+    open: &mut HashMap<u64, Open>,
+    stack: &mut Vec<u64>,
+    r: &Range,
+) -> Result<()> {
+    let keep = r
+        .parent
+        .and_then(|p| stack.iter().rposition(|&id| id == p))
+        .map_or(0, |i| i + 1);
+    for id in stack.drain(keep..).rev() {
+        close(folded, open, id, &r.profile)?;
+    }
+    if stack.len() >= MAX_DEPTH {
+        return Err(Error::data(
+            place(r),
+            format!(
+                "nested more than {MAX_DEPTH} deep: folded stacks grow with the square \
+                 of the depth (every line holds its whole stack), and no flame graph \
+                 shows such a stack; reshape the tree first (njx-ranges --collapse, \
+                 --fold)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Where a range goes in the tree: what its [`Open`] takes from its parent.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    node: u32,
+    root_thread: (Option<u64>, u64),
+    launcher: u64,
+    in_compile: bool,
+}
+
+impl Placed {
+    /// Places `r` at the root, or under its parent (which must be open and nest it).
+    fn of(
+        folded: &mut Folded,
+        open: &HashMap<u64, Open>,
+        r: &Range,
+        clean: bool,
+    ) -> Result<Placed> {
+        let Some(p) = r.parent else {
+            return Ok(Placed {
+                node: folded.child(Folded::ROOT, &StackFolder::frame(clean, &r.name, false)),
+                root_thread: (r.pid, r.tid),
+                launcher: r.id,
+                in_compile: r.name.starts_with(XLA_COMPILE_PREFIX),
+            });
+        };
+        let Some(parent) = open.get(&p) else {
+            return Err(Error::data(
+                place(r),
+                format!(
+                    "its parent {p} was not read before it, or its subtree already \
+                     ended: --by stack reads ranges in the order njx-export and \
+                     njx-ranges write them (a parent before its children)"
+                ),
+            ));
+        };
+        if let Some(problem) = nesting_problem(r, &parent.nest, || parent.in_compile) {
+            return Err(Error::data(place(r), problem));
+        }
+        let node = folded.child(
+            parent.node,
+            &StackFolder::frame(clean, &r.name, parent.in_compile),
+        );
+        let on_root_thread = parent.root_thread == (r.pid, r.tid);
+        Ok(Placed {
+            node,
+            root_thread: parent.root_thread,
+            launcher: if on_root_thread {
+                r.id
+            } else {
+                parent.launcher
+            },
+            in_compile: parent.in_compile || r.name.starts_with(XLA_COMPILE_PREFIX),
+        })
+    }
+
+    /// Adds `r`'s self time: to its node where it runs on its tree's root thread (and its
+    /// duration to its parent's main children), else to its launcher's workers, shared out
+    /// when the launcher closes.
+    fn add_self_time(
+        &self,
+        folded: &mut Folded,
+        open: &mut HashMap<u64, Open>,
+        r: &Range,
+    ) -> Result<()> {
+        if self.root_thread == (r.pid, r.tid) {
+            folded.add(self.node, r.self_ns as f64);
+            if let Some(parent) = r.parent.and_then(|p| open.get_mut(&p)) {
+                parent.main_child_ns += r.dur_ns;
+            }
+            return Ok(());
+        }
+        let launcher = self.launcher;
+        let Some(l) = open.get_mut(&launcher) else {
+            return Err(Error::data(
+                place(r),
+                format!(
+                    "the range {launcher} that launched this worker range already ended: \
+                     --by stack reads a range's whole subtree before the next range of \
+                     its thread"
+                ),
+            ));
+        };
+        let w = l.workers.entry(self.node).or_default();
+        w.0 += r.self_ns;
+        w.1 += 1;
+        Ok(())
+    }
+
+    /// The open range `r`, placed here, before any of its children came.
+    fn open(self, r: &Range) -> Open {
+        Open {
+            node: self.node,
+            root_thread: self.root_thread,
+            launcher: self.launcher,
+            dur_ns: r.dur_ns,
+            child_ns: r.child_ns,
+            in_compile: self.in_compile,
+            nest: Parent::of(r),
+            main_child_ns: 0,
+            workers: HashMap::new(),
+            children: r.children,
+            kids: 0,
+            own_kids_ns: 0,
+            other_kids: None,
+        }
+    }
+}
+
+impl Open {
+    /// Counts direct child `r` come: the time of those on its own thread, the span of
+    /// those on other threads.
+    fn adopt(&mut self, r: &Range) {
+        self.kids += 1;
+        if self.nest.tid == r.tid {
+            self.own_kids_ns = self.own_kids_ns.saturating_add(r.dur_ns);
+        } else {
+            let (s, e) = self.other_kids.unwrap_or((r.start_ns, r.end_ns));
+            self.other_kids = Some((s.min(r.start_ns), e.max(r.end_ns)));
+        }
     }
 }
 
