@@ -223,6 +223,18 @@ pub struct Schemas {
 }
 
 impl Schemas {
+    /// The schema of `schema_id` in `domain`, and the id it was found by. A static schema
+    /// id is below 2^32, where the upper half of the field is zero; the reserved half is
+    /// read as part of it only if that finds no schema.
+    fn find(&self, domain: i64, schema_id: u64) -> Option<(&Schema, u64)> {
+        self.get(domain, schema_id)
+            .map(|s| (s.as_ref(), schema_id))
+            .or_else(|| {
+                let low = schema_id & 0xFFFF_FFFF;
+                self.get(domain, low).map(|s| (s.as_ref(), low))
+            })
+    }
+
     /// Reads the schemas of `db` (none where it has no schema table).
     pub fn load(db: &Db) -> Result<Schemas> {
         let mut heads: HashMap<(i64, u64), (i64, Schema)> = HashMap::new();
@@ -549,110 +561,126 @@ pub fn decode(
     let mut payload = 0u32;
     while at < blob.len() {
         let rest = &blob[at..];
-        if rest.len() < HEADER {
-            return Err(bad(format!(
-                "{} bytes at byte {at}, shorter than the {HEADER}-byte header of a payload",
-                rest.len()
-            )));
-        }
-        let domain = i64::from(u32_at(rest, 0));
-        let schema_id = u64_at(rest, 8);
-        let size = u64_at(rest, 16);
-        let total = u64_at(rest, 24);
-        if size > (rest.len() - HEADER) as u64 {
-            return Err(bad(format!(
-                "payload {payload} says {size} bytes, but {} follow its header",
-                rest.len() - HEADER
-            )));
-        }
-        if total != HEADER as u64 + size {
-            return Err(bad(format!(
-                "payload {payload} says a total of {total} bytes for a {size}-byte payload \
-                 and its {HEADER}-byte header"
-            )));
-        }
+        let (domain, schema_id, size) = header(rest, at, payload).map_err(bad)?;
         let data = &rest[HEADER..HEADER + size as usize];
-        // A static schema id is below 2^32, where the upper half of the field is zero;
-        // the reserved half is read as part of it only if that finds no schema.
-        let found = schemas
-            .get(domain, schema_id)
-            .map(|s| (s, schema_id))
-            .or_else(|| {
-                let low = schema_id & 0xFFFF_FFFF;
-                schemas.get(domain, low).map(|s| (s, low))
-            });
-        match found {
+        match schemas.find(domain, schema_id) {
             None => {
-                tally.unknown_schema += 1;
-                if tally.unknown_examples.len() < 3
-                    && !tally.unknown_examples.contains(&(domain, schema_id))
-                {
-                    tally.unknown_examples.push((domain, schema_id));
-                }
-                out.push(Decoded {
-                    schema: schema_id.to_string(),
-                    schema_id,
-                    payload,
-                    index: 0,
-                    field: String::new(),
-                    kind: "raw".into(),
-                    value: Some(PayloadValue::Text(hex(data))),
-                });
+                tally.unknown(domain, schema_id);
+                out.push(raw(schema_id.to_string(), schema_id, payload, data));
             }
-            Some((schema, id)) if schema.union => out.push(Decoded {
-                schema: schema.name.clone(),
-                schema_id: id,
-                payload,
-                index: 0,
-                field: String::new(),
-                kind: "raw".into(),
-                value: Some(PayloadValue::Text(hex(data))),
-            }),
+            Some((schema, id)) if schema.union => {
+                out.push(raw(schema.name.clone(), id, payload, data));
+            }
             Some((schema, id)) => {
-                if let Some(s) = schema.size.filter(|&s| s > size) {
-                    return Err(bad(format!(
-                        "payload {payload} of schema {} has {size} bytes; the schema's \
-                         fields take {s}",
-                        schema.name
-                    )));
-                }
-                for e in &schema.entries {
-                    let value = match (e.decode, e.offset) {
-                        (Decode::No, _) | (_, None) => None,
-                        (decode, Some(o)) => {
-                            let end = o.checked_add(e.size).filter(|&end| end <= size);
-                            let Some(end) = end else {
-                                return Err(bad(format!(
-                                    "field `{}` of schema {} ({} bytes at offset {o}) lies \
-                                     beyond the {size}-byte payload {payload}",
-                                    e.name, schema.name, e.size
-                                )));
-                            };
-                            value_of(decode, &data[o as usize..end as usize])
-                        }
-                    };
-                    tally.fields += 1;
-                    if value.is_none() {
-                        tally.undecoded += 1;
-                    } else if e.kind == "string-handle" {
-                        tally.handles += 1;
-                    }
-                    out.push(Decoded {
-                        schema: schema.name.clone(),
-                        schema_id: id,
-                        payload,
-                        index: e.index,
-                        field: e.name.clone(),
-                        kind: e.kind.clone(),
-                        value,
-                    });
-                }
+                fields(schema, id, payload, data, tally, out).map_err(bad)?;
             }
         }
         at += HEADER + size as usize;
         payload += 1;
     }
     Ok(())
+}
+
+/// The header of the payload at the start of `rest` (byte `at` of the blob): its domain,
+/// schema id and size, checked against the bytes that follow.
+fn header(rest: &[u8], at: usize, payload: u32) -> std::result::Result<(i64, u64, u64), String> {
+    if rest.len() < HEADER {
+        return Err(format!(
+            "{} bytes at byte {at}, shorter than the {HEADER}-byte header of a payload",
+            rest.len()
+        ));
+    }
+    let domain = i64::from(u32_at(rest, 0));
+    let schema_id = u64_at(rest, 8);
+    let size = u64_at(rest, 16);
+    let total = u64_at(rest, 24);
+    if size > (rest.len() - HEADER) as u64 {
+        return Err(format!(
+            "payload {payload} says {size} bytes, but {} follow its header",
+            rest.len() - HEADER
+        ));
+    }
+    if total != HEADER as u64 + size {
+        return Err(format!(
+            "payload {payload} says a total of {total} bytes for a {size}-byte payload \
+             and its {HEADER}-byte header"
+        ));
+    }
+    Ok((domain, schema_id, size))
+}
+
+/// A payload written as it is: its bytes in hex, type `raw`.
+fn raw(schema: String, schema_id: u64, payload: u32, data: &[u8]) -> Decoded {
+    Decoded {
+        schema,
+        schema_id,
+        payload,
+        index: 0,
+        field: String::new(),
+        kind: "raw".into(),
+        value: Some(PayloadValue::Text(hex(data))),
+    }
+}
+
+/// The fields of `data`, payload `payload` of `schema` (id `id`), one [`Decoded`] each.
+fn fields(
+    schema: &Schema,
+    id: u64,
+    payload: u32,
+    data: &[u8],
+    tally: &mut Tally,
+    out: &mut Vec<Decoded>,
+) -> std::result::Result<(), String> {
+    let size = data.len() as u64;
+    if let Some(s) = schema.size.filter(|&s| s > size) {
+        return Err(format!(
+            "payload {payload} of schema {} has {size} bytes; the schema's fields take {s}",
+            schema.name
+        ));
+    }
+    for e in &schema.entries {
+        let value = match (e.decode, e.offset) {
+            (Decode::No, _) | (_, None) => None,
+            (decode, Some(o)) => {
+                let end = o.checked_add(e.size).filter(|&end| end <= size);
+                let Some(end) = end else {
+                    return Err(format!(
+                        "field `{}` of schema {} ({} bytes at offset {o}) lies beyond the \
+                         {size}-byte payload {payload}",
+                        e.name, schema.name, e.size
+                    ));
+                };
+                value_of(decode, &data[o as usize..end as usize])
+            }
+        };
+        tally.fields += 1;
+        if value.is_none() {
+            tally.undecoded += 1;
+        } else if e.kind == "string-handle" {
+            tally.handles += 1;
+        }
+        out.push(Decoded {
+            schema: schema.name.clone(),
+            schema_id: id,
+            payload,
+            index: e.index,
+            field: e.name.clone(),
+            kind: e.kind.clone(),
+            value,
+        });
+    }
+    Ok(())
+}
+
+impl Tally {
+    /// Counts a payload whose schema the export does not define, keeping a few examples.
+    fn unknown(&mut self, domain: i64, schema_id: u64) {
+        self.unknown_schema += 1;
+        if self.unknown_examples.len() < 3 && !self.unknown_examples.contains(&(domain, schema_id))
+        {
+            self.unknown_examples.push((domain, schema_id));
+        }
+    }
 }
 
 /// The one-value payload of a row, from the columns after `first` (in the order of

@@ -100,27 +100,7 @@ impl TreeBuilder {
         range: Range,
         sink: &mut dyn FnMut(Vec<Range>) -> Result<()>,
     ) -> Result<()> {
-        if let Some((before, _)) = self
-            .current
-            .as_ref()
-            .filter(|(profile, _)| *profile != range.profile)
-        {
-            // Another profile's records: every tree of the one before is complete, and
-            // the one before has ended.
-            let before = before.clone();
-            if self.done.contains(&range.profile) {
-                return Err(Error::data(
-                    format!("profile {}, range {}", range.profile, range.id),
-                    format!(
-                        "records of this profile resume after those of profile {before}: each \
-                         profile's records must come together, as njx-export writes them (records \
-                         of several profiles interleaved, by time perhaps?)"
-                    ),
-                ));
-            }
-            self.finish_profile(sink, Some(&range.profile))?;
-            self.done.insert(before);
-        }
+        self.switch_profile(&range, sink)?;
         let (_, state) = self
             .current
             .get_or_insert_with(|| (range.profile.clone(), ProfileState::default()));
@@ -143,66 +123,45 @@ impl TreeBuilder {
         if state.index.contains_key(&range.id) {
             return Err(place("duplicate range id"));
         }
-        let target = match range.parent {
-            Some(parent) => match state.index.get(&parent) {
-                Some(&loc) => Some(loc),
-                None => {
-                    return Err(place(&format!(
-                        "parent {parent} is not an open range listed before it (records must come \
-                         parents first, in start order, each profile's together, as njx-export \
-                         writes them)"
-                    )));
-                }
-            },
-            None if self.filters.splice => state.splice_target(&range),
-            None => None,
-        };
-        // A record names its parent: it must be nested in it.
-        let problem = match (range.parent, target) {
-            (Some(_), Some((seq, parent_idx))) => {
-                let parent = &state.trees[&seq].nodes[parent_idx as usize].range;
-                nesting_problem(&range, &Parent::of(parent), || {
-                    state.under_compile((seq, parent_idx))
-                })
-            }
-            (None, _) => root_problem(&range),
-            (Some(_), None) => None,
-        };
-        if let Some(problem) = problem {
+        let target = state
+            .target(&range, self.filters.splice)
+            .map_err(|m| place(&m))?;
+        if let Some(problem) = state.nesting(&range, target) {
             return Err(place(&problem));
         }
         let is_compile = self.filters.splice && range.name.starts_with(XLA_COMPILE_PREFIX);
-        let id = range.id;
-        let loc = match target {
-            Some((seq, parent_idx)) => {
-                let tree = state.trees.get_mut(&seq).expect("indexed tree is open");
-                let idx = tree.nodes.len() as u32;
-                tree.nodes.push(Node {
-                    range,
-                    kids: Vec::new(),
-                });
-                tree.nodes[parent_idx as usize].kids.push(idx);
-                (seq, idx)
-            }
-            None => {
-                let seq = state.next_tree;
-                state.next_tree += 1;
-                state.trees.insert(
-                    seq,
-                    Tree {
-                        nodes: vec![Node {
-                            range,
-                            kids: Vec::new(),
-                        }],
-                    },
-                );
-                (seq, 0)
-            }
+        state.insert(range, target, is_compile);
+        Ok(())
+    }
+
+    /// When `range` is of another profile than the records before it: every tree of the
+    /// one before is complete, and that profile has ended (its records coming again later
+    /// is an error).
+    fn switch_profile(
+        &mut self,
+        range: &Range,
+        sink: &mut dyn FnMut(Vec<Range>) -> Result<()>,
+    ) -> Result<()> {
+        let Some((before, _)) = self
+            .current
+            .as_ref()
+            .filter(|(profile, _)| *profile != range.profile)
+        else {
+            return Ok(());
         };
-        state.index.insert(id, loc);
-        if is_compile {
-            state.compiles.push(loc);
+        let before = before.clone();
+        if self.done.contains(&range.profile) {
+            return Err(Error::data(
+                format!("profile {}, range {}", range.profile, range.id),
+                format!(
+                    "records of this profile resume after those of profile {before}: each \
+                     profile's records must come together, as njx-export writes them (records \
+                     of several profiles interleaved, by time perhaps?)"
+                ),
+            ));
         }
+        self.finish_profile(sink, Some(&range.profile))?;
+        self.done.insert(before);
         Ok(())
     }
 
@@ -234,6 +193,73 @@ impl TreeBuilder {
 }
 
 impl ProfileState {
+    /// Where `range` goes: under its parent (which must be open and listed before it),
+    /// spliced under the range that encloses it (`splice`, for a root), or a tree of its
+    /// own (`None`).
+    fn target(
+        &self,
+        range: &Range,
+        splice: bool,
+    ) -> std::result::Result<Option<(u64, u32)>, String> {
+        Ok(match range.parent {
+            Some(parent) => match self.index.get(&parent) {
+                Some(&loc) => Some(loc),
+                None => {
+                    return Err(format!(
+                        "parent {parent} is not an open range listed before it (records must come \
+                         parents first, in start order, each profile's together, as njx-export \
+                         writes them)"
+                    ));
+                }
+            },
+            None if splice => self.splice_target(range),
+            None => None,
+        })
+    }
+
+    /// What is wrong with where `range` goes: a record that names its parent must be
+    /// nested in it; a root must be a range on its own.
+    fn nesting(&self, range: &Range, target: Option<(u64, u32)>) -> Option<String> {
+        match (range.parent, target) {
+            (Some(_), Some((seq, parent_idx))) => {
+                let parent = &self.trees[&seq].nodes[parent_idx as usize].range;
+                nesting_problem(range, &Parent::of(parent), || {
+                    self.under_compile((seq, parent_idx))
+                })
+            }
+            (None, _) => root_problem(range),
+            (Some(_), None) => None,
+        }
+    }
+
+    /// Adds `range` under `target` (or as the root of a new tree) and indexes it.
+    fn insert(&mut self, range: Range, target: Option<(u64, u32)>, is_compile: bool) {
+        let id = range.id;
+        let node = Node {
+            range,
+            kids: Vec::new(),
+        };
+        let loc = match target {
+            Some((seq, parent_idx)) => {
+                let tree = self.trees.get_mut(&seq).expect("indexed tree is open");
+                let idx = tree.nodes.len() as u32;
+                tree.nodes.push(node);
+                tree.nodes[parent_idx as usize].kids.push(idx);
+                (seq, idx)
+            }
+            None => {
+                let seq = self.next_tree;
+                self.next_tree += 1;
+                self.trees.insert(seq, Tree { nodes: vec![node] });
+                (seq, 0)
+            }
+        };
+        self.index.insert(id, loc);
+        if is_compile {
+            self.compiles.push(loc);
+        }
+    }
+
     fn forget(&mut self, seq: u64, tree: &Tree) {
         for node in &tree.nodes {
             self.index.remove(&node.range.id);
