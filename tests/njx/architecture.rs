@@ -5,6 +5,8 @@
 //!   first): source → records → analyses → outputs, never back;
 //! - no analysis imports another (nor one archive job another): what two of them share
 //!   lives in a lower layer;
+//! - a command (`cmd/<tool>.rs`) is one tool's front: it calls one analysis (or archive
+//!   job), its own;
 //! - only `source/` opens inputs: zip archives, SQLite files, Parquet files and compressed
 //!   streams are read nowhere else ([`INPUT_READERS`]);
 //! - no cycle among modules (a module = a file; a folder's `mod.rs` and the modules inside
@@ -303,6 +305,42 @@ fn each_layer_imports_only_the_layers_below_it() {
     assert!(
         bad.is_empty(),
         "imports against the layering:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The analysis (or archive job) a module belongs to: (layer, job), `None` for the rest.
+fn job(p: &[String]) -> Option<(String, String)> {
+    let (layer, shared) = JOBS
+        .iter()
+        .find(|(l, _)| p.first().map(String::as_str) == Some(*l))?;
+    let child = p.get(1)?;
+    (!shared.contains(&child.as_str())).then(|| (layer.to_string(), child.clone()))
+}
+
+#[test]
+fn each_command_calls_one_analysis() {
+    let g = graph(&modules());
+    let mut bad = Vec::new();
+    let mut commands = 0;
+    for (from, deps) in &g {
+        if from.first().map(String::as_str) != Some("cmd") || from.len() < 2 {
+            continue;
+        }
+        commands += 1;
+        let jobs: BTreeSet<(String, String)> = deps.iter().filter_map(|d| job(d)).collect();
+        if jobs.len() > 1 {
+            let names: Vec<String> = jobs.iter().map(|(l, j)| format!("{l}::{j}")).collect();
+            bad.push(format!("{} calls {}", show(from), names.join(", ")));
+        }
+    }
+    assert!(
+        commands >= 13,
+        "only {commands} command modules found under src/cmd/"
+    );
+    assert!(
+        bad.is_empty(),
+        "a command calls several analyses; what they share belongs below them:\n{}",
         bad.join("\n")
     );
 }
