@@ -198,69 +198,16 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
     if inputs.is_empty() {
         return Err(Error::Usage("no input archives".into()));
     }
-    let dest = output_path(&options.output)?;
-    if dest.is_dir() {
-        return Err(Error::data(
-            dest.display().to_string(),
-            "is a folder: the combined archive cannot take its place; choose another -o",
-        ));
-    }
-    if !options.force_overwrite && dest.symlink_metadata().is_ok() {
-        return Err(writer::exists(&dest));
-    }
+    let dest = check_output(options)?;
     let profiles = check_inputs(inputs, &dest)?;
 
-    // First pass: every member read through, inputs in parallel.
-    let progress = notes.progress();
-    let keys = (RandomState::new(), RandomState::new());
-    let jobs: Vec<(usize, &PathBuf, &String)> = inputs
-        .iter()
-        .zip(&profiles)
-        .enumerate()
-        .map(|(i, (p, n))| (i, p, n))
-        .collect();
-    let scans = crate::util::parallel::parallel_map(&jobs, |&(i, path, profile)| {
-        let keep = options.keep_nsys_rep;
-        let scan = scan(path, profile, keep, keep.keeps(i), &keys, progress);
-        progress.input_done();
-        scan
-    });
-    let scans = scans.into_iter().collect::<Result<Vec<Scan>>>()?;
+    let scans = first_pass(options, inputs, &profiles, notes.progress())?;
     different_programs(&scans, &dest, notes);
 
     let copies = plan(&scans, options.keep_nsys_rep);
     check_names(&copies, &scans, &dest)?;
 
-    // Second pass: the stored bytes copied into the staged archive, in the output's folder
-    // (created if missing, as njx-capture does, once the inputs are known to be good).
-    let folder = writer::folder_of(&dest);
-    std::fs::create_dir_all(folder).map_err(|e| Error::io(folder.display().to_string(), e))?;
-    let stage = Stage::new("njx-combine", &dest)?;
-    let mut zip = ArchiveWriter::create(stage.path(), &dest)?;
-    let mut at = 0;
-    progress.phase(&format!("writing {}", stage.path().display()));
-    for (i, scan) in scans.iter().enumerate() {
-        let same = |m: &std::fs::Metadata| FileId::of(m) == scan.id;
-        let Some(mut archive) = crate::source::archive::reopen_zip(&scan.path, &scan.place, same)?
-        else {
-            return Err(changed(scan));
-        };
-        while let Some(copy) = copies.get(at).filter(|c| c.input == i) {
-            let entry = archive
-                .by_index_raw(copy.index)
-                .map_err(|e| Error::data(&scan.place, format!("member {}: {e}", copy.index)))?;
-            zip.raw_copy(entry, &copy.name, &scan.place)?;
-            at += 1;
-        }
-        // And unchanged while it was copied from.
-        let still = std::fs::metadata(&scan.path)
-            .map(|m| FileId::of(&m) == scan.id)
-            .unwrap_or(false);
-        if !still {
-            return Err(changed(scan));
-        }
-    }
-    zip.finish()?;
+    let stage = second_pass(&scans, &copies, &dest, notes.progress())?;
 
     let work = tempfile::Builder::new()
         .prefix("njx-combine-")
@@ -275,27 +222,119 @@ pub fn run(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<bool>
         &options.analysis,
     )?;
     stage.place(&dest, options.force_overwrite, false)?;
+    say_combined(notes, &dest, scans.len(), &copies);
+    Ok(all_ok)
+}
 
+/// The archive to write ([`output_path`]), refused where it is a folder, or exists and
+/// is not to be overwritten.
+fn check_output(options: &Options) -> Result<PathBuf> {
+    let dest = output_path(&options.output)?;
+    if dest.is_dir() {
+        return Err(Error::data(
+            dest.display().to_string(),
+            "is a folder: the combined archive cannot take its place; choose another -o",
+        ));
+    }
+    if !options.force_overwrite && dest.symlink_metadata().is_ok() {
+        return Err(writer::exists(&dest));
+    }
+    Ok(dest)
+}
+
+/// First pass: every member of every input read through, inputs in parallel.
+fn first_pass(
+    options: &Options,
+    inputs: &[PathBuf],
+    profiles: &[String],
+    progress: &Progress,
+) -> Result<Vec<Scan>> {
+    let keys = (RandomState::new(), RandomState::new());
+    let jobs: Vec<(usize, &PathBuf, &String)> = inputs
+        .iter()
+        .zip(profiles)
+        .enumerate()
+        .map(|(i, (p, n))| (i, p, n))
+        .collect();
+    let scans = crate::util::parallel::parallel_map(&jobs, |&(i, path, profile)| {
+        let keep = options.keep_nsys_rep;
+        let scan = scan(path, profile, keep, keep.keeps(i), &keys, progress);
+        progress.input_done();
+        scan
+    });
+    scans.into_iter().collect::<Result<Vec<Scan>>>()
+}
+
+/// Second pass: the stored bytes of `copies` copied into the staged archive, in the
+/// output's folder (created if missing, as njx-capture does, once the inputs are known to
+/// be good). Returns the stage, its archive finished.
+fn second_pass(scans: &[Scan], copies: &[Copy], dest: &Path, progress: &Progress) -> Result<Stage> {
+    let folder = writer::folder_of(dest);
+    std::fs::create_dir_all(folder).map_err(|e| Error::io(folder.display().to_string(), e))?;
+    let stage = Stage::new("njx-combine", dest)?;
+    let mut zip = ArchiveWriter::create(stage.path(), dest)?;
+    let mut at = 0;
+    progress.phase(&format!("writing {}", stage.path().display()));
+    for (i, scan) in scans.iter().enumerate() {
+        copy_members(&mut zip, i, scan, copies, &mut at)?;
+    }
+    zip.finish()?;
+    Ok(stage)
+}
+
+/// Copies the members of input `i` (`scan`) that `copies` names from `at` on into `zip`,
+/// advancing `at`; refused where the input is no longer the file the first pass read, or
+/// changed while it was copied from.
+fn copy_members(
+    zip: &mut ArchiveWriter,
+    i: usize,
+    scan: &Scan,
+    copies: &[Copy],
+    at: &mut usize,
+) -> Result<()> {
+    let same = |m: &std::fs::Metadata| FileId::of(m) == scan.id;
+    let Some(mut archive) = crate::source::archive::reopen_zip(&scan.path, &scan.place, same)?
+    else {
+        return Err(changed(scan));
+    };
+    while let Some(copy) = copies.get(*at).filter(|c| c.input == i) {
+        let entry = archive
+            .by_index_raw(copy.index)
+            .map_err(|e| Error::data(&scan.place, format!("member {}: {e}", copy.index)))?;
+        zip.raw_copy(entry, &copy.name, &scan.place)?;
+        *at += 1;
+    }
+    // And unchanged while it was copied from.
+    let still = std::fs::metadata(&scan.path)
+        .map(|m| FileId::of(&m) == scan.id)
+        .unwrap_or(false);
+    if !still {
+        return Err(changed(scan));
+    }
+    Ok(())
+}
+
+/// Says what the archive `dest`, combined from `inputs` archives, holds.
+fn say_combined(notes: &Notes, dest: &Path, inputs: usize, copies: &[Copy]) {
     let count = |kind| copies.iter().filter(|c| c.stored == kind).count();
     let (once, per_profile, reports) = (
         count(Stored::Once),
         count(Stored::PerProfile),
         count(Stored::Report),
     );
-    let size = std::fs::metadata(&dest).map_or(0, |m| m.len());
+    let size = std::fs::metadata(dest).map_or(0, |m| m.len());
     note(
         notes,
-        &dest,
+        dest,
         format!(
             "{} archives combined: {} members stored once, {per_profile} per profile, {reports} \
              report{} ({:.1} MB)",
-            scans.len(),
+            inputs,
             once,
             if reports == 1 { "" } else { "s" },
             size as f64 / 1e6
         ),
     );
-    Ok(all_ok)
 }
 
 /// The error for an input that is no longer the file the first pass read.

@@ -105,27 +105,12 @@ impl<'m> Walk<'m> {
     /// their order cannot be known.
     fn computation(&mut self, id: i64) -> Result<Option<String>> {
         let m = self.module;
-        let Some(&c) = m.computation_ids.get(&id) else {
-            return Ok(Some(format!(
-                "its schedule names computation {id}, which does not exist"
-            )));
+        let (c, sequence) = match self.scheduled(id) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Ok(None),
+            Err(why) => return Ok(Some(why)),
         };
         let comp = &m.computations[c];
-        if self.path.contains(&id) {
-            return Ok(Some(format!("computation `{}` calls itself", comp.name)));
-        }
-        if self.path.len() >= MAX_DEPTH {
-            return Ok(Some(format!("calls are nested more than {MAX_DEPTH} deep")));
-        }
-        let Some(sequence) = m.schedule.get(&id) else {
-            if self.runs_collectives(id) {
-                return Ok(Some(format!(
-                    "computation `{}` runs collectives but is not in the schedule",
-                    comp.name
-                )));
-            }
-            return Ok(None);
-        };
         self.path.push(id);
         for &inst_id in sequence {
             let Some(&i) = comp.ids.get(&inst_id) else {
@@ -142,70 +127,111 @@ impl<'m> Walk<'m> {
                     inst: i,
                 },
             };
-            if let Some(comm) = inst.communication()? {
-                if CollectiveKind::from_opcode(comm.opcode()).is_some() {
-                    self.out.push(comm);
-                    if let Some(why) = self.too_many() {
-                        return Ok(Some(why));
-                    }
-                }
-                continue;
-            }
-            let called = &inst.lean().called_computation_ids;
-            match inst.opcode() {
-                "call" => {
-                    for &callee in called {
-                        if let Some(why) = self.computation(callee)? {
-                            return Ok(Some(why));
-                        }
-                    }
-                }
-                // XLA's `CreateFromProto`: a while's called computations are body, condition.
-                "while" if called.iter().any(|&c| self.runs_collectives(c)) => {
-                    let (Some(&body), 2) = (called.first(), called.len()) else {
-                        return Ok(Some(format!(
-                            "while loop `{}` does not call a body and a condition",
-                            inst.name()
-                        )));
-                    };
-                    if self.runs_collectives(called[1]) {
-                        return Ok(Some(format!(
-                            "the condition of while loop `{}` runs collectives",
-                            inst.name()
-                        )));
-                    }
-                    let Some(trips) = known_trip_count(&inst)? else {
-                        return Ok(Some(format!(
-                            "while loop `{}` runs collectives and has no known trip count",
-                            inst.name()
-                        )));
-                    };
-                    for _ in 0..trips {
-                        let before = self.out.len();
-                        if let Some(why) = self.computation(body)? {
-                            return Ok(Some(why));
-                        }
-                        // Every trip walks the same body: one that adds nothing (its
-                        // collectives in loops of 0 trips) makes all of them add nothing.
-                        if self.out.len() == before {
-                            break;
-                        }
-                        if let Some(why) = self.too_many() {
-                            return Ok(Some(why));
-                        }
-                    }
-                }
-                "conditional" if called.iter().any(|&c| self.runs_collectives(c)) => {
-                    return Ok(Some(format!(
-                        "conditional `{}` runs collectives in a branch, and which branch ran \
-                         is not in the profile",
-                        inst.name()
-                    )));
-                }
-                _ => {}
+            if let Some(why) = self.instruction(&inst)? {
+                return Ok(Some(why));
             }
         }
         self.path.pop();
+        Ok(None)
+    }
+
+    /// Computation `id`'s index and its instruction ids in schedule order, once it is
+    /// known to exist and to be callable here; `Ok(None)` where it is not in the schedule
+    /// and runs no collective (nothing to walk), `Err(why)` where the walk stops.
+    fn scheduled(&mut self, id: i64) -> std::result::Result<Option<(usize, &'m [i64])>, String> {
+        let m = self.module;
+        let Some(&c) = m.computation_ids.get(&id) else {
+            return Err(format!(
+                "its schedule names computation {id}, which does not exist"
+            ));
+        };
+        let comp = &m.computations[c];
+        if self.path.contains(&id) {
+            return Err(format!("computation `{}` calls itself", comp.name));
+        }
+        if self.path.len() >= MAX_DEPTH {
+            return Err(format!("calls are nested more than {MAX_DEPTH} deep"));
+        }
+        let Some(sequence) = m.schedule.get(&id) else {
+            if self.runs_collectives(id) {
+                return Err(format!(
+                    "computation `{}` runs collectives but is not in the schedule",
+                    comp.name
+                ));
+            }
+            return Ok(None);
+        };
+        Ok(Some((c, sequence)))
+    }
+
+    /// Walks one instruction of a schedule: a collective is appended, a `call` followed, a
+    /// `while` loop unrolled; `Some(why)` where the order cannot be known.
+    fn instruction(&mut self, inst: &Instruction<'m>) -> Result<Option<String>> {
+        if let Some(comm) = inst.communication()? {
+            if CollectiveKind::from_opcode(comm.opcode()).is_some() {
+                self.out.push(comm);
+                return Ok(self.too_many());
+            }
+            return Ok(None);
+        }
+        let called = &inst.lean().called_computation_ids;
+        match inst.opcode() {
+            "call" => {
+                for &callee in called {
+                    if let Some(why) = self.computation(callee)? {
+                        return Ok(Some(why));
+                    }
+                }
+                Ok(None)
+            }
+            "while" if called.iter().any(|&c| self.runs_collectives(c)) => {
+                self.while_loop(inst, called)
+            }
+            "conditional" if called.iter().any(|&c| self.runs_collectives(c)) => Ok(Some(format!(
+                "conditional `{}` runs collectives in a branch, and which branch ran is not in \
+                 the profile",
+                inst.name()
+            ))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Unrolls while loop `inst`, which runs collectives, calling computations `called`,
+    /// by its known trip count; `Some(why)` where that cannot be done.
+    fn while_loop(&mut self, inst: &Instruction<'m>, called: &[i64]) -> Result<Option<String>> {
+        // XLA's `CreateFromProto`: a while's called computations are body, condition.
+        let (Some(&body), 2) = (called.first(), called.len()) else {
+            return Ok(Some(format!(
+                "while loop `{}` does not call a body and a condition",
+                inst.name()
+            )));
+        };
+        if self.runs_collectives(called[1]) {
+            return Ok(Some(format!(
+                "the condition of while loop `{}` runs collectives",
+                inst.name()
+            )));
+        }
+        let Some(trips) = known_trip_count(inst)? else {
+            return Ok(Some(format!(
+                "while loop `{}` runs collectives and has no known trip count",
+                inst.name()
+            )));
+        };
+        for _ in 0..trips {
+            let before = self.out.len();
+            if let Some(why) = self.computation(body)? {
+                return Ok(Some(why));
+            }
+            // Every trip walks the same body: one that adds nothing (its collectives in
+            // loops of 0 trips) makes all of them add nothing.
+            if self.out.len() == before {
+                break;
+            }
+            if let Some(why) = self.too_many() {
+                return Ok(Some(why));
+            }
+        }
         Ok(None)
     }
 }

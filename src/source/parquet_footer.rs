@@ -107,8 +107,33 @@ struct Column {
 
 /// Checks the footer of the Parquet file `file` (named `place` in messages).
 pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
-    let bad = |msg: String| Error::data(place, format!("bad Parquet footer: {msg}"));
+    let bad = |msg: String| bad_footer(place, msg);
     let len = file.len();
+    let footer = read_footer(place, file, len)?;
+    let mut seen = Footer::default();
+    walk(&footer, &mut |event| seen.visit(event, len))
+        .map(drop)
+        .map_err(bad)?;
+    if let Some(p) = seen.problem {
+        return Err(bad(p));
+    }
+    check_schema(&seen.schema).map_err(bad)?;
+    if !seen.repeated {
+        check_values(&seen.row_groups).map_err(bad)?;
+    }
+    check_pages(file, len, &seen.row_groups)
+        .map_err(|msg| Error::data(place, format!("bad Parquet page: {msg}")))
+}
+
+/// The error for a bad footer of the file named `place`.
+fn bad_footer(place: &str, msg: String) -> Error {
+    Error::data(place, format!("bad Parquet footer: {msg}"))
+}
+
+/// The footer's bytes, found by the length and `PAR1` magic at the end of the `len`-byte
+/// file, refused where they are not inside it.
+fn read_footer<R: ChunkReader>(place: &str, file: &R, len: u64) -> Result<bytes::Bytes> {
+    let bad = |msg: String| bad_footer(place, msg);
     if len < 12 {
         return Err(bad(format!(
             "the file has {len} bytes, too few for Parquet"
@@ -126,40 +151,50 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
             "its stated length {footer_len} exceeds the {len}-byte file"
         )));
     }
-    let footer = file
-        .get_bytes(len - 8 - footer_len, footer_len as usize)
-        .map_err(|e| Error::data(place, format!("cannot read the Parquet footer: {e}")))?;
-    let mut schema: Vec<i64> = Vec::new();
-    let mut repeated = false;
-    let mut row_groups: Vec<RowGroup> = Vec::new();
-    let mut problem: Option<String> = None;
-    walk(&footer, &mut |event| {
-        if problem.is_some() {
+    file.get_bytes(len - 8 - footer_len, footer_len as usize)
+        .map_err(|e| Error::data(place, format!("cannot read the Parquet footer: {e}")))
+}
+
+/// What the walk of the footer gathers: the schema's child counts, whether a field is
+/// repeated, the row groups, and the first problem met (after which nothing is gathered).
+#[derive(Default)]
+struct Footer {
+    /// Each schema element's `num_children` (0 where it states none).
+    schema: Vec<i64>,
+    repeated: bool,
+    row_groups: Vec<RowGroup>,
+    problem: Option<String>,
+}
+
+impl Footer {
+    /// Takes one event of the walk of the footer of a `len`-byte file.
+    fn visit(&mut self, event: Event, len: u64) {
+        if self.problem.is_some() {
             return;
         }
         match event {
-            Event::Struct(path) if path == SCHEMA => schema.push(0),
+            Event::Struct(path) if path == SCHEMA => self.schema.push(0),
             Event::Int(path, v) if path == NUM_CHILDREN => {
-                if let Some(n) = schema.last_mut() {
+                if let Some(n) = self.schema.last_mut() {
                     *n = v;
                 }
             }
-            Event::Int(path, v) if path == REPETITION => repeated |= v == REPEATED,
-            Event::Struct(path) if path == ROW_GROUP => row_groups.push(RowGroup::default()),
+            Event::Int(path, v) if path == REPETITION => self.repeated |= v == REPEATED,
+            Event::Struct(path) if path == ROW_GROUP => self.row_groups.push(RowGroup::default()),
             Event::Int(path, v) if path == ROW_GROUP_ROWS => {
                 if v < 0 {
-                    problem = Some(format!("a row group's num_rows is {v}"));
-                } else if let Some(g) = row_groups.last_mut() {
+                    self.problem = Some(format!("a row group's num_rows is {v}"));
+                } else if let Some(g) = self.row_groups.last_mut() {
                     g.num_rows = Some(v);
                 }
             }
             Event::Struct(path) if path == COLUMN => {
-                if let Some(g) = row_groups.last_mut() {
+                if let Some(g) = self.row_groups.last_mut() {
                     g.columns.push(Column::default());
                 }
             }
             Event::Binary(path, name) if path == COLUMN_PATH => {
-                if let Some(c) = row_groups.last_mut().and_then(|g| g.columns.last_mut()) {
+                if let Some(c) = self.column() {
                     if !c.path.is_empty() {
                         c.path.push('.');
                     }
@@ -167,46 +202,48 @@ pub fn check<R: ChunkReader>(place: &str, file: &R) -> Result<()> {
                 }
             }
             Event::Int(path, v) if path.len() == 4 && path[..3] == *COLUMN_META => {
-                // (field, whether it is a place or length within the file)
-                let (field, in_file) = match path[3] {
-                    5 => ("num_values", false),
-                    6 => ("total_uncompressed_size", false),
-                    7 => ("total_compressed_size", true),
-                    9 => ("data_page_offset", true),
-                    10 => ("index_page_offset", true),
-                    11 => ("dictionary_page_offset", true),
-                    _ => return,
-                };
-                if v < 0 {
-                    problem = Some(format!("a column chunk's {field} is {v}"));
-                } else if in_file && v as u64 > len {
-                    problem = Some(format!(
-                        "a column chunk's {field} {v} reaches past the {len}-byte file"
-                    ));
-                } else if let Some(c) = row_groups.last_mut().and_then(|g| g.columns.last_mut()) {
-                    match path[3] {
-                        5 => c.num_values = Some(v),
-                        7 => c.total_compressed_size = Some(v),
-                        9 => c.data_page_offset = Some(v),
-                        11 => c.dictionary_page_offset = Some(v),
-                        _ => {}
-                    }
-                }
+                self.column_meta(path[3], v, len);
             }
             _ => {}
         }
-    })
-    .map(drop)
-    .map_err(bad)?;
-    if let Some(p) = problem {
-        return Err(bad(p));
     }
-    check_schema(&schema).map_err(bad)?;
-    if !repeated {
-        check_values(&row_groups).map_err(bad)?;
+
+    /// The column chunk being read, if any.
+    fn column(&mut self) -> Option<&mut Column> {
+        self.row_groups
+            .last_mut()
+            .and_then(|g| g.columns.last_mut())
     }
-    check_pages(file, len, &row_groups)
-        .map_err(|msg| Error::data(place, format!("bad Parquet page: {msg}")))
+
+    /// Takes integer field `id` of a `ColumnMetaData`, value `v`: a size or offset,
+    /// refused where negative or, a place or length within the file, past its `len` bytes.
+    fn column_meta(&mut self, id: i16, v: i64, len: u64) {
+        // (field, whether it is a place or length within the file)
+        let (field, in_file) = match id {
+            5 => ("num_values", false),
+            6 => ("total_uncompressed_size", false),
+            7 => ("total_compressed_size", true),
+            9 => ("data_page_offset", true),
+            10 => ("index_page_offset", true),
+            11 => ("dictionary_page_offset", true),
+            _ => return,
+        };
+        if v < 0 {
+            self.problem = Some(format!("a column chunk's {field} is {v}"));
+        } else if in_file && v as u64 > len {
+            self.problem = Some(format!(
+                "a column chunk's {field} {v} reaches past the {len}-byte file"
+            ));
+        } else if let Some(c) = self.column() {
+            match id {
+                5 => c.num_values = Some(v),
+                7 => c.total_compressed_size = Some(v),
+                9 => c.data_page_offset = Some(v),
+                11 => c.dictionary_page_offset = Some(v),
+                _ => {}
+            }
+        }
+    }
 }
 
 /// The longest page header read (headers hold a page's statistics: bytes, not megabytes).
@@ -382,56 +419,78 @@ const T_UUID: u8 = 13;
 /// Walks the compact-protocol struct in `bytes`, iteratively, calling `visit` for each
 /// struct and integer.
 fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<usize, String> {
-    let mut r = Cursor { bytes, at: 0 };
-    let mut frames: Vec<Frame> = vec![Frame::Struct { last: 0 }];
-    // Open structs, and the field id each is reading (one per struct).
-    let mut structs = 1usize;
-    let mut path: Vec<i16> = Vec::new();
-    visit(Event::Struct(&path));
-    while let Some(frame) = frames.last_mut() {
-        // The type of the next value, or the end of the container.
-        let kind = match frame {
-            Frame::Struct { last } => {
-                let header = r.byte()?;
+    let mut w = Walk {
+        r: Cursor { bytes, at: 0 },
+        frames: vec![Frame::Struct { last: 0 }],
+        structs: 1,
+        path: Vec::new(),
+    };
+    visit(Event::Struct(&w.path));
+    while !w.frames.is_empty() {
+        if let Some(kind) = w.next_kind()? {
+            w.value(kind, visit)?;
+        }
+    }
+    Ok(w.r.at)
+}
+
+/// The state of [`walk`]: where it reads, the containers open, and the path of field ids
+/// to the value being read.
+struct Walk<'a> {
+    r: Cursor<'a>,
+    frames: Vec<Frame>,
+    /// Open structs, and the field id each is reading (one per struct).
+    structs: usize,
+    path: Vec<i16>,
+}
+
+impl Walk<'_> {
+    /// The type of the next value of the innermost container, or `None` where that
+    /// container ends (it is closed).
+    fn next_kind(&mut self) -> std::result::Result<Option<u8>, String> {
+        let kind = match self.frames.last_mut() {
+            None => return Ok(None),
+            Some(Frame::Struct { last }) => {
+                let header = self.r.byte()?;
                 if header == 0 {
-                    frames.pop();
-                    structs -= 1;
-                    path.truncate(structs);
-                    continue;
+                    self.frames.pop();
+                    self.structs -= 1;
+                    self.path.truncate(self.structs);
+                    return Ok(None);
                 }
-                let delta = header >> 4;
-                let id = if delta == 0 {
-                    let v = r.zigzag()?;
-                    i16::try_from(v).map_err(|_| format!("field id {v} out of range"))?
-                } else {
-                    last.checked_add(i16::from(delta))
-                        .ok_or_else(|| "field id out of range".to_string())?
-                };
+                let id = field_id(&mut self.r, header, *last)?;
                 *last = id;
                 // The field's id names what it holds.
-                path.truncate(structs - 1);
-                path.push(id);
+                self.path.truncate(self.structs - 1);
+                self.path.push(id);
                 header & 0x0f
             }
-            Frame::List { left, kind } => {
+            Some(Frame::List { left, kind }) => {
                 if *left == 0 {
-                    frames.pop();
-                    continue;
+                    self.frames.pop();
+                    return Ok(None);
                 }
                 *left -= 1;
                 *kind
             }
-            Frame::Map { left, key, value } => {
+            Some(Frame::Map { left, key, value }) => {
                 if *left == 0 {
-                    frames.pop();
-                    continue;
+                    self.frames.pop();
+                    return Ok(None);
                 }
                 *left -= 1;
                 if *left % 2 == 1 { *key } else { *value }
             }
         };
-        let in_list = !matches!(frames.last(), Some(Frame::Struct { .. }));
-        let here = &path[..];
+        Ok(Some(kind))
+    }
+
+    /// Reads a value of type `kind` at the current path: a scalar is visited or skipped, a
+    /// container opened.
+    fn value(&mut self, kind: u8, visit: &mut dyn FnMut(Event)) -> std::result::Result<(), String> {
+        let in_list = !matches!(self.frames.last(), Some(Frame::Struct { .. }));
+        let r = &mut self.r;
+        let here = &self.path[..];
         match kind {
             T_TRUE | T_FALSE => {
                 if in_list {
@@ -451,43 +510,67 @@ fn walk(bytes: &[u8], visit: &mut dyn FnMut(Event)) -> std::result::Result<usize
                 let n = r.varint()?;
                 visit(Event::Binary(here, r.take(n)?));
             }
-            T_LIST | T_SET => {
-                let header = r.byte()?;
-                let short = u64::from(header >> 4);
-                let left = if short == 15 { r.varint()? } else { short };
-                // Every element takes a byte at least: a count beyond the bytes left lies.
-                if left > r.left() {
-                    return Err(format!("a list of {left} elements in {} bytes", r.left()));
-                }
-                frames.push(Frame::List {
-                    left,
-                    kind: header & 0x0f,
-                });
-            }
-            T_MAP => {
-                let n = r.varint()?;
-                if n > r.left() {
-                    return Err(format!("a map of {n} entries in {} bytes", r.left()));
-                }
-                let types = if n > 0 { r.byte()? } else { 0 };
-                frames.push(Frame::Map {
-                    left: n * 2,
-                    key: types >> 4,
-                    value: types & 0x0f,
-                });
-            }
+            T_LIST | T_SET => self.open_list()?,
+            T_MAP => self.open_map()?,
             T_STRUCT => {
-                if structs >= MAX_NESTING {
+                if self.structs >= MAX_NESTING {
                     return Err(format!("structures nested more than {MAX_NESTING} deep"));
                 }
                 visit(Event::Struct(here));
-                frames.push(Frame::Struct { last: 0 });
-                structs += 1;
+                self.frames.push(Frame::Struct { last: 0 });
+                self.structs += 1;
             }
             other => return Err(format!("unknown Thrift type {other}")),
         }
+        Ok(())
     }
-    Ok(r.at)
+
+    /// Opens a list or set, refused where it claims more elements than bytes are left.
+    fn open_list(&mut self) -> std::result::Result<(), String> {
+        let header = self.r.byte()?;
+        let short = u64::from(header >> 4);
+        let left = if short == 15 { self.r.varint()? } else { short };
+        // Every element takes a byte at least: a count beyond the bytes left lies.
+        if left > self.r.left() {
+            return Err(format!(
+                "a list of {left} elements in {} bytes",
+                self.r.left()
+            ));
+        }
+        self.frames.push(Frame::List {
+            left,
+            kind: header & 0x0f,
+        });
+        Ok(())
+    }
+
+    /// Opens a map, refused where it claims more entries than bytes are left.
+    fn open_map(&mut self) -> std::result::Result<(), String> {
+        let n = self.r.varint()?;
+        if n > self.r.left() {
+            return Err(format!("a map of {n} entries in {} bytes", self.r.left()));
+        }
+        let types = if n > 0 { self.r.byte()? } else { 0 };
+        self.frames.push(Frame::Map {
+            left: n * 2,
+            key: types >> 4,
+            value: types & 0x0f,
+        });
+        Ok(())
+    }
+}
+
+/// The id of a struct's field from its `header` byte: a delta from the `last` id read, or,
+/// a delta of 0, a zigzag varint of its own.
+fn field_id(r: &mut Cursor, header: u8, last: i16) -> std::result::Result<i16, String> {
+    let delta = header >> 4;
+    if delta == 0 {
+        let v = r.zigzag()?;
+        i16::try_from(v).map_err(|_| format!("field id {v} out of range"))
+    } else {
+        last.checked_add(i16::from(delta))
+            .ok_or_else(|| "field id out of range".to_string())
+    }
 }
 
 /// A position in the footer's bytes.

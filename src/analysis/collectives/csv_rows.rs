@@ -81,69 +81,8 @@ impl Row {
     /// [`Row::cells`] of a row of a table that compares clocks.
     fn timing_cells(&self) -> Vec<(&'static str, String)> {
         match self {
-            Row::Instances {
-                collective,
-                program,
-                name,
-                execution,
-                thunk,
-                thunk_execution,
-                message_bytes,
-                devices,
-                start_ns,
-                fastest_ns,
-                wait_ns,
-                wait_ratio,
-                last_device,
-                last_late_ns,
-            } => vec![
-                ("collective", collective.clone()),
-                ("program", program.clone()),
-                ("name", name.clone()),
-                ("execution", execution.to_string()),
-                ("thunk", thunk.clone()),
-                ("thunk_execution", thunk_execution.to_string()),
-                (
-                    "message_bytes",
-                    message_bytes.map_or(String::new(), |b| b.to_string()),
-                ),
-                ("devices", devices.to_string()),
-                ("start_ns", start_ns.to_string()),
-                ("fastest_ns", fastest_ns.to_string()),
-                ("wait_ns", num(*wait_ns)),
-                ("wait_ratio", opt(wait_ratio)),
-                ("last_device", last_device.to_string()),
-                ("last_late_ns", num(*last_late_ns)),
-            ],
-            Row::WaitQuantiles {
-                collective,
-                instances,
-                wait_min_ns,
-                wait_p25_ns,
-                wait_median_ns,
-                wait_p75_ns,
-                wait_p90_ns,
-                wait_p99_ns,
-                wait_max_ns,
-                wait_mean_ns,
-                ratio_median,
-                ratio_p90,
-                ratio_max,
-            } => vec![
-                ("collective", collective.clone()),
-                ("instances", instances.to_string()),
-                ("wait_min_ns", num(*wait_min_ns)),
-                ("wait_p25_ns", num(*wait_p25_ns)),
-                ("wait_median_ns", num(*wait_median_ns)),
-                ("wait_p75_ns", num(*wait_p75_ns)),
-                ("wait_p90_ns", num(*wait_p90_ns)),
-                ("wait_p99_ns", num(*wait_p99_ns)),
-                ("wait_max_ns", num(*wait_max_ns)),
-                ("wait_mean_ns", num(*wait_mean_ns)),
-                ("ratio_median", opt(ratio_median)),
-                ("ratio_p90", opt(ratio_p90)),
-                ("ratio_max", opt(ratio_max)),
-            ],
+            Row::Instances { .. } => self.instance_cells(),
+            Row::WaitQuantiles { .. } => self.wait_quantile_cells(),
             Row::WaitHistogram {
                 collective,
                 bin_lo_ns,
@@ -178,6 +117,85 @@ impl Row {
             ],
             _ => unreachable!("a row of the default report has report cells"),
         }
+    }
+
+    /// [`Row::timing_cells`] of a row of the instances table.
+    fn instance_cells(&self) -> Vec<(&'static str, String)> {
+        let Row::Instances {
+            collective,
+            program,
+            name,
+            execution,
+            thunk,
+            thunk_execution,
+            message_bytes,
+            devices,
+            start_ns,
+            fastest_ns,
+            wait_ns,
+            wait_ratio,
+            last_device,
+            last_late_ns,
+        } = self
+        else {
+            unreachable!("only an instances row has instance cells")
+        };
+        vec![
+            ("collective", collective.clone()),
+            ("program", program.clone()),
+            ("name", name.clone()),
+            ("execution", execution.to_string()),
+            ("thunk", thunk.clone()),
+            ("thunk_execution", thunk_execution.to_string()),
+            (
+                "message_bytes",
+                message_bytes.map_or(String::new(), |b| b.to_string()),
+            ),
+            ("devices", devices.to_string()),
+            ("start_ns", start_ns.to_string()),
+            ("fastest_ns", fastest_ns.to_string()),
+            ("wait_ns", num(*wait_ns)),
+            ("wait_ratio", opt(wait_ratio)),
+            ("last_device", last_device.to_string()),
+            ("last_late_ns", num(*last_late_ns)),
+        ]
+    }
+
+    /// [`Row::timing_cells`] of a row of the wait quantiles table.
+    fn wait_quantile_cells(&self) -> Vec<(&'static str, String)> {
+        let Row::WaitQuantiles {
+            collective,
+            instances,
+            wait_min_ns,
+            wait_p25_ns,
+            wait_median_ns,
+            wait_p75_ns,
+            wait_p90_ns,
+            wait_p99_ns,
+            wait_max_ns,
+            wait_mean_ns,
+            ratio_median,
+            ratio_p90,
+            ratio_max,
+        } = self
+        else {
+            unreachable!("only a wait quantiles row has wait quantile cells")
+        };
+        vec![
+            ("collective", collective.clone()),
+            ("instances", instances.to_string()),
+            ("wait_min_ns", num(*wait_min_ns)),
+            ("wait_p25_ns", num(*wait_p25_ns)),
+            ("wait_median_ns", num(*wait_median_ns)),
+            ("wait_p75_ns", num(*wait_p75_ns)),
+            ("wait_p90_ns", num(*wait_p90_ns)),
+            ("wait_p99_ns", num(*wait_p99_ns)),
+            ("wait_max_ns", num(*wait_max_ns)),
+            ("wait_mean_ns", num(*wait_mean_ns)),
+            ("ratio_median", opt(ratio_median)),
+            ("ratio_p90", opt(ratio_p90)),
+            ("ratio_max", opt(ratio_max)),
+        ]
     }
 }
 

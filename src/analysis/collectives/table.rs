@@ -223,66 +223,8 @@ impl Row {
     /// [`Row::table_cells`] of a row of a table that compares clocks.
     fn timing_table_cells(&self) -> Vec<String> {
         match self {
-            Row::Instances {
-                collective,
-                program,
-                execution,
-                thunk,
-                thunk_execution,
-                message_bytes,
-                devices,
-                fastest_ns,
-                wait_ns,
-                wait_ratio,
-                last_device,
-                last_late_ns,
-                ..
-            } => vec![
-                collective.clone(),
-                program.clone(),
-                execution.to_string(),
-                thunk.clone(),
-                thunk_execution.to_string(),
-                message_bytes.map_or("-".to_string(), |b| b.to_string()),
-                devices.to_string(),
-                ms(*fastest_ns as f64),
-                ms(*wait_ns),
-                significant_or_dash(*wait_ratio),
-                last_device.to_string(),
-                ms(*last_late_ns),
-            ],
-            Row::WaitQuantiles {
-                collective,
-                instances,
-                wait_min_ns,
-                wait_p25_ns,
-                wait_median_ns,
-                wait_p75_ns,
-                wait_p90_ns,
-                wait_p99_ns,
-                wait_max_ns,
-                wait_mean_ns,
-                ratio_median,
-                ratio_p90,
-                ratio_max,
-            } => {
-                let mut cells = vec![collective.clone(), instances.to_string()];
-                cells.extend(
-                    [
-                        wait_min_ns,
-                        wait_p25_ns,
-                        wait_median_ns,
-                        wait_p75_ns,
-                        wait_p90_ns,
-                        wait_p99_ns,
-                        wait_max_ns,
-                        wait_mean_ns,
-                    ]
-                    .map(|v| ms(*v)),
-                );
-                cells.extend([ratio_median, ratio_p90, ratio_max].map(|r| significant_or_dash(*r)));
-                cells
-            }
+            Row::Instances { .. } => self.instance_table_cells(),
+            Row::WaitQuantiles { .. } => self.wait_quantile_table_cells(),
             Row::WaitHistogram {
                 collective,
                 bin_lo_ns,
@@ -317,6 +259,80 @@ impl Row {
             ],
             _ => unreachable!("a row of the default report has report cells"),
         }
+    }
+
+    /// [`Row::timing_table_cells`] of a row of the instances table.
+    fn instance_table_cells(&self) -> Vec<String> {
+        let Row::Instances {
+            collective,
+            program,
+            execution,
+            thunk,
+            thunk_execution,
+            message_bytes,
+            devices,
+            fastest_ns,
+            wait_ns,
+            wait_ratio,
+            last_device,
+            last_late_ns,
+            ..
+        } = self
+        else {
+            unreachable!("only an instances row has instance cells")
+        };
+        vec![
+            collective.clone(),
+            program.clone(),
+            execution.to_string(),
+            thunk.clone(),
+            thunk_execution.to_string(),
+            message_bytes.map_or("-".to_string(), |b| b.to_string()),
+            devices.to_string(),
+            ms(*fastest_ns as f64),
+            ms(*wait_ns),
+            significant_or_dash(*wait_ratio),
+            last_device.to_string(),
+            ms(*last_late_ns),
+        ]
+    }
+
+    /// [`Row::timing_table_cells`] of a row of the wait quantiles table.
+    fn wait_quantile_table_cells(&self) -> Vec<String> {
+        let Row::WaitQuantiles {
+            collective,
+            instances,
+            wait_min_ns,
+            wait_p25_ns,
+            wait_median_ns,
+            wait_p75_ns,
+            wait_p90_ns,
+            wait_p99_ns,
+            wait_max_ns,
+            wait_mean_ns,
+            ratio_median,
+            ratio_p90,
+            ratio_max,
+        } = self
+        else {
+            unreachable!("only a wait quantiles row has wait quantile cells")
+        };
+        let mut cells = vec![collective.clone(), instances.to_string()];
+        cells.extend(
+            [
+                wait_min_ns,
+                wait_p25_ns,
+                wait_median_ns,
+                wait_p75_ns,
+                wait_p90_ns,
+                wait_p99_ns,
+                wait_max_ns,
+                wait_mean_ns,
+            ]
+            .map(|v| ms(*v)),
+        );
+        cells.extend([ratio_median, ratio_p90, ratio_max].map(|r| significant_or_dash(*r)));
+        cells
     }
 }
 

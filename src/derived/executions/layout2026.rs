@@ -5,7 +5,7 @@
 
 use super::building::{CollectiveSchedule, Comm, Derived, ProgramInfo, Programs, ThunkRecords};
 use crate::error::Result;
-use crate::records::{GpuRange, Reconstructed, Thunk};
+use crate::records::{GpuRange, Module, Reconstructed, Thunk};
 use crate::source::xla_names::{thunk_op, thunk_unique_id};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -121,50 +121,91 @@ pub(super) fn name_nccl(
     for &(n, m) in nccl_module {
         nccl_by_module.entry(m).or_default().push(n);
     }
-    let mut orders: HashMap<String, CollectiveSchedule> = HashMap::new();
-    let no_dump = CollectiveSchedule::Unknown("there is no HLO dump of the program".into());
-    let mut unmatched: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let mut matched = 0usize;
-    let mut comm_ranges = comm_thunks_by_name(&thunks.list, &nccl_by_module, module_index);
-    for (m, mut ns) in nccl_by_module {
+    let mut naming = Naming {
+        orders: Orders {
+            known: HashMap::new(),
+            no_dump: CollectiveSchedule::Unknown("there is no HLO dump of the program".into()),
+        },
+        comm_ranges: comm_thunks_by_name(&thunks.list, &nccl_by_module, module_index),
+        unmatched: BTreeMap::new(),
+        matched: 0,
+    };
+    for (m, ns) in nccl_by_module {
         let Some(&mi) = module_index.get(&m) else {
             continue;
         };
-        let module = out.modules[mi].clone();
-        let order = match module.program_id {
+        naming.execution(ranges, mi, ns, thunks, info, out)?;
+    }
+    naming.say(&mut out.notes);
+    Ok(())
+}
+
+/// What [`name_nccl`] keeps over the module executions.
+struct Naming {
+    orders: Orders,
+    /// The communication thunk ranges of each execution with NCCL ranges, by name
+    /// ([`comm_thunks_by_name`]); an execution's are taken when it is named.
+    comm_ranges: HashMap<usize, HashMap<String, usize>>,
+    /// Per module name: the NCCL ranges left out, and why (the first reason met).
+    unmatched: BTreeMap<String, (usize, String)>,
+    /// The NCCL ranges matched to a collective.
+    matched: usize,
+}
+
+/// Each program's collectives in schedule order, asked of its dump once.
+struct Orders {
+    /// By program key.
+    known: HashMap<String, CollectiveSchedule>,
+    /// The order of a module execution whose program has no dump.
+    no_dump: CollectiveSchedule,
+}
+
+impl Orders {
+    /// The collective order of `module`'s program.
+    fn of(&mut self, module: &Module, info: &mut dyn ProgramInfo) -> Result<&CollectiveSchedule> {
+        Ok(match module.program_id {
             Some(id) if module.program != "unknown" => {
-                if !orders.contains_key(&module.program) {
+                if !self.known.contains_key(&module.program) {
                     let o = info.collective_schedule(id, &module.name)?;
-                    orders.insert(module.program.clone(), o);
+                    self.known.insert(module.program.clone(), o);
                 }
-                &orders[&module.program]
+                &self.known[&module.program]
             }
-            _ => &no_dump,
-        };
-        let expected: Vec<&(String, Comm)> = match order {
+            _ => &self.no_dump,
+        })
+    }
+}
+
+impl Naming {
+    /// Names the NCCL ranges `ns` of module execution `mi` after its program's collectives
+    /// without a thunk range there, adding their thunk records to `thunks`; where the
+    /// order is unknown or the counts differ, they are left out.
+    fn execution(
+        &mut self,
+        ranges: &[GpuRange],
+        mi: usize,
+        mut ns: Vec<usize>,
+        thunks: &mut ThunkRecords,
+        info: &mut dyn ProgramInfo,
+        out: &mut Derived,
+    ) -> Result<()> {
+        let module = out.modules[mi].clone();
+        let expected = match self.orders.of(&module, info)? {
             CollectiveSchedule::Known(all) => {
                 // Less those with a thunk range in this execution, once each.
-                let mut seen = comm_ranges.remove(&mi).unwrap_or_default();
-                all.iter()
-                    .filter(|(name, _)| match seen.get_mut(name.as_str()) {
-                        Some(k) if *k > 0 => {
-                            *k -= 1;
-                            false
-                        }
-                        _ => true,
-                    })
-                    .collect()
+                without_thunks(all, self.comm_ranges.remove(&mi).unwrap_or_default())
             }
             CollectiveSchedule::Unknown(why) => {
-                let e = unmatched
+                let e = self
+                    .unmatched
                     .entry(module.name.clone())
                     .or_insert((0, why.clone()));
                 e.0 += ns.len();
-                continue;
+                return Ok(());
             }
         };
         if expected.len() != ns.len() {
-            let e = unmatched.entry(module.name.clone()).or_insert((
+            let e = self.unmatched.entry(module.name.clone()).or_insert((
                 0,
                 format!(
                     "an execution has {} NCCL ranges outside thunks where its HLO schedule has \
@@ -174,7 +215,7 @@ pub(super) fn name_nccl(
                 ),
             ));
             e.0 += ns.len();
-            continue;
+            return Ok(());
         }
         ns.sort_by_key(|&n| {
             let r = &ranges[n];
@@ -191,22 +232,44 @@ pub(super) fn name_nccl(
                 Some(Reconstructed::Nccl),
             );
             out.modules[mi].thunks += 1;
-            matched += 1;
+            self.matched += 1;
+        }
+        Ok(())
+    }
+
+    /// Says in `notes` how many NCCL ranges were matched, and which were left out and why.
+    fn say(self, notes: &mut Vec<String>) {
+        let matched = self.matched;
+        if matched > 0 {
+            notes.push(format!(
+                "{matched} collectives had no thunk range, only an NCCL range: each matched to \
+                 the program's collectives in HLO schedule order (records: reconstructed = nccl)"
+            ));
+        }
+        for (module, (n, why)) in self.unmatched {
+            notes.push(format!(
+                "left out {n} NCCL ranges outside thunks in executions of {module}: they \
+                 cannot be matched to its collectives, {why}"
+            ));
         }
     }
-    if matched > 0 {
-        out.notes.push(format!(
-            "{matched} collectives had no thunk range, only an NCCL range: each matched to \
-             the program's collectives in HLO schedule order (records: reconstructed = nccl)"
-        ));
-    }
-    for (module, (n, why)) in unmatched {
-        out.notes.push(format!(
-            "left out {n} NCCL ranges outside thunks in executions of {module}: they cannot \
-             be matched to its collectives, {why}"
-        ));
-    }
-    Ok(())
+}
+
+/// The collectives of `all` less those of `seen` (thunk ranges of the execution counted
+/// by name), each taken once per range, in order.
+fn without_thunks(
+    all: &[(String, Comm)],
+    mut seen: HashMap<String, usize>,
+) -> Vec<&(String, Comm)> {
+    all.iter()
+        .filter(|(name, _)| match seen.get_mut(name.as_str()) {
+            Some(k) if *k > 0 => {
+                *k -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
 }
 
 /// The communication thunk ranges of each execution with NCCL ranges, counted by name
