@@ -237,113 +237,16 @@ impl Schemas {
 
     /// Reads the schemas of `db` (none where it has no schema table).
     pub fn load(db: &Db) -> Result<Schemas> {
-        let mut heads: HashMap<(i64, u64), (i64, Schema)> = HashMap::new();
         if !db.has(SCHEMAS) {
             return Ok(Schemas {
                 by_key: HashMap::new(),
             });
         }
-        let sql = db.select(
-            SCHEMAS,
-            &["domainId", "schemaId", "name", "type", "payloadSize"],
-            true,
-            None,
-        )?;
-        db.each_row(SCHEMAS, &sql, |row| {
-            let rowid = db.rowid(SCHEMAS, row)?;
-            let int = |i, c| db.int(SCHEMAS, row, i, c, rowid);
-            let domain = int(1, "domainId")?.unwrap_or(0);
-            let Some(id) = int(2, "schemaId")? else {
-                return Err(db.row_error(SCHEMAS, rowid, "column `schemaId` is null"));
-            };
-            let name = nvtx::text(row, 3)
-                .map(|t| t.into_owned())
-                .unwrap_or_else(|| (id as u64).to_string());
-            let ty = int(4, "type")?;
-            let size = match int(5, "payloadSize")? {
-                Some(s) if s < 0 || s as u64 > MAX_PAYLOAD => {
-                    return Err(db.row_error(
-                        SCHEMAS,
-                        rowid,
-                        format!("payloadSize {s} is not a size of 0 to {MAX_PAYLOAD} bytes"),
-                    ));
-                }
-                s => s.map(|s| s as u64),
-            };
-            let schema = Schema {
-                name,
-                size,
-                union: matches!(ty, Some(3 | 4)),
-                entries: Vec::new(),
-            };
-            let key = (domain, id as u64);
-            match heads.get(&key) {
-                Some((_, other)) if *other != schema => Err(db.row_error(
-                    SCHEMAS,
-                    rowid,
-                    format!(
-                        "schema {id} of domain {domain} is defined again, differently \
-                         (the table names no process, so its payloads could not be read)"
-                    ),
-                )),
-                Some(_) => Ok(()),
-                None => {
-                    heads.insert(key, (rowid, schema));
-                    Ok(())
-                }
-            }
-        })?;
-        let mut rows: HashMap<(i64, u64), Vec<EntryRow>> = HashMap::new();
-        if db.has(ENTRIES) {
-            let sql = db.select(
-                ENTRIES,
-                &[
-                    "domainId",
-                    "schemaId",
-                    "idx",
-                    "flags",
-                    "type",
-                    "name",
-                    "arrayOrUnionDetail",
-                    "offset",
-                ],
-                true,
-                None,
-            )?;
-            db.each_row(ENTRIES, &sql, |row| {
-                let rowid = db.rowid(ENTRIES, row)?;
-                let int = |i, c| db.int(ENTRIES, row, i, c, rowid);
-                let need = |v: Option<i64>, c: &str| {
-                    v.ok_or_else(|| db.row_error(ENTRIES, rowid, format!("column `{c}` is null")))
-                };
-                let domain = int(1, "domainId")?.unwrap_or(0);
-                let id = need(int(2, "schemaId")?, "schemaId")? as u64;
-                let entry = EntryRow {
-                    rowid,
-                    index: need(int(3, "idx")?, "idx")?,
-                    flags: int(4, "flags")?.unwrap_or(0),
-                    ty: int(5, "type")?,
-                    name: nvtx::text(row, 6).map(|t| t.into_owned()),
-                    detail: int(7, "arrayOrUnionDetail")?,
-                    offset: int(8, "offset")?,
-                };
-                rows.entry((domain, id)).or_default().push(entry);
-                Ok(())
-            })?;
-        }
+        let heads = schema_heads(db)?;
+        let mut rows = entry_rows(db)?;
         let mut by_key = HashMap::new();
         for (key, (_, mut schema)) in heads {
-            let mut entries = rows.remove(&key).unwrap_or_default();
-            // Rows repeated for each process that registered the schema are one entry.
-            entries.sort_by_key(|e| (e.index, e.rowid));
-            entries.dedup_by(|b, a| {
-                a.index == b.index
-                    && a.flags == b.flags
-                    && a.ty == b.ty
-                    && a.name == b.name
-                    && a.detail == b.detail
-                    && a.offset == b.offset
-            });
+            let entries = distinct(rows.remove(&key).unwrap_or_default());
             schema.entries = build_entries(db, key, &schema, &entries)?;
             by_key.insert(key, Arc::new(schema));
         }
@@ -366,6 +269,130 @@ impl Schemas {
             }
         })
     }
+}
+
+/// The schemas of `NVTX_PAYLOAD_SCHEMAS` without their entries, by (domain id, schema
+/// id), each with its row; one defined twice differently is refused.
+fn schema_heads(db: &Db) -> Result<HashMap<(i64, u64), (i64, Schema)>> {
+    let mut heads: HashMap<(i64, u64), (i64, Schema)> = HashMap::new();
+    let sql = db.select(
+        SCHEMAS,
+        &["domainId", "schemaId", "name", "type", "payloadSize"],
+        true,
+        None,
+    )?;
+    db.each_row(SCHEMAS, &sql, |row| {
+        let (rowid, domain, id, schema) = schema_head(db, row)?;
+        let key = (domain, id as u64);
+        match heads.get(&key) {
+            Some((_, other)) if *other != schema => Err(db.row_error(
+                SCHEMAS,
+                rowid,
+                format!(
+                    "schema {id} of domain {domain} is defined again, differently \
+                     (the table names no process, so its payloads could not be read)"
+                ),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                heads.insert(key, (rowid, schema));
+                Ok(())
+            }
+        }
+    })?;
+    Ok(heads)
+}
+
+/// One row of `NVTX_PAYLOAD_SCHEMAS`: its rowid, domain id, schema id and the schema
+/// without its entries.
+fn schema_head(db: &Db, row: &rusqlite::Row) -> Result<(i64, i64, i64, Schema)> {
+    let rowid = db.rowid(SCHEMAS, row)?;
+    let int = |i, c| db.int(SCHEMAS, row, i, c, rowid);
+    let domain = int(1, "domainId")?.unwrap_or(0);
+    let Some(id) = int(2, "schemaId")? else {
+        return Err(db.row_error(SCHEMAS, rowid, "column `schemaId` is null"));
+    };
+    let name = nvtx::text(row, 3)
+        .map(|t| t.into_owned())
+        .unwrap_or_else(|| (id as u64).to_string());
+    let ty = int(4, "type")?;
+    let size = match int(5, "payloadSize")? {
+        Some(s) if s < 0 || s as u64 > MAX_PAYLOAD => {
+            return Err(db.row_error(
+                SCHEMAS,
+                rowid,
+                format!("payloadSize {s} is not a size of 0 to {MAX_PAYLOAD} bytes"),
+            ));
+        }
+        s => s.map(|s| s as u64),
+    };
+    let schema = Schema {
+        name,
+        size,
+        union: matches!(ty, Some(3 | 4)),
+        entries: Vec::new(),
+    };
+    Ok((rowid, domain, id, schema))
+}
+
+/// The rows of `NVTX_PAYLOAD_SCHEMA_ENTRIES` by (domain id, schema id), in the table's
+/// order (none where the export has no such table).
+fn entry_rows(db: &Db) -> Result<HashMap<(i64, u64), Vec<EntryRow>>> {
+    let mut rows: HashMap<(i64, u64), Vec<EntryRow>> = HashMap::new();
+    if !db.has(ENTRIES) {
+        return Ok(rows);
+    }
+    let sql = db.select(
+        ENTRIES,
+        &[
+            "domainId",
+            "schemaId",
+            "idx",
+            "flags",
+            "type",
+            "name",
+            "arrayOrUnionDetail",
+            "offset",
+        ],
+        true,
+        None,
+    )?;
+    db.each_row(ENTRIES, &sql, |row| {
+        let rowid = db.rowid(ENTRIES, row)?;
+        let int = |i, c| db.int(ENTRIES, row, i, c, rowid);
+        let need = |v: Option<i64>, c: &str| {
+            v.ok_or_else(|| db.row_error(ENTRIES, rowid, format!("column `{c}` is null")))
+        };
+        let domain = int(1, "domainId")?.unwrap_or(0);
+        let id = need(int(2, "schemaId")?, "schemaId")? as u64;
+        let entry = EntryRow {
+            rowid,
+            index: need(int(3, "idx")?, "idx")?,
+            flags: int(4, "flags")?.unwrap_or(0),
+            ty: int(5, "type")?,
+            name: nvtx::text(row, 6).map(|t| t.into_owned()),
+            detail: int(7, "arrayOrUnionDetail")?,
+            offset: int(8, "offset")?,
+        };
+        rows.entry((domain, id)).or_default().push(entry);
+        Ok(())
+    })?;
+    Ok(rows)
+}
+
+/// A schema's entry rows in order of index, rows repeated for each process that
+/// registered the schema made one entry.
+fn distinct(mut entries: Vec<EntryRow>) -> Vec<EntryRow> {
+    entries.sort_by_key(|e| (e.index, e.rowid));
+    entries.dedup_by(|b, a| {
+        a.index == b.index
+            && a.flags == b.flags
+            && a.ty == b.ty
+            && a.name == b.name
+            && a.detail == b.detail
+            && a.offset == b.offset
+    });
+    entries
 }
 
 /// The entries of schema `key`, their offsets known or inferred (the next offset aligned
@@ -738,9 +765,46 @@ pub fn read(
     notes: &Notes,
     emit: &mut dyn FnMut(PayloadField) -> Result<()>,
 ) -> Result<u64> {
+    let Some(present) = payload_columns(db, notes)? else {
+        return Ok(0);
+    };
+    let schemas = Schemas::load(db)?;
+    let types = nvtx::event_types(db)?;
+    let mut names = Names::new(db)?;
+    names.read_domains(db, types.domain_create)?;
+    let sql = events_sql(db, &present, types.domain_create)?;
+    let mut tally = Tally::default();
+    let mut decoded = Vec::new();
+    let mut n = 0u64;
+    db.each_row(EVENTS, &sql, |row| {
+        let event = Event::read(db, &mut names, row)?;
+        decoded.clear();
+        let rowid = event.rowid;
+        payloads(
+            db,
+            &schemas,
+            &mut names,
+            row,
+            rowid,
+            &mut tally,
+            &mut decoded,
+        )?;
+        for d in decoded.drain(..) {
+            n += 1;
+            emit(event.field(profile, d))?;
+        }
+        Ok(())
+    })?;
+    say(db, &tally, notes);
+    Ok(n)
+}
+
+/// The payload columns of `NVTX_EVENTS` that the export has; `None`, and a note, where
+/// it has no such table or none of them.
+fn payload_columns(db: &Db, notes: &Notes) -> Result<Option<Vec<&'static str>>> {
     if !db.has(EVENTS) {
         notes.note(format!("{}: no NVTX_EVENTS table: no payloads", db.place()));
-        return Ok(0);
+        return Ok(None);
     }
     let have = db.columns(EVENTS)?;
     let present: Vec<&str> = std::iter::once("binaryData")
@@ -753,15 +817,17 @@ pub fn read(
              payloads",
             db.place()
         ));
-        return Ok(0);
+        return Ok(None);
     }
-    let schemas = Schemas::load(db)?;
-    let types = nvtx::event_types(db)?;
-    let mut names = Names::new(db)?;
-    names.read_domains(db, types.domain_create)?;
+    Ok(Some(present))
+}
+
+/// The query of the events with a payload in one of the `present` columns, domain
+/// creations aside (event type `domain_create`).
+fn events_sql(db: &Db, present: &[&str], domain_create: i64) -> Result<String> {
     let filter = format!(
         "eventType <> {} AND ({})",
-        types.domain_create,
+        domain_create,
         present
             .iter()
             .map(|c| format!("\"{c}\" IS NOT NULL"))
@@ -777,11 +843,21 @@ pub fn read(
         "binaryData",
     ];
     columns.extend(VALUE_COLUMNS.iter().map(|&(c, _)| c));
-    let sql = db.select(EVENTS, &columns, true, Some(&filter))?;
-    let mut tally = Tally::default();
-    let mut decoded = Vec::new();
-    let mut n = 0u64;
-    db.each_row(EVENTS, &sql, |row| {
+    db.select(EVENTS, &columns, true, Some(&filter))
+}
+
+/// What the fields of one event's payloads have alike: the event's row, start, thread
+/// and name.
+struct Event {
+    rowid: i64,
+    start: i64,
+    gtid: i64,
+    name: String,
+}
+
+impl Event {
+    /// The event of a row of [`events_sql`]'s query.
+    fn read(db: &Db, names: &mut Names, row: &rusqlite::Row) -> Result<Event> {
         let rowid = db.rowid(EVENTS, row)?;
         let need = |v: Option<i64>, column: &str| {
             v.ok_or_else(|| db.row_error(EVENTS, rowid, format!("column `{column}` is null")))
@@ -793,53 +869,69 @@ pub fn read(
         let literal = nvtx::text(row, 5);
         let name = names.name_of(db, domain, text_id, literal.as_deref(), rowid)?;
         let name = names.get(name).to_string();
-        decoded.clear();
-        match row.get_ref(6).map_err(|e| db.sql_error(EVENTS, e))? {
-            ValueRef::Blob(b) | ValueRef::Text(b) => {
-                decode(db, &schemas, b, rowid, &mut tally, &mut decoded)?
-            }
-            ValueRef::Null => {}
-            _ => {
-                return Err(db.row_error(
-                    EVENTS,
-                    rowid,
-                    "binaryData: a number, not the bytes of a payload",
-                ));
-            }
+        Ok(Event {
+            rowid,
+            start,
+            gtid,
+            name,
+        })
+    }
+
+    /// The record of `d`, a field of one of this event's payloads.
+    fn field(&self, profile: &Arc<str>, d: Decoded) -> PayloadField {
+        PayloadField {
+            profile: profile.clone(),
+            pid: pid_of(self.gtid),
+            tid: tid_of(self.gtid),
+            id: self.rowid as u64,
+            start_ns: self.start,
+            name: self.name.clone(),
+            schema: d.schema,
+            schema_id: d.schema_id,
+            payload: d.payload,
+            index: d.index,
+            field: d.field,
+            kind: d.kind,
+            value: d.value,
         }
-        if let Some((kind, value)) = classic_value(db, &mut names, row, 7, rowid)? {
-            decoded.push(Decoded {
-                schema: "value".into(),
-                schema_id: 0,
-                payload: decoded.last().map_or(0, |d| d.payload + 1),
-                index: 0,
-                field: "value".into(),
-                kind: kind.into(),
-                value: Some(value),
-            });
+    }
+}
+
+/// The fields of the payloads of a row of [`events_sql`]'s query (row `rowid` of
+/// `NVTX_EVENTS`) into `out`: its binary payloads' (`binaryData`), then its one-value
+/// payload's.
+fn payloads(
+    db: &Db,
+    schemas: &Schemas,
+    names: &mut Names,
+    row: &rusqlite::Row,
+    rowid: i64,
+    tally: &mut Tally,
+    out: &mut Vec<Decoded>,
+) -> Result<()> {
+    match row.get_ref(6).map_err(|e| db.sql_error(EVENTS, e))? {
+        ValueRef::Blob(b) | ValueRef::Text(b) => decode(db, schemas, b, rowid, tally, out)?,
+        ValueRef::Null => {}
+        _ => {
+            return Err(db.row_error(
+                EVENTS,
+                rowid,
+                "binaryData: a number, not the bytes of a payload",
+            ));
         }
-        for d in decoded.drain(..) {
-            n += 1;
-            emit(PayloadField {
-                profile: profile.clone(),
-                pid: pid_of(gtid),
-                tid: tid_of(gtid),
-                id: rowid as u64,
-                start_ns: start,
-                name: name.clone(),
-                schema: d.schema,
-                schema_id: d.schema_id,
-                payload: d.payload,
-                index: d.index,
-                field: d.field,
-                kind: d.kind,
-                value: d.value,
-            })?;
-        }
-        Ok(())
-    })?;
-    say(db, &tally, notes);
-    Ok(n)
+    }
+    if let Some((kind, value)) = classic_value(db, names, row, 7, rowid)? {
+        out.push(Decoded {
+            schema: "value".into(),
+            schema_id: 0,
+            payload: out.last().map_or(0, |d| d.payload + 1),
+            index: 0,
+            field: "value".into(),
+            kind: kind.into(),
+            value: Some(value),
+        });
+    }
+    Ok(())
 }
 
 /// The notes of what decoding could not give.
