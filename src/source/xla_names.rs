@@ -2,7 +2,7 @@
 //! (`[TSL:]XlaModule:#[prefix=…,]hlo_module=NAME[,program_id=N]#`) and thunks
 //! (`[TSL:]Thunk:#[name=…,]hlo_op=NAME[,unique_hlo_op_id=N]#`), and the module, program
 //! id and instruction they name. Input knowledge, shared by the executions
-//! (`executions/derive.rs`) and the kernels' attribution (`gpu_ops/sqlite.rs`). The
+//! (`derived/executions/derive.rs`) and the kernels' attribution (`source/gpu_ops/sqlite/`). The
 //! patterns are nsys-jax's (`nsys_jax/data_loaders.py`, `_load_nvtx_gpu_proj_trace_single`),
 //! re-implemented.
 
