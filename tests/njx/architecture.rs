@@ -9,6 +9,8 @@
 //!   job), its own;
 //! - only `source/` opens inputs: zip archives, SQLite files, Parquet files and compressed
 //!   streams are read nowhere else ([`INPUT_READERS`]);
+//! - nothing of clap is used outside `cmd/` but `ValueEnum`, derived by the enums whose
+//!   values are command-line values where they are defined;
 //! - no cycle among modules (a module = a file; a folder's `mod.rs` and the modules inside
 //!   it may use each other, as Rust's declarations and `super::` do).
 //!
@@ -408,6 +410,42 @@ fn only_the_source_layer_opens_inputs() {
             "{reader} is not used in src/source/ any more"
         );
     }
+}
+
+#[test]
+fn only_commands_use_clap_beyond_value_enums() {
+    let mut bad = Vec::new();
+    let mut value_enums = 0;
+    for (m, text) in modules() {
+        if m.first().map(String::as_str) == Some("cmd") {
+            continue;
+        }
+        let code = code_of(&text);
+        let b = code.as_bytes();
+        for (at, _) in code.match_indices("clap::") {
+            if at > 0 && (is_ident(b[at - 1]) || b[at - 1] == b':') {
+                continue;
+            }
+            let mut found = Vec::new();
+            paths_at(b, at + "clap::".len(), Vec::new(), &mut found);
+            for path in found {
+                if path.first().map(String::as_str) == Some("ValueEnum") {
+                    value_enums += 1;
+                } else {
+                    bad.push(format!("{} uses clap::{}", show(&m), path.join("::")));
+                }
+            }
+        }
+    }
+    assert!(
+        value_enums >= 10,
+        "only {value_enums} uses of clap::ValueEnum found outside cmd/"
+    );
+    assert!(
+        bad.is_empty(),
+        "clap used outside src/cmd/ (command lines are the commands' job):\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
