@@ -25,10 +25,9 @@ use crate::common::golden::Golden;
 use crate::common::gpu_spans::*;
 use crate::common::heap::{Kind, allocation, assignment, buffer, event, trace};
 use crate::common::nsys_sqlite::{NsysDb, gpid, gtid};
-use crate::common::{instruction as inst, *};
+use crate::common::*;
 use njx::hlo::proto::{
-    BufferAllocationProto, FrontendAttributes, HloModuleProto, HloProto, OpMetadata, ReplicaGroup,
-    StackFrameIndexProto, stack_frame_index_proto,
+    BufferAllocationProto, OpMetadata, StackFrameIndexProto, stack_frame_index_proto,
 };
 use prost::Message;
 use std::path::Path;
@@ -85,9 +84,6 @@ fn with<'a>(args: &[&'a str], paths: &'a [String]) -> Vec<&'a str> {
 
 // ---------------------------------------------------------------- the archives
 
-/// `fingerprint_before_lhs` of program 7 (`jit_step`).
-const FP: &str = "5d41402abc4b2a76b9719d911017c592";
-const DUMP: &str = "dump/module_0007.jit_step.sm_8.0_gpu_after_optimizations.hlo.pb.xz";
 const GPU_PROJ: &str = "nvtx_gpu_proj_trace/trace.parquet";
 
 /// The push/pop table of one rank: the compilation of jit_step (program 7); on rank 1 its
@@ -142,73 +138,20 @@ fn meta(op_name: &str, frame: i32, scheduling: &str) -> Option<OpMetadata> {
 /// shares) and the output (fusion.2's result); the heap trace peaks at 8 KiB.
 fn hlo_proto() -> Vec<u8> {
     use stack_frame_index_proto::{FileLocation, StackFrame};
-    let add = computation(
-        1,
-        "add",
-        vec![
-            inst(1, "x", "parameter", f32s(&[]), &[], &[]),
-            inst(2, "y", "parameter", f32s(&[]), &[], &[]),
-            inst(3, "add.0", "add", f32s(&[]), &[1, 2], &[]),
-        ],
-    );
-    let fused1 = computation(
-        2,
-        "fused_computation.1",
-        vec![
-            inst(10, "param_0.1", "parameter", f32s(&[1024]), &[], &[]),
-            inst(11, "negate.1", "negate", f32s(&[1024]), &[10], &[]),
-        ],
-    );
-    let fused2 = computation(
-        3,
-        "fused_computation.2",
-        vec![
-            inst(20, "param_0.2", "parameter", f32s(&[1024]), &[], &[]),
-            inst(
-                21,
-                "exponential.2",
-                "exponential",
-                f32s(&[1024]),
-                &[20],
-                &[],
-            ),
-        ],
-    );
-    let mut fusion1 = inst(101, "fusion.1", "fusion", f32s(&[1024]), &[100], &[2]);
-    fusion1.metadata = meta("jit(step)/neg", 2, "fusion.1");
-    let mut all_reduce = inst(
-        102,
-        "all-reduce-start.1",
-        "all-reduce-start",
-        f32s(&[1024]),
-        &[101],
-        &[1],
-    );
-    all_reduce.replica_groups = vec![ReplicaGroup {
-        replica_ids: vec![0, 1],
-    }];
-    all_reduce.metadata = meta("jit(step)/psum", 3, "");
-    let done = inst(
-        103,
-        "all-reduce-done.1",
-        "all-reduce-done",
-        f32s(&[1024]),
-        &[102],
-        &[],
-    );
-    let mut fusion2 = inst(104, "fusion.2", "fusion", f32s(&[1024]), &[103], &[3]);
-    fusion2.metadata = meta("jit(step)/exp", 3, "fusion.7");
-    let entry = computation(
-        10,
-        "main.10",
-        vec![
-            inst(100, "p0", "parameter", f32s(&[1024]), &[], &[]),
-            fusion1,
-            all_reduce,
-            done,
-            fusion2,
-        ],
-    );
+    let mut proto = step_hlo(true, Some(FP));
+    let module = proto.hlo_module.as_mut().expect("a module");
+    let entry = module
+        .computations
+        .last_mut()
+        .expect("the entry computation");
+    for i in &mut entry.instructions {
+        match i.name.as_str() {
+            "fusion.1" => i.metadata = meta("jit(step)/neg", 2, "fusion.1"),
+            "all-reduce-start.1" => i.metadata = meta("jit(step)/psum", 3, ""),
+            "fusion.2" => i.metadata = meta("jit(step)/exp", 3, "fusion.7"),
+            _ => {}
+        }
+    }
     let location = |file, function, line| FileLocation {
         file_name_id: file,
         function_name_id: function,
@@ -219,58 +162,45 @@ fn hlo_proto() -> Vec<u8> {
         file_location_id,
         parent_frame_id,
     };
+    module.stack_frame_index = Some(StackFrameIndexProto {
+        file_names: vec!["train.py".into(), "model.py".into()],
+        function_names: vec!["<module>".into(), "step".into(), "loss".into()],
+        file_locations: vec![location(1, 1, 30), location(2, 2, 12), location(2, 3, 20)],
+        stack_frames: vec![frame(1, 0), frame(2, 1), frame(3, 2)],
+    });
     let ev = |kind, id, canonical, at| event(kind, id, canonical, "main.10", at);
-    let proto = HloProto {
-        hlo_module: Some(HloModuleProto {
-            id: 7,
-            name: "jit_step".into(),
-            entry_computation_id: 10,
-            entry_computation_name: "main.10".into(),
-            frontend_attributes: Some(FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
-            }),
-            computations: vec![add, fused1, fused2, entry],
-            stack_frame_index: Some(StackFrameIndexProto {
-                file_names: vec!["train.py".into(), "model.py".into()],
-                function_names: vec!["<module>".into(), "step".into(), "loss".into()],
-                file_locations: vec![location(1, 1, 30), location(2, 2, 12), location(2, 3, 20)],
-                stack_frames: vec![frame(1, 0), frame(2, 1), frame(3, 2)],
-            }),
-            ..Default::default()
-        }),
-        buffer_assignment: Some(assignment(
+    proto.buffer_assignment = Some(assignment(
+        vec![
+            buffer(1, 4096, 100, &[]),
+            buffer(2, 4096, 101, &[]),
+            buffer(3, 4096, 102, &[]),
+            buffer(4, 4096, 103, &[]),
+            buffer(5, 4096, 104, &[]),
+        ],
+        vec![
+            BufferAllocationProto {
+                is_entry_computation_parameter: true,
+                ..allocation(0, 4096, &[(1, 0, 4096)])
+            },
+            allocation(1, 8192, &[(2, 0, 4096), (3, 4096, 4096), (4, 4096, 4096)]),
+            BufferAllocationProto {
+                maybe_live_out: true,
+                ..allocation(2, 4096, &[(5, 0, 4096)])
+            },
+        ],
+        vec![trace(
             vec![
-                buffer(1, 4096, 100, &[]),
-                buffer(2, 4096, 101, &[]),
-                buffer(3, 4096, 102, &[]),
-                buffer(4, 4096, 103, &[]),
-                buffer(5, 4096, 104, &[]),
+                ev(Kind::Alloc, 2, 0, "fusion.1"),
+                ev(Kind::Alloc, 3, 0, "all-reduce-start.1"),
+                ev(Kind::ShareWith, 4, 3, "all-reduce-done.1"),
+                ev(Kind::Free, 2, 0, "all-reduce-done.1"),
+                ev(Kind::Free, 4, 0, "fusion.2"),
+                ev(Kind::Free, 3, 0, "fusion.2"),
             ],
-            vec![
-                BufferAllocationProto {
-                    is_entry_computation_parameter: true,
-                    ..allocation(0, 4096, &[(1, 0, 4096)])
-                },
-                allocation(1, 8192, &[(2, 0, 4096), (3, 4096, 4096), (4, 4096, 4096)]),
-                BufferAllocationProto {
-                    maybe_live_out: true,
-                    ..allocation(2, 4096, &[(5, 0, 4096)])
-                },
-            ],
-            vec![trace(
-                vec![
-                    ev(Kind::Alloc, 2, 0, "fusion.1"),
-                    ev(Kind::Alloc, 3, 0, "all-reduce-start.1"),
-                    ev(Kind::ShareWith, 4, 3, "all-reduce-done.1"),
-                    ev(Kind::Free, 2, 0, "all-reduce-done.1"),
-                    ev(Kind::Free, 4, 0, "fusion.2"),
-                    ev(Kind::Free, 3, 0, "fusion.2"),
-                ],
-                true,
-                1,
-            )],
-        )),
-    };
+            true,
+            1,
+        )],
+    ));
     xz(&proto.encode_to_vec())
 }
 

@@ -12,17 +12,13 @@
 //! njx was found to differ from nsys-jax; their assertions state what nsys-jax does.
 
 use crate::common::gpu_spans::*;
-use crate::common::{instruction as inst, *};
-use njx::hlo::proto::{FrontendAttributes, HloModuleProto, HloProto, ReplicaGroup};
+use crate::common::*;
 use prost::Message;
 use serde_json::{Value, json};
 use std::path::Path;
 
 // ---------------------------------------------------------------- the fixture
 
-/// `fingerprint_before_lhs` of program 7: its key on every rank.
-const FP: &str = "5d41402abc4b2a76b9719d911017c592";
-const DUMP: &str = "dump/module_0007.jit_step.sm_8.0_gpu_after_optimizations.hlo.pb.xz";
 const GPU_PROJ: &str = "nvtx_gpu_proj_trace/trace.parquet";
 
 /// The part of the all-reduce that `fusion.1` (100–400 µs into the module) hides: the
@@ -78,107 +74,6 @@ fn pushpop_csv(rank: usize, compiled: bool, autotuner: bool) -> String {
     csv
 }
 
-/// The after-optimizations HloProto of program 7 (`jit_step`), fingerprint [`FP`]: the
-/// entry computation runs `fusion.1`, the all-reduce of its f32[1024] result over the
-/// group {0,1} (`all-reduce-start.1` / `all-reduce-done.1`) and `fusion.2`; with
-/// `scheduling`, as XLA with `OpMetadata.scheduling_name` writes it:
-/// `fusion.1` scheduled under its own name, `fusion.2` under `fusion.7` (renamed after
-/// scheduling), `all-reduce-start.1` without one.
-/// Without `fingerprint`, as XLA before `fingerprint_before_lhs`.
-fn hlo_proto(scheduling: bool, fingerprint: Option<&str>) -> Vec<u8> {
-    let add = computation(
-        1,
-        "add",
-        vec![
-            inst(1, "x", "parameter", f32s(&[]), &[], &[]),
-            inst(2, "y", "parameter", f32s(&[]), &[], &[]),
-            inst(3, "add.0", "add", f32s(&[]), &[1, 2], &[]),
-        ],
-    );
-    let fused1 = computation(
-        2,
-        "fused_computation.1",
-        vec![
-            inst(10, "param_0.1", "parameter", f32s(&[1024]), &[], &[]),
-            inst(11, "negate.1", "negate", f32s(&[1024]), &[10], &[]),
-        ],
-    );
-    let fused2 = computation(
-        3,
-        "fused_computation.2",
-        vec![
-            inst(20, "param_0.2", "parameter", f32s(&[1024]), &[], &[]),
-            inst(
-                21,
-                "exponential.2",
-                "exponential",
-                f32s(&[1024]),
-                &[20],
-                &[],
-            ),
-        ],
-    );
-    let mut all_reduce = inst(
-        102,
-        "all-reduce-start.1",
-        "all-reduce-start",
-        f32s(&[1024]),
-        &[101],
-        &[1],
-    );
-    all_reduce.replica_groups = vec![ReplicaGroup {
-        replica_ids: vec![0, 1],
-    }];
-    let scheduled = |mut i: njx::hlo::proto::HloInstructionProto, name: &str| {
-        if scheduling {
-            i.metadata = Some(njx::hlo::proto::OpMetadata {
-                scheduling_name: name.into(),
-                ..Default::default()
-            });
-        }
-        i
-    };
-    let entry = computation(
-        10,
-        "main.10",
-        vec![
-            inst(100, "p0", "parameter", f32s(&[1024]), &[], &[]),
-            scheduled(
-                inst(101, "fusion.1", "fusion", f32s(&[1024]), &[100], &[2]),
-                "fusion.1",
-            ),
-            all_reduce,
-            inst(
-                103,
-                "all-reduce-done.1",
-                "all-reduce-done",
-                f32s(&[1024]),
-                &[102],
-                &[],
-            ),
-            scheduled(
-                inst(104, "fusion.2", "fusion", f32s(&[1024]), &[103], &[3]),
-                "fusion.7",
-            ),
-        ],
-    );
-    let proto = HloProto {
-        hlo_module: Some(HloModuleProto {
-            id: 7,
-            name: "jit_step".into(),
-            entry_computation_id: 10,
-            entry_computation_name: "main.10".into(),
-            frontend_attributes: fingerprint.map(|fp| FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), fp.to_string())].into(),
-            }),
-            computations: vec![add, fused1, fused2, entry],
-            ..Default::default()
-        }),
-        buffer_assignment: None,
-    };
-    xz(&proto.encode_to_vec())
-}
-
 /// Variations of an archive.
 #[derive(Clone, Copy)]
 struct Opts {
@@ -204,7 +99,7 @@ const NORMAL: Opts = Opts {
 fn archive(dir: &Path, rank: usize, opts: Opts) -> String {
     let trace = gpu_proj_trace(rank);
     let threads = thread_metadata(rank);
-    let mut dump = hlo_proto(opts.scheduling_names, opts.fingerprint);
+    let mut dump = xz(&step_hlo(opts.scheduling_names, opts.fingerprint).encode_to_vec());
     if opts.corrupt_dump {
         dump.truncate(dump.len() / 2);
     }

@@ -4,7 +4,17 @@
 //! `modules_archive.rs` (which checks the records derived from it) and a seed of the fuzz
 //! harness.
 
-use super::{parquet_table, pq_double, pq_int, pq_int32, pq_text};
+use super::{
+    computation, f32s, instruction as inst, parquet_table, pq_double, pq_int, pq_int32, pq_text,
+};
+use njx::hlo::proto::{
+    FrontendAttributes, HloInstructionProto, HloModuleProto, HloProto, OpMetadata, ReplicaGroup,
+};
+
+/// `fingerprint_before_lhs` of program 7 (`jit_step`): its key on every rank.
+pub const FP: &str = "5d41402abc4b2a76b9719d911017c592";
+/// Its after-optimizations dump in an nsys-jax archive.
+pub const DUMP: &str = "dump/module_0007.jit_step.sm_8.0_gpu_after_optimizations.hlo.pb.xz";
 
 pub const STEP: &str = "TSL:XlaModule:#hlo_module=jit_step,program_id=7#";
 /// An autotuning execution: no program id, so program `unknown`.
@@ -243,4 +253,104 @@ pub fn thread_metadata(rank: usize) -> Vec<u8> {
 /// The cells of an owned text column, borrowed for [`pq_text`].
 fn borrow(v: &[Option<String>]) -> Vec<Option<&str>> {
     v.iter().map(Option::as_deref).collect()
+}
+
+/// The after-optimizations HloProto of program 7 (`jit_step`), fingerprint [`FP`]: the
+/// entry computation runs `fusion.1`, the all-reduce of its f32[1024] result over the
+/// group {0,1} (`all-reduce-start.1` / `all-reduce-done.1`) and `fusion.2`; with
+/// `scheduling`, as XLA with `OpMetadata.scheduling_name` writes it:
+/// `fusion.1` scheduled under its own name, `fusion.2` under `fusion.7` (renamed after
+/// scheduling), `all-reduce-start.1` without one.
+/// Without `fingerprint`, as XLA before `fingerprint_before_lhs`.
+pub fn step_hlo(scheduling: bool, fingerprint: Option<&str>) -> HloProto {
+    let add = computation(
+        1,
+        "add",
+        vec![
+            inst(1, "x", "parameter", f32s(&[]), &[], &[]),
+            inst(2, "y", "parameter", f32s(&[]), &[], &[]),
+            inst(3, "add.0", "add", f32s(&[]), &[1, 2], &[]),
+        ],
+    );
+    let fused1 = computation(
+        2,
+        "fused_computation.1",
+        vec![
+            inst(10, "param_0.1", "parameter", f32s(&[1024]), &[], &[]),
+            inst(11, "negate.1", "negate", f32s(&[1024]), &[10], &[]),
+        ],
+    );
+    let fused2 = computation(
+        3,
+        "fused_computation.2",
+        vec![
+            inst(20, "param_0.2", "parameter", f32s(&[1024]), &[], &[]),
+            inst(
+                21,
+                "exponential.2",
+                "exponential",
+                f32s(&[1024]),
+                &[20],
+                &[],
+            ),
+        ],
+    );
+    let mut all_reduce = inst(
+        102,
+        "all-reduce-start.1",
+        "all-reduce-start",
+        f32s(&[1024]),
+        &[101],
+        &[1],
+    );
+    all_reduce.replica_groups = vec![ReplicaGroup {
+        replica_ids: vec![0, 1],
+    }];
+    let scheduled = |mut i: HloInstructionProto, name: &str| {
+        if scheduling {
+            i.metadata = Some(OpMetadata {
+                scheduling_name: name.into(),
+                ..Default::default()
+            });
+        }
+        i
+    };
+    let entry = computation(
+        10,
+        "main.10",
+        vec![
+            inst(100, "p0", "parameter", f32s(&[1024]), &[], &[]),
+            scheduled(
+                inst(101, "fusion.1", "fusion", f32s(&[1024]), &[100], &[2]),
+                "fusion.1",
+            ),
+            all_reduce,
+            inst(
+                103,
+                "all-reduce-done.1",
+                "all-reduce-done",
+                f32s(&[1024]),
+                &[102],
+                &[],
+            ),
+            scheduled(
+                inst(104, "fusion.2", "fusion", f32s(&[1024]), &[103], &[3]),
+                "fusion.7",
+            ),
+        ],
+    );
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            id: 7,
+            name: "jit_step".into(),
+            entry_computation_id: 10,
+            entry_computation_name: "main.10".into(),
+            frontend_attributes: fingerprint.map(|fp| FrontendAttributes {
+                map: [("fingerprint_before_lhs".to_string(), fp.to_string())].into(),
+            }),
+            computations: vec![add, fused1, fused2, entry],
+            ..Default::default()
+        }),
+        buffer_assignment: None,
+    }
 }
