@@ -66,9 +66,13 @@ impl Made {
         place: &Path,
         out: &mut dyn Write,
     ) -> Result<()> {
-        let lines = match self {
-            Made::Folded(folded) => folded.lines(unit),
-            Made::Diff(lines) => lines.clone(),
+        let folded;
+        let lines: &[String] = match self {
+            Made::Folded(f) => {
+                folded = f.lines(unit);
+                &folded
+            }
+            Made::Diff(lines) => lines,
             Made::Partial(_) => return Ok(()),
         };
         if lines.is_empty() {
@@ -77,7 +81,7 @@ impl Made {
                 "no stacks to draw: the input has no time",
             ));
         }
-        render_svg(&lines, options, out)
+        render_svg(lines, options, out)
     }
 
     /// Writes the folded lines (in `unit`), the differential lines, or the partial result.
