@@ -18,6 +18,7 @@
 #   fold-source  njx-flamefold --by source rank*.zip
 #   fold-opname  njx-flamefold --by op-name rank*.zip
 #   thunks       njx-export --table thunks rank*.zip > /dev/null
+#   report       njx-report rank*.zip (every table above but the flame graphs, one reading)
 # Floors, the same members decompressed by C tools, `xargs -P $(nproc)` over the ranks
 # (njx also reads its inputs on every core):
 #   csv   (for compile): unzip -p report_nvtx_pushpop_trace.csv.xz | xz -dc
@@ -156,17 +157,18 @@ FLOOR_GPU="ls rank*.zip | xargs -P $P -I{} bash -o pipefail -c \
 unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/null && \
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 
-JOBS=(compile modules collectives fold-source fold-opname thunks)
+JOBS=(compile modules collectives fold-source fold-opname thunks report)
 declare -A CMD=(
     [compile]="'$BIN/njx-export' rank*.zip | '$BIN/njx-ranges' --xla-compile | '$BIN/njx-compile-summary' --total"
     [modules]="'$BIN/njx-modules' rank*.zip"
     [collectives]="'$BIN/njx-collectives' rank*.zip"
     [fold-source]="'$BIN/njx-flamefold' --by source rank*.zip"
     [fold-opname]="'$BIN/njx-flamefold' --by op-name rank*.zip"
+    [report]="'$BIN/njx-report' rank*.zip"
     [thunks]="'$BIN/njx-export' --table thunks rank*.zip > /dev/null"
 )
 declare -A FLOOR_OF=(
-    [compile]=csv [modules]=gpu [collectives]=gpu [fold-source]=gpu [fold-opname]=gpu [thunks]=gpu
+    [compile]=csv [modules]=gpu [collectives]=gpu [fold-source]=gpu [fold-opname]=gpu [thunks]=gpu [report]=gpu
 )
 declare -A FLOOR_CMD=([csv]=$FLOOR_CSV [gpu]=$FLOOR_GPU)
 declare -A RESULT=() FLOOR=() GAVE_UP=()

@@ -58,6 +58,7 @@ pub mod error;
 pub mod hlo;
 pub mod output;
 pub mod records;
+pub mod report;
 pub mod source;
 pub mod util;
 

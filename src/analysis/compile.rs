@@ -22,8 +22,8 @@ use crate::output::{Format, RecordWriter, write_table};
 use crate::records::Range;
 use crate::source;
 use clap::ValueEnum;
-use serde::Serialize;
-use std::collections::{BTreeSet, HashMap};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -175,13 +175,18 @@ fn sorted(acc: HashMap<String, f64>) -> Vec<(String, f64)> {
 /// correctly rounded sum whatever the order of the terms (Shewchuk's non-overlapping
 /// partials, "Adaptive Precision Floating-Point Arithmetic", 1997, as Python's
 /// `math.fsum` uses them). The terms must be finite.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExactSum {
     /// Non-overlapping, increasing in magnitude; their exact sum is the sum so far.
     partials: Vec<f64>,
 }
 
 impl ExactSum {
+    /// Adds another sum exactly (its partials, each exactly).
+    pub fn merge(&mut self, other: &ExactSum) {
+        other.partials.iter().for_each(|&x| self.add(x));
+    }
+
     /// Adds `x` exactly.
     pub fn add(&mut self, mut x: f64) {
         let mut kept = 0;
@@ -233,11 +238,12 @@ impl ExactSum {
     }
 }
 
-/// The totals over every compilation (`--total`).
-#[derive(Debug, Clone, Default)]
+/// The totals over every compilation (`--total`): exact, so merged in any order they give
+/// the totals of one reading of every input.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Total {
     /// Time per name.
-    parts: HashMap<String, ExactSum>,
+    parts: BTreeMap<String, ExactSum>,
     /// Wall time of all compilations.
     wall_ns: i64,
     compilations: usize,
@@ -245,17 +251,60 @@ pub struct Total {
 }
 
 impl Total {
+    /// The totals of the push/pop ranges of one input path (in the order read, as
+    /// [`collect`] reads them), every range name kept (`--by name --passes`): the
+    /// other groupings are [`Total::regrouped`] from it.
+    pub fn of_ranges(ranges: Vec<Range>) -> Result<Total> {
+        let mut filters = Filters::default();
+        filters.add_xla_compile();
+        let mut builder = TreeBuilder::new(filters);
+        let mut total = Total::default();
+        let key_of = |name: &str| key(name, Group::Name, true);
+        let mut sink = |forest: Vec<Range>| -> Result<()> {
+            attribute(&forest, &key_of)
+                .iter()
+                .for_each(|c| total.add(c));
+            Ok(())
+        };
+        for r in ranges {
+            builder.push(r, &mut sink)?;
+        }
+        builder.finish(&mut sink)?;
+        Ok(total)
+    }
+
+    /// Adds other totals, exactly.
+    pub fn merge(&mut self, other: &Total) {
+        for (k, sum) in &other.parts {
+            self.parts.entry(k.clone()).or_default().merge(sum);
+        }
+        self.wall_ns = self.wall_ns.saturating_add(other.wall_ns);
+        self.compilations += other.compilations;
+        self.profiles.extend(other.profiles.iter().cloned());
+    }
+
+    /// These totals (kept by name, with every pass: [`Total::of_ranges`]) grouped as
+    /// `by` and `passes` say, exactly as [`collect`] would have grouped them.
+    pub fn regrouped(&self, by: Group, passes: bool) -> Total {
+        let mut out = Total {
+            parts: BTreeMap::new(),
+            ..self.clone()
+        };
+        for (k, sum) in &self.parts {
+            out.parts.entry(key(k, by, passes)).or_default().merge(sum);
+        }
+        out
+    }
+
+    /// How many compilations.
+    pub fn compilations(&self) -> usize {
+        self.compilations
+    }
+
     /// Adds one compilation.
     pub fn add(&mut self, c: &Compilation) {
         for (k, v) in &c.parts {
-            match self.parts.get_mut(k) {
-                Some(sum) => sum.add(*v),
-                None => {
-                    let mut sum = ExactSum::default();
-                    sum.add(*v);
-                    self.parts.insert(k.clone(), sum);
-                }
-            }
+            self.parts.entry(k.clone()).or_default().add(*v);
         }
         self.wall_ns = self.wall_ns.saturating_add(c.wall_ns);
         self.compilations += 1;

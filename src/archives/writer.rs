@@ -473,6 +473,7 @@ fn run_analysis(
     work: &Path,
 ) -> Result<(Vec<(String, PathBuf)>, bool)> {
     let name = format!("{n}-{}", slug(pipeline));
+    let pipeline = named_analysis(pipeline).unwrap_or(pipeline);
     let cwd = work.join(&name);
     let stdout = work.join(format!("{name}.txt"));
     std::fs::create_dir_all(&cwd).map_err(|e| Error::io(cwd.display().to_string(), e))?;
@@ -500,6 +501,19 @@ fn run_analysis(
         );
     }
     Ok((members, ok))
+}
+
+/// The analyses named by one word (`--analysis report`), as nsys-jax's `--nsys-jax-analysis
+/// NAME` names its analyses, with the pipeline each stands for; its output is stored under
+/// the word (`analysis/1-report.txt`).
+pub const NAMED_ANALYSES: &[(&str, &str)] = &[("report", "njx-report \"$1\"")];
+
+/// The pipeline `word` names, if it names one ([`NAMED_ANALYSES`]).
+fn named_analysis(word: &str) -> Option<&'static str> {
+    NAMED_ANALYSES
+        .iter()
+        .find(|(name, _)| *name == word.trim())
+        .map(|(_, pipeline)| *pipeline)
 }
 
 /// `PATH` with the folder of the running tool's own executable first, so that analyses find

@@ -79,6 +79,7 @@ pub struct Args {
     /// standard output in the archive as analysis/<n>-<name>.txt, and the files it writes
     /// in its working folder (a fresh one) under analysis/<n>-<name>/. The archive's path
     /// is `$1` and `$NJX_ARCHIVE`; njx-capture's own folder comes first on PATH.
+    /// `--analysis report` is `njx-report "$1"` (stored as analysis/<n>-report.txt).
     /// Repeatable.
     #[arg(long, value_name = "PIPELINE")]
     pub analysis: Vec<String>,

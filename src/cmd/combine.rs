@@ -67,7 +67,7 @@ pub struct Args {
     /// standard output in the archive as analysis/<n>-<name>.txt, and the files it writes
     /// in its working folder (a fresh one) under analysis/<n>-<name>/, as njx-capture does.
     /// The archive's path is `$1` and `$NJX_ARCHIVE`; njx-combine's own folder comes first
-    /// on PATH. Repeatable.
+    /// on PATH. `--analysis report` is `njx-report "$1"`. Repeatable.
     #[arg(long, value_name = "PIPELINE")]
     pub analysis: Vec<String>,
 

@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod modules;
 pub mod pgle;
 pub mod ranges;
+pub mod report;
 pub mod thunks;
 pub mod timeline;
 
@@ -225,6 +226,7 @@ pub fn commands() -> Vec<Command> {
         command::<ranges::Args>(),
         command::<compile_summary::Args>(),
         command::<modules::Args>(),
+        command::<report::Args>(),
         command::<collectives::Args>(),
         command::<flamefold::Args>(),
         command::<kernels::Args>(),

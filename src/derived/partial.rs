@@ -11,7 +11,7 @@
 //! aggregate and may change between njx versions: partials are for one run of the
 //! tools, not for keeping.
 
-use crate::derived::executions::{self, DumpsKept, Executions, Warmup};
+use crate::derived::executions::{self, Executions, Kept, Warmup, WithoutXla};
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::source;
@@ -77,6 +77,15 @@ pub trait Aggregate: Sized + DeserializeOwned {
     fn wants_dumps(&self) -> bool {
         false
     }
+    /// Whether it reads the push/pop ranges of the profiles ([`Executions::ranges`]).
+    fn wants_ranges(&self) -> bool {
+        false
+    }
+    /// What becomes of an input path without XLA module ranges: refused (the tools that
+    /// read executions only), or aggregated as it is (no records, what was kept).
+    fn without_xla(&self) -> WithoutXla {
+        WithoutXla::Refuse
+    }
 }
 
 /// The aggregate of `inputs`: record streams (records, or partial results of `A::KIND`),
@@ -89,12 +98,22 @@ pub fn aggregate<A: Aggregate + Send>(
     notes: &Notes,
     empty: impl Fn() -> A + Sync,
 ) -> Result<A> {
+    aggregate_and_profiles(inputs, hlo, notes, empty).map(|(acc, _)| acc)
+}
+
+/// [`aggregate`], with the inputs that were read as profiles (not as records or partial
+/// results), in input order.
+pub fn aggregate_and_profiles<A: Aggregate + Send>(
+    inputs: &[PathBuf],
+    hlo: executions::Hlo<'_>,
+    notes: &Notes,
+    empty: impl Fn() -> A + Sync,
+) -> Result<(A, Vec<PathBuf>)> {
     let (mut acc, mut records) = (empty(), empty());
     let mut parts = Vec::new();
-    let dumps = if acc.wants_dumps() {
-        DumpsKept::Keep
-    } else {
-        DumpsKept::Drop
+    let keep = Kept {
+        dumps: acc.wants_dumps(),
+        ranges: acc.wants_ranges(),
     };
     let profiles = source::split_inputs(inputs, A::TABLE, notes.progress(), &mut |mut s| {
         if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
@@ -106,10 +125,12 @@ pub fn aggregate<A: Aggregate + Send>(
             records.add_records(s, notes)
         }
     })?;
+    let without = acc.without_xla();
     executions::each_mapped(
         &profiles,
         hlo,
-        dumps,
+        keep,
+        without,
         notes,
         &|part, notes| {
             let mut one = empty();
@@ -128,7 +149,7 @@ pub fn aggregate<A: Aggregate + Send>(
     for n in acc.warmup().variants.notes() {
         notes.note(n);
     }
-    Ok(acc)
+    Ok((acc, profiles))
 }
 
 /// Reads the partial results of `kind` in `s`, handing each to `partial`.

@@ -766,6 +766,21 @@ pub fn is_archive(path: &Path) -> bool {
         && (path.is_dir() || matches!(open(path, &Progress::none()), Ok(Opened::Archive(_))))
 }
 
+/// Whether `path` holds CUDA activity tables (kernels, memory operations): an nsys SQLite
+/// export, a `.nsys-rep` report, or an archive holding an export (njx-capture's); not an
+/// nsys-jax archive, which keeps none, nor records. A path that does not open holds none
+/// here (its error is said where it is read).
+pub fn holds_gpu_ops(path: &Path) -> bool {
+    if path == Path::new("-") {
+        return false;
+    }
+    match open_input(path, &Progress::none()) {
+        Ok(Opened::Sqlite | Opened::Report) => true,
+        Ok(Opened::Archive(a)) => !a.find(layout::SQLITE_MEMBER).is_empty(),
+        _ => false,
+    }
+}
+
 /// Opens a text input (plain or compressed, or stdin); any other kind of input is an
 /// error saying that it is not `what`. What is read of it counts in `progress`.
 pub fn open_text(path: &Path, what: &str, progress: &Progress) -> Result<Stream> {

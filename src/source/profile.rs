@@ -30,11 +30,16 @@ pub struct ProfileTables {
     pub launchers: devices::Launchers,
     /// (program id, module name) of the compilations the profile recorded, sorted.
     pub compiled: Vec<(u64, String)>,
+    /// The profile's NVTX push/pop ranges, in the order read, where asked for
+    /// ([`Profiles::keep_ranges`]); empty otherwise.
+    pub ranges: Vec<Range>,
 }
 
 /// The profiles of one input.
 pub struct Profiles {
     kind: Kind,
+    /// Whether [`ProfileTables::ranges`] are kept.
+    keep_ranges: bool,
 }
 
 enum Kind {
@@ -70,6 +75,7 @@ impl Profiles {
                         archive: None,
                         _copy: copy,
                     },
+                    keep_ranges: false,
                 })
             }
             Opened::Archive(mut archive) => {
@@ -77,6 +83,7 @@ impl Profiles {
                 if !members.is_empty() {
                     return Ok(Profiles {
                         kind: Kind::Archive { archive, members },
+                        keep_ranges: false,
                     });
                 }
                 // An archive njx-capture wrote: the SQLite export and the dumps beside it.
@@ -89,6 +96,7 @@ impl Profiles {
                         archive: Some(archive),
                         _copy: Some(copy),
                     },
+                    keep_ranges: false,
                 })
             }
             _ => Err(Error::data(
@@ -97,6 +105,13 @@ impl Profiles {
                  extracted directory), nsys SQLite exports or .nsys-rep reports",
             )),
         }
+    }
+
+    /// Keeps (or not) each profile's push/pop ranges in its [`ProfileTables::ranges`]:
+    /// read anyway from archives for the compilations they record, read again from SQLite.
+    /// Their notes are said then, as where they are read for their ranges.
+    pub fn keep_ranges(&mut self, keep: bool) {
+        self.keep_ranges = keep;
     }
 
     /// How many profiles the input holds.
@@ -142,6 +157,7 @@ impl Profiles {
     /// Reads the tables of the `i`-th profile; notes about what the tables lack go to
     /// `notes`.
     pub fn tables(&mut self, i: usize, notes: &Notes) -> Result<ProfileTables> {
+        let keep = self.keep_ranges;
         match &mut self.kind {
             Kind::Archive { archive, members } => {
                 let member = &members[i];
@@ -167,13 +183,19 @@ impl Profiles {
                     }
                     None => devices::Launchers::None,
                 };
-                let compiled = archive_compiled(archive, &member.profile)?;
+                let mut ranges = Vec::new();
+                let compiled = archive_compiled(
+                    archive,
+                    &member.profile,
+                    keep.then_some((&mut ranges, notes)),
+                )?;
                 Ok(ProfileTables {
                     name,
                     place,
                     gpu_ranges: gpu,
                     launchers,
                     compiled,
+                    ranges,
                 })
             }
             Kind::Sqlite { db, name, .. } => {
@@ -214,12 +236,21 @@ impl Profiles {
                 }
                 compiled.sort();
                 compiled.dedup();
+                let mut ranges = Vec::new();
+                if keep {
+                    let options = super::Options::default();
+                    ranges::nvtx::read_ranges(db, name, options, notes, &mut |r| {
+                        ranges.push(r);
+                        Ok(())
+                    })?;
+                }
                 Ok(ProfileTables {
                     name: name.clone(),
                     place: db.place().to_string(),
                     gpu_ranges: gpu,
                     launchers,
                     compiled,
+                    ranges,
                 })
             }
         }
@@ -236,21 +267,30 @@ fn compiled_program(name: &str) -> Option<(u64, String)> {
 }
 
 /// Programs whose compilation `profile` of an nsys-jax archive recorded: (program id,
-/// module name) of the `XlaCompileBackend` ranges of its push/pop table.
-fn archive_compiled(archive: &mut Archive, profile: &str) -> Result<Vec<(u64, String)>> {
+/// module name) of the `XlaCompileBackend` ranges of its push/pop table; with `keep`, its
+/// ranges too, the table's notes said to its notes.
+fn archive_compiled(
+    archive: &mut Archive,
+    profile: &str,
+    mut keep: Option<(&mut Vec<Range>, &Notes)>,
+) -> Result<Vec<(u64, String)>> {
     let mut found = Vec::new();
     for base in PUSHPOP_MEMBERS {
         let Some(path) = archive.member_for(base, profile) else {
             continue;
         };
         let profile: Arc<str> = profile.into();
+        // The table's notes are said where it is read for its ranges.
+        let dropped = crate::output::notes::Notes::kept();
+        let notes = keep.as_ref().map_or(&dropped, |k| k.1);
         let mut emit = |r: Range| -> Result<()> {
             found.extend(compiled_program(&r.name));
+            if let Some((kept, _)) = keep.as_mut() {
+                kept.push(r);
+            }
             Ok(())
         };
-        // The table's notes are said where it is read for its ranges.
-        let notes = crate::output::notes::Notes::kept();
-        ranges::pushpop::read_member(archive, &path, &profile, &notes, &mut emit)?;
+        ranges::pushpop::read_member(archive, &path, &profile, notes, &mut emit)?;
         found.sort();
         found.dedup();
         return Ok(found);

@@ -255,6 +255,23 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
     Ok(())
 }
 
+fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()> {
+    let notes = Notes::kept();
+    let options = njx::report::Options {
+        style: if input.bit(1) {
+            njx::report::Style::Json
+        } else {
+            njx::report::Style::Text
+        },
+        rows: input.pick(2, 4) as usize,
+        hlo,
+        partial: input.bit(3),
+    };
+    njx::report::run(&options, paths, &mut Sink(0), &notes)?;
+    done(notes);
+    Ok(())
+}
+
 fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
     use njx::analysis::kernels::{By, Options, Table};
     let notes = Notes::kept();
@@ -552,7 +569,7 @@ fn p(path: &Path) -> Vec<PathBuf> {
 
 /// What every archive-level entry runs, on the archive at `path`.
 fn archive_analysis(ctx: &Ctx, path: &Path, input: &Input) -> Result<()> {
-    match input.pick(10, 6) {
+    match input.pick(10, 7) {
         0 => export(&p(path), input, export::Table::Modules, Vec::new()),
         1 => export(&p(path), input, export::Table::Thunks, Vec::new()),
         2 => export(
@@ -567,6 +584,7 @@ fn archive_analysis(ctx: &Ctx, path: &Path, input: &Input) -> Result<()> {
             input.bit(13),
         ),
         4 => modules_run(&[path.to_path_buf(), ctx.rank1.clone()], input),
+        5 => report_run(&[path.to_path_buf(), ctx.rank1.clone()], input, Vec::new()),
         _ => flamefold_run(&p(path), input, gpu_by(input, 13), Vec::new()),
     }
 }
@@ -674,6 +692,15 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     collectives::aggregate(&archives, KeyBy::Fingerprint, &notes).expect("partial");
                 njx::derived::partial::write(&mut out, collectives::PARTIAL, &acc).unwrap();
             }
+            "report" => {
+                let options = njx::report::Options {
+                    style: njx::report::Style::Text,
+                    rows: 5,
+                    hlo: Vec::new(),
+                    partial: true,
+                };
+                njx::report::run(&options, &archives, &mut out, &notes).expect("partial");
+            }
             _ => {
                 let options = flamefold::Options {
                     by: flamefold::By::Source,
@@ -774,6 +801,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             (text(&partial("modules")), "partial-modules"),
             (text(&partial("collectives")), "partial-collectives"),
             (text(&partial("gpu-time")), "partial-gpu"),
+            (text(&partial("report")), "partial-report"),
         ],
         entries: vec![
             entry("read-ranges", &["range"], |_, i| read_ranges(&p(i.path), i)),
@@ -796,7 +824,15 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             entry("flamefold-gpu", &["thunk", "partial-gpu"], |c, i| {
                 flamefold_run(&p(i.path), i, gpu_by(i, 6), vec![c.hlo_dir.clone()])
             }),
+            entry("report", &["module", "thunk", "partial-report"], |c, i| {
+                report_run(&p(i.path), i, vec![c.hlo_dir.clone()])
+            }),
             // records and partial results merged with a profile's executions
+            entry(
+                "report-with-archive",
+                &["module", "thunk", "partial-report"],
+                |c, i| report_run(&[i.path.to_path_buf(), c.rank1.clone()], i, Vec::new()),
+            ),
             entry(
                 "modules-with-archive",
                 &["module", "partial-modules"],
@@ -1077,6 +1113,9 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 )
             }),
             entry("modules", &["xla"], |_, i| modules_run(&p(i.path), i)),
+            entry("report", &[], |c, i| {
+                report_run(&p(i.path), i, vec![c.hlo_dir.clone()])
+            }),
             entry("collectives", &["xla"], |_, i| {
                 collectives_run(&p(i.path), i, i.bit(7))
             }),
@@ -1161,6 +1200,9 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 )
             }),
             entry("modules", &[], |_, i| modules_run(&p(i.path), i)),
+            entry("report", &[], |c, i| {
+                report_run(&[i.path.to_path_buf(), c.rank1.clone()], i, Vec::new())
+            }),
             entry("collectives", &[], |c, i| {
                 collectives_run(&[i.path.to_path_buf(), c.rank1.clone()], i, i.bit(7))
             }),

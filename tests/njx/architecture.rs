@@ -33,6 +33,10 @@ const LAYERS: &[(&str, &str)] = &[
     ("hlo", "XLA's HLO dumps"),
     ("derived", "trees, executions, GPU time, partial results"),
     ("analysis", "one module per analysis"),
+    (
+        "report",
+        "every analysis of one reading, composed (njx-report)",
+    ),
     ("archives", "capture, combine and their writer"),
     ("cmd", "each tool's command line"),
 ];

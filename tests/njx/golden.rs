@@ -206,7 +206,7 @@ fn hlo_proto() -> Vec<u8> {
 
 /// Writes `dir/rank<rank>.zip` and returns its path: the GPU projection, thread names,
 /// push/pop table and HLO dump of one rank.
-fn archive(dir: &Path, rank: usize) -> String {
+pub(crate) fn archive(dir: &Path, rank: usize) -> String {
     let trace = gpu_proj_trace(rank);
     let threads = thread_metadata(rank);
     let dump = hlo_proto();
@@ -297,7 +297,7 @@ fn sqlite_export(path: &Path) {
 }
 
 /// `dir/x.sqlite`, written by [`sqlite_export`].
-fn sqlite(dir: &Path) -> String {
+pub(crate) fn sqlite(dir: &Path) -> String {
     let path = dir.join("x.sqlite");
     sqlite_export(&path);
     path.to_str().expect("utf-8 path").to_string()
@@ -766,6 +766,48 @@ fn combine() {
 
 /// The diff a mismatch shows: hunks with three lines of context and both line numbers, a
 /// gap between far changes, the column where a changed line first differs.
+#[test]
+fn report() {
+    let mut g = Golden::new("njx-report");
+    let (dir, ranks) = archives(&mut g);
+    let (text, notes) = both("njx-report", &with(&[], &ranks));
+    g.check("text.txt", &text);
+    g.check("notes.txt", &notes);
+    g.check(
+        "report.json",
+        &ok(
+            "njx-report",
+            &with(&["--format", "json", "--rows", "2"], &ranks),
+        ),
+    );
+    let db = sqlite(dir.path());
+    g.check("sqlite.txt", &ok("njx-report", &["-q", "--rows", "3", &db]));
+}
+
+/// The example run shipped in `examples/data/run/` (the README's quick start reports on
+/// it): this module's two archives, byte for byte. Missing ones are written, and
+/// `NJX_BLESS=1` rewrites them.
+#[test]
+fn the_example_run_is_these_archives() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/run");
+    let dir = tempdir();
+    for rank in 0..2 {
+        let made = std::fs::read(archive(dir.path(), rank)).unwrap();
+        let path = shipped.join(format!("rank{rank}.zip"));
+        match std::fs::read(&path) {
+            Ok(bytes) if !crate::common::golden::bless() => assert!(
+                bytes == made,
+                "{} is not what golden.rs' archive() writes: bless it with NJX_BLESS=1",
+                path.display()
+            ),
+            _ => {
+                std::fs::create_dir_all(&shipped).unwrap();
+                std::fs::write(&path, &made).unwrap();
+            }
+        }
+    }
+}
+
 #[test]
 fn a_mismatch_shows_a_line_diff() {
     use crate::common::golden::diff;

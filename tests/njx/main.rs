@@ -38,6 +38,7 @@ mod pgle;
 mod progress;
 mod ranges;
 mod relay2026;
+mod report;
 mod schema;
 mod sqlite_2026;
 mod thunks;

@@ -24,13 +24,13 @@ pub fn bandwidth(t: &Thunk) -> Option<(f64, f64)> {
 }
 
 /// A communication thunk execution that took no time at all: it has no bandwidth.
-pub(super) fn of_no_time(t: &Thunk) -> bool {
+pub fn of_no_time(t: &Thunk) -> bool {
     t.comm && t.dur_ns == 0 && t.hidden_ns == 0
 }
 
 /// Says how many communication thunk executions of `place` took no time (left out of
 /// the bandwidths, counted everywhere else).
-pub(super) fn say_no_time(place: &str, n: u64, notes: &Notes) {
+pub fn say_no_time(place: &str, n: u64, notes: &Notes) {
     if n > 0 {
         notes.note(format!(
             "{place}: {n} communication thunk execution{} no time at all (dur_ns + hidden_ns \

@@ -57,7 +57,7 @@ pub mod timing;
 mod write;
 
 pub use aggregate::{PARTIAL, Partial, aggregate, aggregate_with_timing};
-pub use bandwidth::bandwidth;
+pub use bandwidth::{bandwidth, of_no_time, say_no_time};
 pub use records::{CollectiveRecord, read, write_records};
 pub use rows::Part;
 pub use write::{write, write_with_timing};

@@ -36,6 +36,46 @@ impl ThunkTime {
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
         self.stats.entry(&t.program, &t.name, phase).0.add(t);
     }
+
+    /// Whether it holds what the HLO dumps say of its thunks (read with the profiles, or
+    /// carried by partial results).
+    pub fn has_infos(&self) -> bool {
+        self.gpu.has_infos()
+    }
+
+    /// Why the views would be wrong, if they would: thunks that take more GPU time than
+    /// their module executions (records of different runs, thunks outside modules), as
+    /// njx-thunks refuses them.
+    pub fn thunks_beyond_modules(&self) -> Option<String> {
+        self.gpu.thunks_beyond_modules()
+    }
+
+    /// Adds a thunk record (its warm-up already decided).
+    pub fn add_thunk_record(&mut self, t: &Thunk) {
+        self.gpu.add_thunk(t);
+        self.thunk(t, Phase::of_record(t.warmup));
+    }
+
+    /// Adds a module record (its warm-up already decided).
+    pub fn add_module_record(&mut self, m: &Module) {
+        self.gpu.add_module(m);
+    }
+
+    /// Takes what the HLO dumps of `sources` (archives, dump folders) say of every thunk
+    /// aggregated, for a partial result: the reduce step need not have the dumps.
+    pub fn attach_infos(&mut self, sources: &[std::path::PathBuf], notes: &Notes) -> Result<()> {
+        if sources.is_empty() {
+            return Ok(());
+        }
+        let thunks: std::collections::BTreeSet<(String, String)> = (0..self.stats.table.len()
+            as u32)
+            .map(|i| {
+                let ((program, name, _), _) = self.stats.get(i);
+                (program.to_string(), name.to_string())
+            })
+            .collect();
+        self.gpu.attach_infos_of(&thunks, sources, notes)
+    }
 }
 
 impl partial::Aggregate for ThunkTime {
@@ -45,13 +85,12 @@ impl partial::Aggregate for ThunkTime {
     fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
         if s.first_line_has("thunk_execution")? {
             s.read(&mut |t: Thunk| {
-                self.gpu.add_thunk(&t);
-                self.thunk(&t, Phase::of_record(t.warmup));
+                self.add_thunk_record(&t);
                 Ok(())
             })
         } else {
             s.read(&mut |m: Module| {
-                self.gpu.add_module(&m);
+                self.add_module_record(&m);
                 Ok(())
             })
         }

@@ -8,7 +8,6 @@ use crate::derived::partial;
 use crate::error::{Error, Result};
 use crate::hlo::thunk_info;
 use crate::output::notes::Notes;
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 /// Reads module and thunk executions from every input: record streams (a file of module
@@ -90,15 +89,6 @@ pub(super) fn check(options: &Options) -> Result<()> {
 /// HLO dumps say of each thunk, so the reduce step needs neither archives nor dumps.
 pub fn partial(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<ThunkTime> {
     let mut time = read(options, inputs, notes)?;
-    let sources = thunk_info::dump_sources(inputs, &options.hlo);
-    if !sources.is_empty() {
-        let thunks: BTreeSet<(String, String)> = (0..time.stats.table.len() as u32)
-            .map(|i| {
-                let ((program, name, _), _) = time.stats.get(i);
-                (program.to_string(), name.to_string())
-            })
-            .collect();
-        time.gpu.attach_infos_of(&thunks, &sources, notes)?;
-    }
+    time.attach_infos(&thunk_info::dump_sources(inputs, &options.hlo), notes)?;
     Ok(time)
 }

@@ -6,7 +6,7 @@ use super::derive::{self, Derived};
 use super::processes::Processes;
 use super::program_info::ArchivePrograms;
 use super::variants::key_by_name;
-use super::{DumpsKept, Executions, Hlo, KeyBy, NO_XLA, WithoutXla};
+use super::{Executions, Hlo, Kept, KeyBy, NO_XLA, WithoutXla};
 use crate::error::{Error, Result};
 use crate::hlo::{Dumps, ProgramKey};
 use crate::output::notes::Notes;
@@ -38,12 +38,13 @@ pub(super) fn load_path(
     k: usize,
     processes: &Processes,
     hlo: Hlo<'_>,
-    dumps: DumpsKept,
+    keep: Kept,
     without: WithoutXla,
     notes: &Notes,
 ) -> Result<Executions> {
     let mut part = Executions::default();
     let mut profiles = Profiles::open(path, notes.progress())?;
+    profiles.keep_ranges(keep.ranges);
     if let Some(n) = profiles.processes_known() {
         processes.record(k, n);
     }
@@ -53,7 +54,8 @@ pub(super) fn load_path(
     let mut own = profiles.archive().map(|a| Dumps::new(a));
     let mut extra = hlo_sources(hlo.dumps, notes.progress())?;
     for i in 0..profiles.len() {
-        let tables = profiles.tables(i, &held)?;
+        let mut tables = profiles.tables(i, &held)?;
+        part.ranges.append(&mut tables.ranges);
         let modules = (tables.gpu_ranges.iter()).any(|r| xla_names::is_module(&r.name));
         xla |= modules;
         let mut sources: Vec<(&mut Archive, &mut Dumps)> = Vec::new();
@@ -91,7 +93,7 @@ pub(super) fn load_path(
         }
         (false, WithoutXla::Skip) => {}
     }
-    if let (DumpsKept::Keep, Some(own)) = (dumps, own.as_mut()) {
+    if let (true, Some(own)) = (keep.dumps, own.as_mut()) {
         part.dumps = own.take_loaded();
     }
     Ok(part)

@@ -51,7 +51,7 @@ mod walk;
 mod warmup;
 
 pub use alignment::{Alignment, Corrections, align_clocks};
-pub use variants::{KeyBy, Variant, Variants};
+pub use variants::{KeyBy, Variant, Variants, device_list};
 pub use walk::{
     Execution, Hlo, NO_XLA, Want, WithoutXla, each, each_mapped, each_thunk, load, read_records,
     visit, visit_with,
@@ -74,18 +74,32 @@ pub struct Executions {
     /// without a dump: autotuning candidates).
     pub compiled: HashSet<String>,
     /// The HLO dumps of the input's own archive that were read (in member order), when
-    /// asked for ([`DumpsKept::Keep`]): what an analysis needs of them beyond the records
+    /// asked for ([`Kept::dumps`]): what an analysis needs of them beyond the records
     /// is taken while they are decoded, not decoded again.
     pub dumps: Vec<Arc<HloModule>>,
+    /// The NVTX push/pop ranges of the input's profiles (in the order read, profile by
+    /// profile), when asked for ([`Kept::ranges`]): the table is decoded anyway for the
+    /// compilations it records, and a tool that also reports compile time takes them from
+    /// there instead of decoding it again.
+    pub ranges: Vec<crate::records::Range>,
     /// The programs each module name ran as, where, with their collective sequences.
     pub variants: Variants,
 }
 
-/// Whether the HLO dumps read for an input path travel with its [`Executions`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DumpsKept {
-    /// Dropped once the executions are derived.
-    Drop,
-    /// Kept in [`Executions::dumps`].
-    Keep,
+/// What travels with an input path's [`Executions`] beyond the records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// The HLO dumps of the input's own archive ([`Executions::dumps`]); otherwise
+    /// dropped once the executions are derived.
+    pub dumps: bool,
+    /// The push/pop ranges of its profiles ([`Executions::ranges`]).
+    pub ranges: bool,
+}
+
+impl Kept {
+    /// Nothing beyond the records.
+    pub const NOTHING: Kept = Kept {
+        dumps: false,
+        ranges: false,
+    };
 }

@@ -227,7 +227,7 @@ pub(super) fn key_by_name(modules: &mut [Module], thunks: &mut [Thunk]) {
 }
 
 /// `devices 0-2, 5` or `device 3`.
-fn device_list(devices: &BTreeSet<u32>) -> String {
+pub fn device_list(devices: &BTreeSet<u32>) -> String {
     let mut runs: Vec<(u32, u32)> = Vec::new();
     for &d in devices {
         match runs.last_mut() {

@@ -6,7 +6,7 @@
 use super::input::load_path;
 use super::processes::Processes;
 use super::spill;
-use super::{Alignment, DumpsKept, Executions, KeyBy, Phase, Warmup};
+use super::{Alignment, Executions, Kept, KeyBy, Phase, Warmup};
 use crate::error::Result;
 use crate::output::notes::Notes;
 use crate::records::{Module, Thunk};
@@ -28,8 +28,8 @@ pub struct Hlo<'a> {
 /// What is said, after its place, of an input without XLA module ranges: one line, the
 /// error of every tool that reads executions ([`WithoutXla::Refuse`]).
 pub const NO_XLA: &str = "holds no XLA module ranges (XlaModule NVTX ranges with GPU work), \
-     so nothing for this tool; njx-kernels, njx-ranges, njx-timeline, njx-flamefold --by \
-     stack and njx-export --table ranges|gpu-ranges|kernels|memops|payloads read it";
+     so nothing for this tool; njx-report, njx-kernels, njx-ranges, njx-timeline, \
+     njx-flamefold --by stack and njx-export --table ranges|gpu-ranges|kernels|memops|payloads read it";
 
 /// What becomes of an input path whose profiles hold no XLA module range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub fn visit_with(
     let mut warmup = Warmup::default();
     let mut alignment = Alignment::default();
     let mut parked = spill::Spill::new()?;
-    each_with(paths, hlo, DumpsKept::Drop, without, notes, |part| {
+    each_with(paths, hlo, Kept::NOTHING, without, notes, |part| {
         // nsys-jax decides warm-up over everything it analyses at once: a program
         // compiled in one profile, or communication in any, counts for all of them.
         warmup.add(&part);
@@ -174,11 +174,11 @@ pub fn visit_with(
 pub fn each(
     paths: &[PathBuf],
     hlo: Hlo<'_>,
-    dumps: DumpsKept,
+    keep: Kept,
     notes: &Notes,
     f: impl FnMut(Executions) -> Result<()>,
 ) -> Result<()> {
-    each_with(paths, hlo, dumps, WithoutXla::Refuse, notes, f)
+    each_with(paths, hlo, keep, WithoutXla::Refuse, notes, f)
 }
 
 /// [`each`], with inputs without XLA module ranges refused or passed over as `without`
@@ -186,34 +186,35 @@ pub fn each(
 fn each_with(
     paths: &[PathBuf],
     hlo: Hlo<'_>,
-    dumps: DumpsKept,
+    keep: Kept,
     without: WithoutXla,
     notes: &Notes,
     f: impl FnMut(Executions) -> Result<()>,
 ) -> Result<()> {
-    each_path(paths, hlo, dumps, without, notes, &|part, _| Ok(part), f)
+    each_path(paths, hlo, keep, without, notes, &|part, _| Ok(part), f)
 }
 
 /// [`each`], with `map` applied to each input path's executions on the thread that read
 /// them (what an analysis makes of one input path, such as its partial aggregate), and
-/// its results handed to `f` in input order.
+/// its results handed to `f` in input order; inputs without XLA module ranges refused or
+/// passed over (mapped as they are: no records, what was kept) as `without` says.
 pub fn each_mapped<T: Send>(
     paths: &[PathBuf],
     hlo: Hlo<'_>,
-    dumps: DumpsKept,
+    keep: Kept,
+    without: WithoutXla,
     notes: &Notes,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
     f: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    each_path(paths, hlo, dumps, WithoutXla::Refuse, notes, map, f)
+    each_path(paths, hlo, keep, without, notes, map, f)
 }
 
-/// [`each_mapped`], with inputs without XLA module ranges refused or passed over as
-/// `without` says.
+/// [`each_mapped`].
 fn each_path<T: Send>(
     paths: &[PathBuf],
     hlo: Hlo<'_>,
-    dumps: DumpsKept,
+    keep: Kept,
     without: WithoutXla,
     notes: &Notes,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
@@ -224,7 +225,7 @@ fn each_path<T: Send>(
     for chunk in inputs.chunks(workers()) {
         for (result, kept) in parallel_map(chunk, |&(k, p)| {
             let kept = notes.apart();
-            let mapped = load_path(p, k, &processes, hlo, dumps, without, &kept)
+            let mapped = load_path(p, k, &processes, hlo, keep, without, &kept)
                 .and_then(|part| map(part, &kept));
             notes.progress().input_done();
             (mapped, kept)

@@ -14,7 +14,7 @@ pub fn golden_dir() -> PathBuf {
 }
 
 /// Whether every golden file is to be rewritten (`NJX_BLESS=1`).
-fn bless() -> bool {
+pub fn bless() -> bool {
     std::env::var_os("NJX_BLESS").is_some_and(|v| v == "1")
 }
 

@@ -32,6 +32,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-timeline" => env!("CARGO_BIN_EXE_njx-timeline"),
         "njx-heap" => env!("CARGO_BIN_EXE_njx-heap"),
         "njx-pgle" => env!("CARGO_BIN_EXE_njx-pgle"),
+        "njx-report" => env!("CARGO_BIN_EXE_njx-report"),
         other => panic!("unknown tool {other}"),
     }
 }

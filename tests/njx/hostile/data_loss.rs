@@ -17,7 +17,9 @@ fn input_of(tool: &str, d: &Path) -> String {
     match tool {
         "njx-export" => write(d, "t.csv", tree().csv().as_bytes()),
         "njx-modules" => write(d, "m.jsonl", jsonl(&module_records()).as_bytes()),
-        "njx-collectives" => write(d, "th.jsonl", jsonl(&thunk_records()).as_bytes()),
+        "njx-collectives" | "njx-report" => {
+            write(d, "th.jsonl", jsonl(&thunk_records()).as_bytes())
+        }
         _ => write(d, "r.jsonl", jsonl(&tree().records("t")).as_bytes()),
     }
 }
@@ -29,6 +31,7 @@ const TOOLS: &[&str] = &[
     "njx-flamefold",
     "njx-modules",
     "njx-collectives",
+    "njx-report",
 ];
 
 /// How the output names the input.

@@ -140,7 +140,12 @@ pub fn cases() -> Vec<Case> {
             ));
         }
     }
-    for tool in ["njx-modules", "njx-collectives", "njx-compile-summary"] {
+    for tool in [
+        "njx-modules",
+        "njx-collectives",
+        "njx-compile-summary",
+        "njx-report",
+    ] {
         v.push(Case::new(
             "extracted archive with a -> .",
             tool,

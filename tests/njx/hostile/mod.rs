@@ -24,6 +24,8 @@
 //! - `heap`: njx-heap and njx-pgle on hostile HLO dumps: buffer assignments that do not
 //!   add up, call-graph cycles, huge fan-out, overflowing shapes, 200,000 live buffers.
 //!
+//! - `report`: njx-report's one reading, partial results and options.
+//!
 //! `baseline` checks that the unbroken fixtures are accepted, so that a refusal of a
 //! broken copy is about what was broken.
 
@@ -38,6 +40,7 @@ mod heap;
 mod inconsistent;
 mod known;
 mod memory;
+mod report;
 mod streams;
 mod unclear;
 
@@ -57,6 +60,7 @@ fn classes() -> Vec<(&'static str, Vec<Case>)> {
         ("unclear", unclear::cases()),
         ("streams", streams::cases()),
         ("heap", heap::cases()),
+        ("report", report::cases()),
     ]
 }
 
@@ -227,4 +231,9 @@ fn baseline() {
         Run::new(args!["--by", "source", write_archive(d)])
     }));
     run_class("baseline", cases);
+}
+
+#[test]
+fn report() {
+    run_class("report", report::cases());
 }

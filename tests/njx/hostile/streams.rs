@@ -30,6 +30,7 @@ fn thunk_readers(d: &Path) -> Vec<(&'static str, Vec<String>)> {
             vec!["-o".into(), d.join("pgle").to_str().unwrap().into()],
         ),
         ("njx-collectives", vec![]),
+        ("njx-report", vec![]),
     ]
 }
 

@@ -1,0 +1,87 @@
+//! `njx-report`: the command line of [`crate::report`].
+
+use super::Files;
+use crate::error::Result;
+use crate::output::open_output;
+use crate::report::{Options, Style};
+use clap::Parser;
+use std::path::PathBuf;
+
+/// The picture of a run on one page: compile time, modules, communication, thunks, kernels.
+#[derive(Debug, Parser)]
+#[command(
+    name = "njx-report",
+    version,
+    long_version = super::LONG_VERSION,
+    after_help = "Input is what the other tools read: nsys-jax archives (also combined ones), \
+archives njx-capture wrote, nsys SQLite exports and .nsys-rep reports (HLO dumps with --hlo), \
+module and thunk records (njx-export --table modules|thunks), and partial results of \
+njx-report --partial. Each input is opened, decompressed and decoded once, and every \
+analysis that applies to it is made from that one reading.
+
+The report: a header saying what was read (inputs, profiles, devices, programs, executions, \
+the warm-up rule, every note the tools would have said), then one section per table, each \
+its tool's own table (so every number is the one that tool prints) cut to --rows lines, with \
+the command that gives the whole of it (INPUTS standing for the inputs): compile time by \
+category and its top ranges (njx-compile-summary), the steady-state module table \
+(njx-modules), wait time, bus bandwidth, hidden communication and stragglers \
+(njx-collectives), top thunks, GPU time by opcode and variability (njx-thunks), and CUDA \
+kernels of SQLite exports (njx-kernels). A section that does not apply to the input says why \
+in one line. --format json writes one JSON object: `read`, `notes`, and `sections`, each with \
+its tool's records (`rows`, its --format json lines) or `absent` (why not).
+
+Map/reduce over many ranks: `njx-report --partial rankN.zip > rankN.part` per rank, then \
+`njx-report *.part` reports them all, exactly as one reading of every rank would (kernels \
+excepted: they are not carried by partial results).
+
+Examples:
+  njx-report rank*.zip
+  njx-report --format json rank*.zip | jq '.sections.modules.rows[0]'
+  njx-report --rows 20 report.sqlite --hlo dump/"
+)]
+pub struct Args {
+    #[command(flatten)]
+    /// Inputs, output, quiet (flattened: their own options).
+    pub files: Files,
+
+    /// Text for people, or one JSON object.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: Style,
+
+    /// Rows of each table shown in the text report.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub rows: usize,
+
+    /// An archive or XLA dump folder (--xla_dump_to) with HLO dumps, besides the archives
+    /// among the inputs; one per --hlo, repeatable (--hlo a.zip --hlo b.zip).
+    #[arg(long, value_name = "PATH")]
+    pub hlo: Vec<PathBuf>,
+
+    /// Write the partial result of these inputs instead of the report: the map step of a
+    /// map/reduce over ranks (one JSON line; give the partials of every rank to
+    /// njx-report, or `cat` them into it, for the report of all).
+    #[arg(long)]
+    pub partial: bool,
+}
+
+impl Args {
+    /// The report these options ask for.
+    pub fn into_options(&self) -> Options {
+        Options {
+            style: self.format,
+            rows: self.rows,
+            hlo: self.hlo.clone(),
+            partial: self.partial,
+        }
+    }
+}
+
+/// Runs `njx-report`.
+pub fn run(args: &Args) -> Result<()> {
+    let options = args.into_options();
+    let inputs = args.files.inputs_or_stdin();
+    let mut out = open_output(args.files.output.as_deref(), &inputs)?;
+    let notes = super::notes_and_progress("njx-report", args.files.quiet, &inputs, Some(&mut out));
+    crate::report::run(&options, &inputs, &mut out, &notes)?;
+    out.finish()
+}

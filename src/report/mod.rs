@@ -1,0 +1,119 @@
+//! `njx-report`: the picture of a run that nsys-jax's `summary` and `communication`
+//! analyses and its Analysis notebook give, from one reading of the inputs.
+//!
+//! Each input path is opened, decompressed and decoded once: its executions are derived
+//! once and handed to every analysis' aggregate together ([`Whole`]), with the push/pop
+//! ranges the executions' reading decodes anyway (for the compile time) and what the HLO
+//! dumps say of each thunk as they are decoded. Each section is then written by its own
+//! tool's writer from its own tool's aggregate, so every number is the one that tool
+//! prints for the same input ([`sections`]). Only the kernels of SQLite exports are read
+//! apart (from the exports, which the executions' reading does not decompress).
+//!
+//! This is a layer of its own, above the analyses: it composes them, and none of them
+//! knows of it.
+//!
+//! The files, one job each:
+//!
+//! - `mod.rs`: the options and [`run`], the sequencing;
+//! - `whole.rs`: [`Whole`], the aggregates of one reading, mergeable (`--partial`);
+//! - `sections.rs`: the sections, made by the tools' writers;
+//! - `text.rs`: the report for people; `json.rs`: the report as one JSON object.
+
+mod json;
+mod sections;
+mod text;
+mod whole;
+
+pub use sections::{SECTIONS, Section};
+pub use whole::{PARTIAL, Read, Whole};
+
+use crate::derived::executions;
+use crate::derived::partial;
+use crate::error::Result;
+use crate::output::notes::Notes;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// How the report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Style {
+    /// Text for people: each section a few lines.
+    Text,
+    /// One JSON object with every section's records.
+    Json,
+}
+
+/// What `njx-report` writes.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Text or JSON.
+    pub style: Style,
+    /// Rows of each table shown in the text report.
+    pub rows: usize,
+    /// Archives or XLA dump folders holding HLO dumps, besides the archives among the
+    /// inputs.
+    pub hlo: Vec<PathBuf>,
+    /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the report.
+    pub partial: bool,
+}
+
+/// The report of `inputs` (or their partial result), written to `out`. The notes said
+/// while reading are listed in the report (and counted in `notes`), or said to `notes`
+/// where there is no report (a partial result, an error).
+pub fn run(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<()> {
+    // Kept to be listed in the report, and said on stderr too.
+    let kept = notes.apart();
+    let result = report(options, inputs, out, &kept).and_then(|(whole, profiles)| {
+        whole
+            .map(|w| {
+                let s = sections::sections(&w, &profiles, &options.hlo, &kept)?;
+                Ok((w, s))
+            })
+            .transpose()
+    });
+    let said = kept.take();
+    // Where the report lists them, stderr says how many; a partial result carries none, so
+    // they are said there (the map step's log), as they are when the report fails.
+    match &result {
+        Ok(Some(_)) if !said.is_empty() => notes.note(format!(
+            "{} note{} on the input, listed in the report's header",
+            said.len(),
+            if said.len() == 1 { "" } else { "s" }
+        )),
+        _ => said.iter().for_each(|n| notes.note(n.clone())),
+    }
+    let Some((whole, sections)) = result? else {
+        return Ok(());
+    };
+    match options.style {
+        Style::Text => text::write(options, inputs, &whole, &sections, &said, out),
+        Style::Json => json::write(inputs, &whole, &sections, &said, out),
+    }
+}
+
+/// Reads the inputs into their [`Whole`]; the partial result is written here (`None`
+/// returned). Also returns the inputs read as profiles (not records or partial results).
+fn report(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    notes: &Notes,
+) -> Result<(Option<Whole>, Vec<PathBuf>)> {
+    let hlo = executions::Hlo {
+        dumps: &options.hlo,
+        key: executions::KeyBy::Fingerprint,
+    };
+    let (mut whole, profiles) = partial::aggregate_and_profiles(inputs, hlo, notes, Whole::new)?;
+    if options.partial {
+        let sources = crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
+        whole.thunks.attach_infos(&sources, notes)?;
+        partial::write(out, PARTIAL, &whole)?;
+        return Ok((None, profiles));
+    }
+    Ok((Some(whole), profiles))
+}

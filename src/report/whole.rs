@@ -1,0 +1,152 @@
+//! [`Whole`]: every aggregate the report is made of, filled from one reading of each input
+//! path, and mergeable as a partial result (`njx-report --partial`).
+
+use crate::analysis::compile::Total;
+use crate::analysis::{collectives, modules, thunks};
+use crate::derived::executions::{Executions, Warmup, WithoutXla};
+use crate::derived::partial;
+use crate::error::Result;
+use crate::output::notes::Notes;
+use crate::records::{Module, Thunk};
+use crate::source::records::RecordStream;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The kind of [`Whole`]'s partial results.
+pub const PARTIAL: &str = "report";
+
+/// What was read, for the report's header.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Read {
+    /// Profiles (one per process of an archive, one per export).
+    pub profiles: BTreeSet<String>,
+    /// Devices that ran modules or thunks.
+    pub devices: BTreeSet<u32>,
+    /// Module executions read (every phase).
+    pub module_executions: u64,
+    /// Thunk executions read (every phase).
+    pub thunk_executions: u64,
+    /// Input paths read as profiles, and how many of them held XLA module ranges.
+    pub profile_paths: u64,
+    /// Of those, how many held XLA module ranges.
+    pub xla_paths: u64,
+    /// Record streams read (module or thunk records).
+    pub record_streams: u64,
+}
+
+impl Read {
+    fn merge(&mut self, o: Read) {
+        self.profiles.extend(o.profiles);
+        self.devices.extend(o.devices);
+        self.module_executions = self.module_executions.saturating_add(o.module_executions);
+        self.thunk_executions = self.thunk_executions.saturating_add(o.thunk_executions);
+        self.profile_paths += o.profile_paths;
+        self.xla_paths += o.xla_paths;
+        self.record_streams += o.record_streams;
+    }
+
+    fn module(&mut self, m: &Module) {
+        self.devices.insert(m.device);
+        self.module_executions += 1;
+    }
+
+    fn thunk(&mut self, t: &Thunk) {
+        self.devices.insert(t.device);
+        self.thunk_executions += 1;
+    }
+}
+
+/// Every aggregate of the report: the module summary's, the collectives report's, the
+/// thunk views' (with the flame graphs' GPU time), the compilation totals, and what was
+/// read. Each is the aggregate its own tool builds (so every number is the tool's), all
+/// filled from the same executions of one reading of each input path.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Whole {
+    pub(super) modules: modules::Partial,
+    pub(super) collectives: collectives::Partial,
+    pub(super) thunks: thunks::ThunkTime,
+    /// Kept by name with every pass ([`Total::of_ranges`]).
+    pub(super) compile: Total,
+    pub(super) read: Read,
+}
+
+impl Whole {
+    /// An empty aggregate that takes what the profiles' own dumps say of their thunks as
+    /// they are read.
+    pub fn new() -> Whole {
+        Whole {
+            thunks: thunks::ThunkTime::new(true),
+            ..Whole::default()
+        }
+    }
+}
+
+impl partial::Aggregate for Whole {
+    const KIND: &'static str = PARTIAL;
+    const TABLE: &'static str = "modules|thunks";
+
+    fn add_records(&mut self, mut s: RecordStream, notes: &Notes) -> Result<()> {
+        self.read.record_streams += 1;
+        let place = s.place.clone();
+        if s.first_line_has("thunk_execution")? {
+            let mut no_time = 0;
+            s.read(&mut |t: Thunk| {
+                no_time += u64::from(collectives::of_no_time(&t));
+                self.read.thunk(&t);
+                self.collectives.add_record(&t);
+                self.thunks.add_thunk_record(&t);
+                Ok(())
+            })?;
+            collectives::say_no_time(&place, no_time, notes);
+        } else {
+            s.read(&mut |m: Module| {
+                self.read.module(&m);
+                self.modules.add_record(&m);
+                self.thunks.add_module_record(&m);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    fn add_profile(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
+        self.read.profile_paths += 1;
+        if !part.modules.is_empty() {
+            self.read.xla_paths += 1;
+        }
+        let profiles = part.modules.iter().map(|m| &m.profile);
+        self.read.profiles.extend(profiles.map(|p| p.to_string()));
+        part.modules.iter().for_each(|m| self.read.module(m));
+        part.thunks.iter().for_each(|t| self.read.thunk(t));
+        partial::Aggregate::add_profile(&mut self.modules, part, notes)?;
+        partial::Aggregate::add_profile(&mut self.collectives, part, notes)?;
+        partial::Aggregate::add_profile(&mut self.thunks, part, notes)?;
+        self.compile.merge(&Total::of_ranges(part.ranges.clone())?);
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
+        partial::Aggregate::merge(&mut self.modules, other.modules, notes)?;
+        partial::Aggregate::merge(&mut self.collectives, other.collectives, notes)?;
+        partial::Aggregate::merge(&mut self.thunks, other.thunks, notes)?;
+        self.compile.merge(&other.compile);
+        self.read.merge(other.read);
+        Ok(())
+    }
+
+    fn warmup(&self) -> &Warmup {
+        partial::Aggregate::warmup(&self.modules)
+    }
+
+    fn wants_dumps(&self) -> bool {
+        partial::Aggregate::wants_dumps(&self.thunks)
+    }
+
+    fn wants_ranges(&self) -> bool {
+        true
+    }
+
+    fn without_xla(&self) -> WithoutXla {
+        WithoutXla::Skip
+    }
+}

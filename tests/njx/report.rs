@@ -1,0 +1,289 @@
+//! njx-report (issue 30): every section holds exactly the records its tool writes for the
+//! same input (`--format json` of the command the section names), on the golden tests'
+//! two-rank archives and SQLite export, and on the real profiles of `../shared/data` where
+//! they are (skipped, saying so, where not); partial results of each rank merge into the
+//! report of all; the text report shows each table's first rows, the command of the whole,
+//! and says in one line why a section does not apply.
+
+use crate::common::*;
+use crate::golden::{archive, sqlite};
+use serde_json::Value;
+use std::path::Path;
+
+/// The report of `inputs` as JSON.
+fn report(args: &[&str]) -> Value {
+    let mut all = vec!["-q", "--format", "json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok("njx-report", &all)).expect("one JSON object")
+}
+
+/// Checks every section of the report of `inputs` against its tool's JSON output: the
+/// command the section names, with `INPUTS` replaced by the inputs. Returns how many
+/// sections had rows.
+fn sections_equal_the_tools(inputs: &[&str]) -> usize {
+    let rep = report(inputs);
+    let order = rep["order"].as_array().unwrap();
+    assert_eq!(
+        order.len(),
+        njx::report::SECTIONS.len(),
+        "every section is in the report"
+    );
+    let mut with_rows = 0;
+    for id in order {
+        let s = &rep["sections"][id.as_str().unwrap()];
+        let command = s["command"].as_str().unwrap();
+        let mut words = command.split(' ');
+        let tool = words.next().unwrap();
+        let mut args: Vec<&str> = vec!["-q", "--format", "json"];
+        for w in words {
+            if w == "INPUTS" {
+                args.extend_from_slice(inputs);
+            } else {
+                args.push(w);
+            }
+        }
+        let out = run(tool, &args, b"");
+        let rows = s["rows"].as_array().unwrap();
+        if s["absent"].is_string() {
+            assert!(rows.is_empty(), "{id}: absent with rows");
+            // The tool has nothing to show either (or refuses the input).
+            if out.status.success() {
+                assert_eq!(
+                    json_lines(&String::from_utf8_lossy(&out.stdout)),
+                    Vec::<Value>::new()
+                );
+            }
+            continue;
+        }
+        assert!(out.status.success(), "{command}: {}", stderr_of(&out));
+        let tool_rows = json_lines(&String::from_utf8(out.stdout).unwrap());
+        assert_eq!(rows, &tool_rows, "section {id} differs from `{command}`");
+        with_rows += 1;
+    }
+    with_rows
+}
+
+#[test]
+fn every_section_holds_its_tools_records_on_archives() {
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let inputs: Vec<&str> = ranks.iter().map(String::as_str).collect();
+    // Compile time, modules, the four collectives tables, the top and opcode views (no
+    // thunk varies by more than njx-thunks' 10 %).
+    assert_eq!(sections_equal_the_tools(&inputs), 9);
+    let rep = report(&inputs);
+    assert_eq!(rep["read"]["profiles"].as_array().unwrap().len(), 2);
+    assert_eq!(rep["read"]["xla_paths"], 2);
+    assert!(
+        rep["sections"]["kernels"]["absent"]
+            .as_str()
+            .unwrap()
+            .contains("nsys-jax archives keep none")
+    );
+}
+
+#[test]
+fn every_section_holds_its_tools_records_on_an_export() {
+    let dir = tempdir();
+    let db = sqlite(dir.path());
+    // Its thunks run outside their modules: the thunk views say why njx-thunks refuses
+    // it, and the rest stands.
+    sections_equal_the_tools(&[&db]);
+    let rep = report(&[&db]);
+    assert!(rep["sections"]["kernels"]["rows"].as_array().unwrap().len() >= 2);
+    assert!(
+        !rep["sections"]["modules"]["rows"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    for view in ["thunks", "opcodes", "variability"] {
+        let why = rep["sections"][view]["absent"].as_str().unwrap();
+        assert!(
+            why.contains("njx-thunks refuses the input")
+                && why.contains("more than its module executions"),
+            "{why}"
+        );
+    }
+}
+
+#[test]
+fn partial_results_merge_into_the_report_of_all() {
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let parts: Vec<String> = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            write(
+                dir.path(),
+                &format!("r{i}.part"),
+                ok("njx-report", &["-q", "--partial", r]).as_bytes(),
+            )
+        })
+        .collect();
+    let whole = report(&[&ranks[0], &ranks[1]]);
+    let merged = report(&[&parts[0], &parts[1]]);
+    assert_eq!(whole["sections"], merged["sections"]);
+    assert_eq!(whole["read"], merged["read"]);
+    // A partial and the other rank's archive, in either order.
+    let mixed = report(&[&parts[1], &ranks[0]]);
+    assert_eq!(whole["sections"], mixed["sections"]);
+    // cat'ed into stdin.
+    let both = format!(
+        "{}{}",
+        std::fs::read_to_string(&parts[0]).unwrap(),
+        std::fs::read_to_string(&parts[1]).unwrap()
+    );
+    let piped: Value = serde_json::from_str(&ok_with(
+        "njx-report",
+        &["-q", "--format", "json"],
+        both.as_bytes(),
+    ))
+    .unwrap();
+    assert_eq!(whole["sections"], piped["sections"]);
+}
+
+#[test]
+fn the_text_report_cuts_each_table_and_names_its_command() {
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let text = ok("njx-report", &["-q", "--rows", "1", &ranks[0], &ranks[1]]);
+    let rep = report(&[&ranks[0], &ranks[1]]);
+    for (id, title, command) in njx::report::SECTIONS {
+        assert!(text.contains(title), "{title} missing:\n{text}");
+        if rep["sections"][id]["absent"].is_null() {
+            assert!(text.contains(command), "{command} missing:\n{text}");
+        }
+    }
+    // One row of the modules table: its header and the largest program.
+    let modules = text
+        .split("== Module executions (steady state) ==\n")
+        .nth(1)
+        .unwrap();
+    let lines: Vec<&str> = modules.lines().take(3).collect();
+    assert!(lines[0].starts_with("program"), "{lines:?}");
+    assert!(
+        lines[2].starts_with("… ") || lines[2].starts_with("(all of it: "),
+        "{lines:?}"
+    );
+    assert!(
+        text.starts_with("Read: 2 inputs, 2 profiles with XLA programs, devices 0-1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Does not apply: no CUDA activity tables"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_profile_without_xla_says_so_once_and_shows_its_kernels() {
+    let dir = tempdir();
+    let db = dir.path().join("cuda.sqlite");
+    {
+        use crate::common::nsys_sqlite::*;
+        let n = NsysDb::create(&db);
+        n.string(1, "cudaLaunchKernel_v7000");
+        n.string(2, "void gemm()");
+        n.string(3, "gemm");
+        n.call_named(100, 110, gtid(9, 1), 1, 1);
+        n.kernel_named(0, 7, 1000, 1500, gpid(9), 1, 2, 3, 2);
+    }
+    let db = db.to_str().unwrap();
+    let text = ok("njx-report", &["-q", db]);
+    assert_eq!(text.matches("not an XLA profile").count(), 1, "{text}");
+    assert!(text.contains("gemm"), "{text}");
+    let rep = report(&[db]);
+    assert_eq!(rep["sections"]["kernels"]["rows"][0]["total_ns"], 500);
+}
+
+/// The real profiles of `../shared/data`: every input kind, every section equal to its
+/// tool's output.
+#[test]
+fn conformance_every_section_equals_its_tool_on_real_profiles() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    if !data.is_dir() {
+        eprintln!("SKIPPED: ../shared/data is not there (njx-report conformance)");
+        return;
+    }
+    let pax: Vec<String> = (0..4)
+        .map(|i| {
+            data.join(format!("pax_fsdp4_4proc/pax_fsdp4_4proc_proc{i}.zip"))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let pax: Vec<&str> = pax.iter().map(String::as_str).collect();
+    assert_eq!(sections_equal_the_tools(&pax), 10);
+    let rep = report(&pax);
+    let compile = &rep["sections"]["compile"]["rows"];
+    // nsys-jax's compile time of the four processes: 263.5 s.
+    let wall = compile[0]["wall_ns"].as_i64().unwrap();
+    assert!((263.4e9..263.6e9).contains(&(wall as f64)), "{wall}");
+    for export in [
+        "nvfuser_nsys_sqlite/report1_nsys2025.1.1.sqlite",
+        "nvfuser_nsys_sqlite/report2_nsys2024.6.2.sqlite",
+        "pytorch_nsys2026_sqlite/h100_2gpu_1s.sqlite",
+        "pytorch_nsys2026_sqlite/mock.sqlite",
+        "testcuda_nsys2026_sqlite/report1_nsys2026.1.1.sqlite",
+    ] {
+        let path = data.join(export);
+        let path = path.to_str().unwrap();
+        assert_eq!(
+            sections_equal_the_tools(&[path]),
+            1,
+            "{export}: kernels only"
+        );
+    }
+    // The top cuBLAS kernel of the PyTorch run (sqlite3 on CUPTI_ACTIVITY_KIND_KERNEL).
+    let rep = report(&[data
+        .join("pytorch_nsys2026_sqlite/h100_2gpu_1s.sqlite")
+        .to_str()
+        .unwrap()]);
+    let top = &rep["sections"]["kernels"]["rows"][0];
+    assert_eq!(
+        (top["count"].as_i64(), top["total_ns"].as_i64()),
+        (Some(248), Some(31_121_662))
+    );
+}
+
+/// `njx-combine --analysis report` stores the report of the combined archive in it, under
+/// `analysis/1-report.txt`: the same sections as njx-report on the combined archive.
+#[test]
+fn combine_stores_the_report_of_its_archive() {
+    use std::io::Read;
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let all = dir.path().join("all.zip");
+    let all = all.to_str().unwrap();
+    let out = run(
+        "njx-combine",
+        &[
+            "-q",
+            "--analysis",
+            "report",
+            "-o",
+            all,
+            &ranks[0],
+            &ranks[1],
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let mut z = zip::ZipArchive::new(std::fs::File::open(all).unwrap()).unwrap();
+    let mut stored = String::new();
+    z.by_name("analysis/1-report.txt")
+        .expect("the report is stored")
+        .read_to_string(&mut stored)
+        .unwrap();
+    let direct = ok("njx-report", &["-q", all]);
+    // The sections, from the first heading on (the header names the archive's own path).
+    let sections = |t: &str| t[t.find("\n== ").expect("sections")..].to_string();
+    assert_eq!(sections(&stored), sections(&direct));
+    assert!(
+        stored.contains("== Module executions (steady state) =="),
+        "{stored}"
+    );
+}
