@@ -47,6 +47,7 @@
 #   NJX_SCALE_RUNS=K       run every command K times (default 1) and keep the fastest
 #                          (the machine may be shared: the spread between runs is large)
 #   NJX_SCALE_SOURCES="A.zip B.zip …"  source archives (default: the four pax archives)
+#   NJX_SCALE_JOBS=REGEX   only the jobs whose name matches (e.g. '^report$')
 #   CARGO_TARGET_DIR       honoured
 
 set -euo pipefail
@@ -158,6 +159,11 @@ unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/nul
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 
 JOBS=(compile modules collectives fold-source fold-opname thunks report)
+if [[ -n ${NJX_SCALE_JOBS:-} ]]; then
+    kept=()
+    for job in "${JOBS[@]}"; do [[ $job =~ $NJX_SCALE_JOBS ]] && kept+=("$job"); done
+    JOBS=("${kept[@]}")
+fi
 declare -A CMD=(
     [compile]="'$BIN/njx-export' rank*.zip | '$BIN/njx-ranges' --xla-compile | '$BIN/njx-compile-summary' --total"
     [modules]="'$BIN/njx-modules' rank*.zip"

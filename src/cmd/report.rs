@@ -36,6 +36,7 @@ excepted: they are not carried by partial results).
 
 Examples:
   njx-report rank*.zip
+  njx-report --html run.html rank*.zip
   njx-report --format json rank*.zip | jq '.sections.modules.rows[0]'
   njx-report --rows 20 report.sqlite --hlo dump/"
 )]
@@ -47,6 +48,14 @@ pub struct Args {
     /// Text for people, or one JSON object.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: Style,
+
+    /// Also write the report as one self-contained HTML page to FILE: every section as a
+    /// sortable table, the bandwidth chart and the flame graphs by Python source and by
+    /// op_name (zoom and search, as njx-flamefold --svg draws them), a table of contents.
+    /// Nothing in it is loaded from elsewhere: it opens offline and can be attached to a
+    /// bug report.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     /// Rows of each table shown in the text report.
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -80,8 +89,25 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.files.inputs_or_stdin();
+    if let Some(page) = &args.html {
+        if page.as_os_str() == "-" || Some(page) == args.files.output.as_ref() {
+            return Err(crate::error::Error::Usage(format!(
+                "--html {}: the page needs a file of its own (not stdout, not -o's)",
+                page.display()
+            )));
+        }
+    }
     let mut out = open_output(args.files.output.as_deref(), &inputs)?;
+    let mut page = args
+        .html
+        .as_deref()
+        .map(|p| open_output(Some(p), &inputs))
+        .transpose()?;
     let notes = super::notes_and_progress("njx-report", args.files.quiet, &inputs, Some(&mut out));
-    crate::report::run(&options, &inputs, &mut out, &notes)?;
+    let html = page.as_mut().map(|p| p as &mut dyn std::io::Write);
+    crate::report::run(&options, &inputs, &mut out, html, &notes)?;
+    if let Some(page) = page {
+        page.finish()?;
+    }
     out.finish()
 }

@@ -17,8 +17,13 @@
 //! - `mod.rs`: the options and [`run`], the sequencing;
 //! - `whole.rs`: [`Whole`], the aggregates of one reading, mergeable (`--partial`);
 //! - `sections.rs`: the sections, made by the tools' writers;
-//! - `text.rs`: the report for people; `json.rs`: the report as one JSON object.
+//! - `figures.rs`: the page's pictures (bandwidth chart, flame graphs), drawn by their
+//!   tools' code from the same aggregates;
+//! - `text.rs`: the report for people; `json.rs`: the report as one JSON object;
+//!   `html.rs`: the report as one self-contained page (`--html`).
 
+mod figures;
+mod html;
 mod json;
 mod sections;
 mod text;
@@ -60,10 +65,13 @@ pub struct Options {
 /// The report of `inputs` (or their partial result), written to `out`. The notes said
 /// while reading are listed in the report (and counted in `notes`), or said to `notes`
 /// where there is no report (a partial result, an error).
+/// With `page`, the report is also written there as one self-contained HTML page
+/// (`--html FILE`).
 pub fn run(
     options: &Options,
     inputs: &[PathBuf],
     out: &mut dyn Write,
+    page: Option<&mut dyn Write>,
     notes: &Notes,
 ) -> Result<()> {
     // Kept to be listed in the report, and said on stderr too.
@@ -72,7 +80,14 @@ pub fn run(
         whole
             .map(|w| {
                 let s = sections::sections(&w, &profiles, &options.hlo, &kept)?;
-                Ok((w, s))
+                let f = match page.is_some() {
+                    true => {
+                        let sources = crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
+                        figures::figures(&w, &s, &sources)?
+                    }
+                    false => Vec::new(),
+                };
+                Ok((w, s, f))
             })
             .transpose()
     });
@@ -87,9 +102,12 @@ pub fn run(
         )),
         _ => said.iter().for_each(|n| notes.note(n.clone())),
     }
-    let Some((whole, sections)) = result? else {
+    let Some((whole, sections, figures)) = result? else {
         return Ok(());
     };
+    if let Some(page) = page {
+        html::write(inputs, &whole, &sections, &figures, &said, page)?;
+    }
     match options.style {
         Style::Text => text::write(options, inputs, &whole, &sections, &said, out),
         Style::Json => json::write(inputs, &whole, &sections, &said, out),

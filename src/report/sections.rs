@@ -107,7 +107,7 @@ fn meta(id: &'static str) -> (&'static str, &'static str) {
 }
 
 /// Why the sections of XLA executions do not apply, where they do not.
-fn no_xla(whole: &Whole) -> Option<String> {
+pub(super) fn no_xla(whole: &Whole) -> Option<String> {
     let r = &whole.read;
     (r.module_executions == 0 && r.thunk_executions == 0).then(|| {
         if r.profile_paths > 0 {

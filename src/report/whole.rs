@@ -72,10 +72,10 @@ pub struct Whole {
 
 impl Whole {
     /// An empty aggregate that takes what the profiles' own dumps say of their thunks as
-    /// they are read.
+    /// they are read, and keeps GPU time per thunk for the flame graphs.
     pub fn new() -> Whole {
         Whole {
-            thunks: thunks::ThunkTime::new(true),
+            thunks: thunks::ThunkTime::with_thunk_time(true),
             ..Whole::default()
         }
     }

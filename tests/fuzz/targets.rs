@@ -267,7 +267,9 @@ fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()>
         hlo,
         partial: input.bit(3),
     };
-    njx::report::run(&options, paths, &mut Sink(0), &notes)?;
+    let mut page = Sink(0);
+    let page = input.bit(4).then_some(&mut page as &mut dyn std::io::Write);
+    njx::report::run(&options, paths, &mut Sink(0), page, &notes)?;
     done(notes);
     Ok(())
 }
@@ -699,7 +701,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     hlo: Vec::new(),
                     partial: true,
                 };
-                njx::report::run(&options, &archives, &mut out, &notes).expect("partial");
+                njx::report::run(&options, &archives, &mut out, None, &notes).expect("partial");
             }
             _ => {
                 let options = flamefold::Options {

@@ -287,3 +287,92 @@ fn combine_stores_the_report_of_its_archive() {
         "{stored}"
     );
 }
+
+/// `--html FILE`: one page with every section and picture, sortable tables, and nothing
+/// loaded from elsewhere (no `src`, `href` or `@import` leaving the page; the flame graphs'
+/// scripts in frames of their own).
+#[test]
+fn the_page_holds_every_section_and_loads_nothing_from_elsewhere() {
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let page = dir.path().join("run.html");
+    let text = ok(
+        "njx-report",
+        &["-q", "--html", page.to_str().unwrap(), &ranks[0], &ranks[1]],
+    );
+    // stdout is the text report still.
+    assert!(text.starts_with("Read: 2 inputs"), "{text}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for (id, title, _) in njx::report::SECTIONS {
+        assert!(
+            html.contains(&format!(
+                "<section id=\"{id}\"><h2>{}",
+                title.replace('\'', "&#39;")
+            )),
+            "{id}"
+        );
+        assert!(
+            html.contains(&format!("<a href=\"#{id}\">")),
+            "{id} not in the contents"
+        );
+    }
+    for id in ["bandwidth-chart", "flame-source", "flame-op-name"] {
+        assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+    }
+    // Two flame graphs, each the document of a sandboxed frame; the chart inline.
+    assert_eq!(html.matches("<iframe ").count(), 2);
+    assert_eq!(
+        html.matches("sandbox=\"allow-scripts\" srcdoc=\"").count(),
+        2
+    );
+    assert!(
+        html.contains("<figure><svg"),
+        "the bandwidth chart is inline"
+    );
+    // Outside the frames' documents (attribute values, escaped), nothing points away.
+    let outside: String = html
+        .split("srcdoc=\"")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                part.split_once('"').map_or("", |p| p.1)
+            }
+        })
+        .collect();
+    // Namespaces name, they do not load.
+    let outside = outside
+        .replace("xmlns=\"http://www.w3.org/2000/svg\"", "")
+        .replace("xmlns:xlink=\"http://www.w3.org/1999/xlink\"", "");
+    for bad in ["src=", "<link", "@import", "http://", "https://", "url("] {
+        assert!(!outside.contains(bad), "{bad} in the page");
+    }
+    // Tables are sortable, with the records' exact values to sort by.
+    assert!(html.contains("<table class=\"sortable\">"));
+    assert!(html.contains("data-v=\""));
+    // The same figures as the text: the module table's program.
+    assert!(html.contains("5d41402abc4b2a76b9719d911017c592"));
+}
+
+/// `--html` wants a file of its own.
+#[test]
+fn the_page_is_not_stdout_nor_the_output() {
+    let dir = tempdir();
+    let rank = archive(dir.path(), 0);
+    for args in [
+        vec!["--html", "-"],
+        vec!["--html", "x.html", "-o", "x.html"],
+    ] {
+        let mut all = args.clone();
+        all.push(&rank);
+        let out = run("njx-report", &all, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr_of(&out).contains("the page needs a file of its own"),
+            "{}",
+            stderr_of(&out)
+        );
+    }
+}

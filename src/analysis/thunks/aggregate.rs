@@ -33,6 +33,20 @@ impl ThunkTime {
         }
     }
 
+    /// [`ThunkTime::new`] whose GPU time is kept per thunk too, so that the flame graphs
+    /// fold from it ([`ThunkTime::gpu`]): what njx-report holds once for both.
+    pub fn with_thunk_time(collect_infos: bool) -> ThunkTime {
+        ThunkTime {
+            gpu: GpuTime::new(false, collect_infos),
+            stats: ThunkStats::default(),
+        }
+    }
+
+    /// The GPU time the views share with the flame graphs.
+    pub fn gpu(&self) -> &GpuTime {
+        &self.gpu
+    }
+
     fn thunk(&mut self, t: &Thunk, phase: Phase) {
         self.stats.entry(&t.program, &t.name, phase).0.add(t);
     }

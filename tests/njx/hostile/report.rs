@@ -210,6 +210,44 @@ pub fn cases() -> Vec<Case> {
             Run::new(args!["--rows", "99999999999999999999999", write_archive(d)]).name("--rows")
         },
     ));
+    v.push(Case::new(
+        "--html in a folder that is not there",
+        TOOL,
+        Refused,
+        |d: &Path| {
+            let page = d.join("no-such-folder/run.html");
+            Run::new(args!["--html", page.to_str().unwrap(), write_archive(d)])
+                .name("no-such-folder")
+                .output(page)
+        },
+    ));
+    v.push(Case::new("--html is the input", TOOL, Usage, |d: &Path| {
+        let a = write_archive(d);
+        Run::new(args!["--html", a.clone(), a]).name("rank0.zip")
+    }));
+    v.push(Case::new(
+        "--html, second archive broken: no page written",
+        TOOL,
+        Refused,
+        |d: &Path| {
+            let good = write_archive(d);
+            let zip = archive();
+            let bad = write(d, "rank1.zip", &zip[..zip.len() / 3]);
+            let page = d.join("run.html");
+            Run::new(args!["--html", page.to_str().unwrap(), good, bad])
+                .name("rank1.zip")
+                .output(page)
+        },
+    ));
+    v.push(Case::new(
+        "valid archive, with the page",
+        TOOL,
+        Accepted,
+        |d: &Path| {
+            let page = d.join("run.html");
+            Run::new(args!["--html", page.to_str().unwrap(), write_archive(d)]).output(page)
+        },
+    ));
     v.push(Case::new("--rows 0", TOOL, Accepted, |d: &Path| {
         Run::new(args!["--rows", "0", write_archive(d)])
     }));

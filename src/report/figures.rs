@@ -1,0 +1,138 @@
+//! The pictures of the page (`--html`): the bus bandwidth chart (njx-collectives
+//! `--plot`) from the bandwidth section's rows, and the flame graphs by Python source and
+//! by op_name (njx-flamefold `--by source|op-name --svg`) folded from the GPU time the
+//! thunk views share — each drawn by its tool's own code from the same aggregate.
+
+use super::sections::Section;
+use super::whole::Whole;
+use crate::analysis::flamefold::gpu::{self, GpuMode, GpuOptions};
+use crate::analysis::flamefold::{self, SvgOptions, Unit};
+use crate::error::Result;
+use crate::output::charts::{BandwidthPoint, bandwidth_svg_text};
+use crate::output::notes::Notes;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One picture, after the section it belongs to.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Its anchor on the page.
+    pub id: &'static str,
+    /// Its heading.
+    pub title: &'static str,
+    /// The command that draws it alone.
+    pub command: &'static str,
+    /// The section it follows.
+    pub after: &'static str,
+    /// The SVG, or why there is none.
+    pub svg: std::result::Result<String, String>,
+    /// Whether the SVG is interactive (scripts of its own: shown in a frame of its own).
+    pub interactive: bool,
+}
+
+/// The bandwidth chart of the bandwidth section's rows.
+fn bandwidth(sections: &[Section]) -> Result<Figure> {
+    let mut series: BTreeMap<String, Vec<BandwidthPoint>> = BTreeMap::new();
+    if let Some(s) = sections.iter().find(|s| s.id == "bandwidth") {
+        for r in &s.rows {
+            let (Some(c), Some(bytes), Some(bw)) = (
+                r["collective"].as_str(),
+                r["message_bytes"].as_u64(),
+                r["busbw_mean_gbps"].as_f64(),
+            ) else {
+                continue;
+            };
+            let err = r["busbw_stderr_gbps"].as_f64();
+            series
+                .entry(c.to_string())
+                .or_default()
+                .push((bytes, bw, err));
+        }
+    }
+    let svg = if series.is_empty() {
+        Err("no collective with a bandwidth in the input".to_string())
+    } else {
+        Ok(bandwidth_svg_text(&series)?)
+    };
+    Ok(Figure {
+        id: "bandwidth-chart",
+        title: "Bus bandwidth by message size",
+        command: "njx-collectives --plot busbw.svg INPUTS",
+        after: "bandwidth",
+        svg,
+        interactive: false,
+    })
+}
+
+/// A flame graph of the GPU time of `whole` folded by `mode`.
+fn flame(
+    whole: &Whole,
+    mode: GpuMode,
+    hlo: &[PathBuf],
+    notes: &Notes,
+) -> Result<std::result::Result<String, String>> {
+    let time = whole.thunks.gpu();
+    if !time.has_infos() && hlo.is_empty() {
+        return Ok(Err(
+            "needs the HLO dumps: give the archives as inputs, or --hlo".to_string(),
+        ));
+    }
+    if let Some(problem) = time.thunks_beyond_modules() {
+        return Ok(Err(format!("njx-flamefold refuses the input: {problem}")));
+    }
+    let options = GpuOptions {
+        mode,
+        top_modules: 0.99,
+        include_warmup: false,
+    };
+    let folded = gpu::fold(time, &options, hlo, notes)?;
+    let lines = folded.lines(Unit::Ns);
+    if lines.is_empty() {
+        return Ok(Err("no GPU time in the input".to_string()));
+    }
+    let by = match mode {
+        GpuMode::Source => flamefold::By::Source,
+        _ => flamefold::By::OpName,
+    };
+    let svg_options = SvgOptions {
+        title: flamefold::default_title(by, false).to_string(),
+        width: 1300,
+        count_name: "ns".to_string(),
+        idle: false,
+        diff: false,
+        full_names: false,
+    };
+    let mut svg = Vec::new();
+    match flamefold::render_svg(&lines, &svg_options, &mut svg) {
+        Ok(()) => Ok(Ok(String::from_utf8_lossy(&svg).into_owned())),
+        // All idle, say: why there is no picture.
+        Err(e) => Ok(Err(e.to_string())),
+    }
+}
+
+/// Every figure of the page, given the sections; `hlo` are the dump sources (archives
+/// among the inputs, `--hlo`).
+pub fn figures(whole: &Whole, sections: &[Section], hlo: &[PathBuf]) -> Result<Vec<Figure>> {
+    // The selection's notes were said by the thunk views.
+    let quiet = Notes::kept();
+    let mut out = vec![bandwidth(sections)?];
+    if super::sections::no_xla(whole).is_none() {
+        out.push(Figure {
+            id: "flame-source",
+            title: "Flame graph: GPU time by Python source",
+            command: "njx-flamefold --by source --svg source.svg INPUTS",
+            after: "variability",
+            svg: flame(whole, GpuMode::Source, hlo, &quiet)?,
+            interactive: true,
+        });
+        out.push(Figure {
+            id: "flame-op-name",
+            title: "Flame graph: GPU time by op_name",
+            command: "njx-flamefold --by op-name --svg op-name.svg INPUTS",
+            after: "variability",
+            svg: flame(whole, GpuMode::OpName, hlo, &quiet)?,
+            interactive: true,
+        });
+    }
+    Ok(out)
+}
