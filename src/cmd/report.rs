@@ -89,13 +89,13 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.files.inputs_or_stdin();
-    if let Some(page) = &args.html {
-        if page.as_os_str() == "-" || Some(page) == args.files.output.as_ref() {
-            return Err(crate::error::Error::Usage(format!(
-                "--html {}: the page needs a file of its own (not stdout, not -o's)",
-                page.display()
-            )));
-        }
+    if let Some(page) = &args.html
+        && (page.as_os_str() == "-" || Some(page) == args.files.output.as_ref())
+    {
+        return Err(crate::error::Error::Usage(format!(
+            "--html {}: the page needs a file of its own (not stdout, not -o's)",
+            page.display()
+        )));
     }
     let mut out = open_output(args.files.output.as_deref(), &inputs)?;
     let mut page = args
