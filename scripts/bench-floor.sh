@@ -22,6 +22,7 @@
 #   report            njx-report rank*.zip (the summary, communication and thunk tables
 #                     from one reading; issue 30: at most 2x the floor)
 #   report json       njx-report --format json rank*.zip
+#   report html       njx-report --html page.html rank*.zip (also the page: at most 2.5x)
 # Floors: `unzip -p` of the members the job reads, xz members through C `xz -dc`, one
 # archive per core (`xargs -P $(nproc)`), as njx reads them:
 #   csv   report_nvtx_pushpop_trace.csv.xz | xz -dc (compile)
@@ -58,7 +59,7 @@ unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/nul
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 
 LABELS=("compile proc0" "summary" "communication" "fold source" "fold op-name" "thunk export"
-    "report" "report json")
+    "report" "report json" "report html")
 declare -A CMD=(
     ["compile proc0"]="$BIN/njx-compile-summary --total $P0"
     ["summary"]="$BIN/njx-export $ALL | $BIN/njx-ranges --xla-compile | $BIN/njx-compile-summary --total && $BIN/njx-modules $ALL && $BIN/njx-collectives $ALL"
@@ -68,11 +69,12 @@ declare -A CMD=(
     ["thunk export"]="$BIN/njx-export --table thunks $ALL"
     ["report"]="$BIN/njx-report $ALL"
     ["report json"]="$BIN/njx-report --format json $ALL"
+    ["report html"]="$BIN/njx-report --html $tmp/page.html $ALL"
 )
 declare -A FLOOR=(
     ["compile proc0"]=$FLOOR_CSV ["summary"]=$FLOOR_ALL ["communication"]=$FLOOR_ALL
     ["fold source"]=$FLOOR_ALL ["fold op-name"]=$FLOOR_ALL ["thunk export"]=$FLOOR_ALL
-    ["report"]=$FLOOR_ALL ["report json"]=$FLOOR_ALL
+    ["report"]=$FLOOR_ALL ["report json"]=$FLOOR_ALL ["report html"]=$FLOOR_ALL
 )
 
 # run CMD: prints "WALL RSS_KIB" (RSS of the largest process of the command).

@@ -5,7 +5,8 @@
 # examples/data/run) is loaded with the network cut off and every request logged (NetLog):
 # the check fails on a console error or on any request other than the page itself, its
 # data: frames and about:blank; then screenshots at 1,400 px width are written to OUT_DIR
-# (default docs/report): the top of the page, the communication sections, the flame graph.
+# (default docs/report): the top of the page, the communication sections, the thunk
+# tables, the heap, the flame graph.
 #
 # Usage (from anywhere):  scripts/page-check.sh [OUT_DIR]
 set -euo pipefail
@@ -97,7 +98,7 @@ full, offsets, out = Image.open(sys.argv[1]), json.load(open(sys.argv[2])), sys.
 # name, first section, how far below its top, height (flame graphs grow from the bottom:
 # their deepest stacks are at the top of the frame, the wide frames below)
 for name, first, below, h in [("top", "read", 0, 1100), ("communication", "wait", 0, 1300),
-                              ("thunks", "thunks", 0, 1200),
+                              ("thunks", "thunks", 0, 1200), ("heap", "heap", 0, 1000),
                               ("flame-graph", "flame-source", 420, 900)]:
     y = max(0, offsets.get(first, 0) - 10 + below)
     full.crop((0, y, 1400, min(full.height, y + h))).save(f"{out}/{name}.png")

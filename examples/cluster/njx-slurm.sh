@@ -7,7 +7,8 @@
 #   examples/cluster/njx-slurm.sh submit RUN OUT [sbatch options…]
 #
 # RUN holds the rank archives (*.zip); OUT gets OUT/parts/ and the answers:
-# modules.txt, collectives.txt, source.folded/.svg, op-name.folded/.svg, compile.txt.
+# modules.txt, collectives.txt, source.folded/.svg, op-name.folded/.svg, compile.txt,
+# report.txt/.html.
 # Both folders must be on a file system every node sees. Prints the two job ids.
 #
 # Environment: NJX (folder of the njx binaries with a trailing slash; default on PATH),
@@ -39,7 +40,8 @@ map_one() {
     "${NJX}njx-flamefold" --by source --partial "$a" -o "$p/$r.source.tmp"
     "${NJX}njx-flamefold" --by op-name --partial "$a" -o "$p/$r.op-name.tmp"
     "${NJX}njx-export" "$a" | "${NJX}njx-ranges" --xla-compile -o "$p/$r.compile.tmp"
-    for k in modules collectives source op-name compile; do
+    "${NJX}njx-report" --partial "$a" -o "$p/$r.report.tmp"
+    for k in modules collectives source op-name compile report; do
         mv "$p/$r.$k.tmp" "$p/$r.$k"
     done
 }
@@ -81,6 +83,7 @@ reduce)
     parts source | xargs cat | "${NJX}njx-flamefold" --by source -o "$out/source.folded" --svg "$out/source.svg"
     parts op-name | xargs cat | "${NJX}njx-flamefold" --by op-name -o "$out/op-name.folded" --svg "$out/op-name.svg"
     parts compile | xargs cat | "${NJX}njx-compile-summary" --total -o "$out/compile.txt"
+    parts report | xargs cat | "${NJX}njx-report" -o "$out/report.txt" --html "$out/report.html"
     ;;
 *)
     echo "njx-slurm: unknown mode $mode (submit)" >&2

@@ -76,11 +76,15 @@ pub struct Args {
 impl Args {
     /// The report these options ask for.
     pub fn into_options(&self) -> Options {
+        use std::io::IsTerminal;
+        // Read on the terminal, the report's header lists the notes just above.
+        let on_terminal = self.files.output.is_none() && std::io::stdout().is_terminal();
         Options {
             style: self.format,
             rows: self.rows,
             hlo: self.hlo.clone(),
             partial: self.partial,
+            each_note: !on_terminal,
         }
     }
 }

@@ -110,12 +110,30 @@ fn flame(
     }
 }
 
+/// The live heap over each trace's events of the programs that ran (njx-heap `--svg`).
+fn heap_chart(whole: &Whole) -> Result<Figure> {
+    let curves = crate::analysis::heap::curves(&super::whole::program_heaps(whole));
+    let svg = if curves.is_empty() {
+        Err("no heap simulator trace in the dumps of the programs that ran".to_string())
+    } else {
+        Ok(crate::output::charts::heap_svg_text(&curves)?)
+    };
+    Ok(Figure {
+        id: "heap-chart",
+        title: "Heap memory over each program's events",
+        command: "njx-heap --svg heap.svg INPUTS",
+        after: "heap",
+        svg,
+        interactive: false,
+    })
+}
+
 /// Every figure of the page, given the sections; `hlo` are the dump sources (archives
 /// among the inputs, `--hlo`).
 pub fn figures(whole: &Whole, sections: &[Section], hlo: &[PathBuf]) -> Result<Vec<Figure>> {
     // The selection's notes were said by the thunk views.
     let quiet = Notes::kept();
-    let mut out = vec![bandwidth(sections)?];
+    let mut out = vec![bandwidth(sections)?, heap_chart(whole)?];
     if super::sections::no_xla(whole).is_none() {
         out.push(Figure {
             id: "flame-source",

@@ -34,7 +34,7 @@ th, td { border-bottom: 1px solid #e4e7eb; padding: 3px 8px; text-align: left;
   vertical-align: top; }
 th { background: #f2f4f7; cursor: pointer; white-space: nowrap; position: sticky; top: 0; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.text { max-width: 640px; overflow-wrap: anywhere; }
+td.text { min-width: 16ch; max-width: 64ch; overflow-wrap: anywhere; }
 th[aria-sort=ascending]::after { content: ' \\25B2'; }
 th[aria-sort=descending]::after { content: ' \\25BC'; }
 .more { color: #555; font-size: 13px; margin: 4px 0; }

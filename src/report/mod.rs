@@ -60,6 +60,10 @@ pub struct Options {
     pub hlo: Vec<PathBuf>,
     /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the report.
     pub partial: bool,
+    /// Whether the notes, which the report lists, are said to `notes` one by one too, as
+    /// every tool says them (stderr); otherwise `notes` gets how many there are (a report
+    /// read on the terminal, whose header lists them just above).
+    pub each_note: bool,
 }
 
 /// The report of `inputs` (or their partial result), written to `out`. The notes said
@@ -92,10 +96,10 @@ pub fn run(
             .transpose()
     });
     let said = kept.take();
-    // Where the report lists them, stderr says how many; a partial result carries none, so
-    // they are said there (the map step's log), as they are when the report fails.
+    // Where the report lists them on the terminal, stderr says how many; a partial result
+    // carries none, so they are said (the map step's log), as when the report fails.
     match &result {
-        Ok(Some(_)) if !said.is_empty() => notes.note(format!(
+        Ok(Some(_)) if !said.is_empty() && !options.each_note => notes.note(format!(
             "{} note{} on the input, listed in the report's header",
             said.len(),
             if said.len() == 1 { "" } else { "s" }
@@ -126,7 +130,9 @@ fn report(
         dumps: &options.hlo,
         key: executions::KeyBy::Fingerprint,
     };
-    let (mut whole, profiles) = partial::aggregate_and_profiles(inputs, hlo, notes, Whole::new)?;
+    let claims = Default::default();
+    let (mut whole, profiles) =
+        partial::aggregate_and_profiles(inputs, hlo, notes, || Whole::sharing(&claims))?;
     if options.partial {
         let sources = crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
         whole.thunks.attach_infos(&sources, notes)?;

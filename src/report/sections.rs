@@ -82,7 +82,17 @@ pub const SECTIONS: &[(&str, &str, &str)] = &[
         "Variability of compute thunks",
         "njx-thunks --view variability INPUTS",
     ),
+    (
+        "heap",
+        "Heap memory: the peak of each program that ran",
+        "njx-heap --view peak INPUTS",
+    ),
     ("kernels", "CUDA kernels", "njx-kernels INPUTS"),
+    (
+        "memops",
+        "Memory copies and sets",
+        "njx-kernels --table memops INPUTS",
+    ),
 ];
 
 /// The sections made of XLA executions.
@@ -273,34 +283,77 @@ fn thunk_sections(
             &quiet
         };
         let rows = thunks::rows(&whole.thunks, &options, inputs, said)?;
+        let mut made = section(id, 1, &mut |format, buf| thunks::write(format, &rows, buf))?;
+        // njx-thunks says "no thunk executions" for a view left empty by its filter.
+        if view == thunks::View::Variability && made.absent.is_some() {
+            made.absent = Some(format!(
+                "no compute thunk executed twice or more varies by more than {} % of its mean \
+                 (njx-thunks --min-cv {})",
+                options.min_cv * 100.0,
+                options.min_cv
+            ));
+        }
+        out.push(made);
+    }
+    Ok(())
+}
+
+/// The kernels and memory operations of the inputs that hold CUDA activity tables (nsys
+/// exports and reports).
+fn kernel_sections(inputs: &[PathBuf], notes: &Notes, out: &mut Vec<Section>) -> Result<()> {
+    let with: Vec<PathBuf> = (inputs.iter())
+        .filter(|p| crate::source::holds_gpu_ops(p))
+        .cloned()
+        .collect();
+    for (id, table) in [
+        ("kernels", kernels::Table::Kernels),
+        ("memops", kernels::Table::Memops),
+    ] {
+        if with.is_empty() {
+            let why = "no CUDA activity tables in the input: nsys-jax archives keep none; they \
+                       are in nsys SQLite exports, reports and njx-capture archives";
+            out.push(absent(id, why.to_string()));
+            continue;
+        }
+        let options = kernels::Options {
+            by: kernels::By::Name,
+            format: Format::Table,
+            table,
+        };
+        // The notes of reading the tables are said once, by the kernels.
+        let quiet = Notes::kept();
+        let said = if id == "kernels" { notes } else { &quiet };
+        let rows = kernels::summarise(&options, &with, said)?;
         out.push(section(id, 1, &mut |format, buf| {
-            thunks::write(format, &rows, buf)
+            kernels::write(format, &rows, buf)
         })?);
     }
     Ok(())
 }
 
-/// The kernels of the inputs that hold CUDA activity tables (nsys exports and reports).
-fn kernel_section(inputs: &[PathBuf], notes: &Notes, out: &mut Vec<Section>) -> Result<()> {
-    let id = "kernels";
-    let with: Vec<PathBuf> = (inputs.iter())
-        .filter(|p| crate::source::holds_gpu_ops(p))
-        .cloned()
-        .collect();
-    if with.is_empty() {
-        let why = "no CUDA activity tables in the input: nsys-jax archives keep none; they are \
-                   in nsys SQLite exports, reports and njx-capture archives";
-        out.push(absent(id, why.to_string()));
+/// The heap peak of each program that ran (njx-heap's `--view peak` rows of the dumps
+/// the reading decoded), in program order.
+fn heap_section(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
+    let id = "heap";
+    let heaps = super::whole::program_heaps(whole);
+    if heaps.is_empty() {
+        let why = match whole.heap_problems.first() {
+            Some(problem) => format!("njx-heap refuses the dumps: {problem}"),
+            None => "no after-optimizations HLO dump with a buffer assignment of a program \
+                     that ran (they are in nsys-jax archives and njx-capture archives)"
+                .to_string(),
+        };
+        out.push(absent(id, why));
         return Ok(());
     }
-    let options = kernels::Options {
-        by: kernels::By::Name,
-        format: Format::Table,
-        table: kernels::Table::Kernels,
-    };
-    let rows = kernels::summarise(&options, &with, notes)?;
     out.push(section(id, 1, &mut |format, buf| {
-        kernels::write(format, &rows, buf)
+        let options = crate::analysis::heap::Options {
+            view: crate::analysis::heap::View::Peak,
+            format,
+            program: None,
+            svg: None,
+        };
+        crate::analysis::heap::write(&options, &heaps, buf)
     })?);
     Ok(())
 }
@@ -322,7 +375,11 @@ pub fn sections(
         }
         Some(why) => out.extend(OF_EXECUTIONS.iter().map(|id| absent(id, why.clone()))),
     }
-    kernel_section(inputs, notes, &mut out)?;
+    heap_section(whole, &mut out)?;
+    for problem in &whole.heap_problems {
+        notes.note(format!("heap: {problem}"));
+    }
+    kernel_sections(inputs, notes, &mut out)?;
     debug_assert!(out.iter().map(|s| s.id).eq(SECTIONS.iter().map(|s| s.0)));
     Ok(out)
 }

@@ -2,7 +2,7 @@
 //! path, and mergeable as a partial result (`njx-report --partial`).
 
 use crate::analysis::compile::Total;
-use crate::analysis::{collectives, modules, thunks};
+use crate::analysis::{collectives, heap, modules, thunks};
 use crate::derived::executions::{Executions, Warmup, WithoutXla};
 use crate::derived::partial;
 use crate::error::Result;
@@ -10,7 +10,8 @@ use crate::output::notes::Notes;
 use crate::records::{Module, Thunk};
 use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 /// The kind of [`Whole`]'s partial results.
 pub const PARTIAL: &str = "report";
@@ -60,7 +61,7 @@ impl Read {
 /// thunk views' (with the flame graphs' GPU time), the compilation totals, and what was
 /// read. Each is the aggregate its own tool builds (so every number is the tool's), all
 /// filled from the same executions of one reading of each input path.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Whole {
     pub(super) modules: modules::Partial,
     pub(super) collectives: collectives::Partial,
@@ -68,6 +69,49 @@ pub struct Whole {
     /// Kept by name with every pass ([`Total::of_ranges`]).
     pub(super) compile: Total,
     pub(super) read: Read,
+    /// The heap of each program that ran, by program key (its fingerprint): that of the
+    /// first input path (in input order) that ran it.
+    #[serde(default)]
+    pub(super) heaps: BTreeMap<String, Heap>,
+    /// Why a program's heap could not be made (its dump and what is wrong), said once.
+    #[serde(default)]
+    pub(super) heap_problems: BTreeSet<String>,
+    /// Program key → the first input path that took its heap, shared by the input paths
+    /// read at once, so that a heap is made once, not once per rank.
+    #[serde(skip)]
+    claims: Option<Arc<Mutex<HashMap<String, usize>>>>,
+}
+
+/// A program's heap: njx-heap's `--view peak` rows and the live total over each trace's
+/// events (its `--svg`).
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Heap {
+    /// The input path it was made from.
+    input: usize,
+    /// Its `--view peak` rows.
+    pub peaks: Vec<heap::PeakRecord>,
+    /// The live total after each event, per trace.
+    pub totals: Vec<Vec<i64>>,
+}
+
+/// njx-heap's view of the heaps of `whole`: one per program that ran, the largest peak
+/// first (then by program name, id and key).
+pub fn program_heaps(whole: &Whole) -> Vec<heap::ProgramHeap> {
+    let mut heaps: Vec<(&String, &Heap)> = whole.heaps.iter().collect();
+    let order = |h: &Heap| {
+        let peak = h.peaks.iter().map(|p| p.peak_bytes).max().unwrap_or(0);
+        let name = h.peaks.first().map(|p| (p.program.clone(), p.program_id));
+        (std::cmp::Reverse(peak), name)
+    };
+    heaps.sort_by(|a, b| order(a.1).cmp(&order(b.1)).then_with(|| a.0.cmp(b.0)));
+    heaps
+        .into_iter()
+        .map(|(_, h)| heap::ProgramHeap {
+            peaks: h.peaks.clone(),
+            buffers: Vec::new(),
+            totals: h.totals.clone(),
+        })
+        .collect()
 }
 
 impl Whole {
@@ -78,6 +122,52 @@ impl Whole {
             thunks: thunks::ThunkTime::with_thunk_time(true),
             ..Whole::default()
         }
+    }
+
+    /// [`Whole::new`], sharing with the others made by the same `claims` which input path
+    /// makes each program's heap.
+    pub fn sharing(claims: &Arc<Mutex<HashMap<String, usize>>>) -> Whole {
+        Whole {
+            claims: Some(Arc::clone(claims)),
+            ..Whole::new()
+        }
+    }
+
+    /// The heaps of the programs whose dumps `part` read: each made unless an earlier input
+    /// path claimed it (the earliest path that ran a program always makes its heap, and its
+    /// heap is the one kept when the aggregates merge in input order).
+    fn add_heaps(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
+        for hlo in &part.dumps {
+            let key = hlo
+                .fingerprint()
+                .map_or_else(|| format!("{} ({})", hlo.name(), hlo.id()), str::to_string);
+            if let Some(claims) = &self.claims {
+                let mut claims = claims.lock().unwrap_or_else(|e| e.into_inner());
+                let first = claims.entry(key.clone()).or_insert(part.input);
+                if *first < part.input {
+                    continue;
+                }
+                *first = part.input;
+            }
+            // A dump without a buffer assignment is said too (njx-heap's error, naming it).
+            match heap::program_heap(hlo, notes) {
+                Ok(h) => {
+                    self.heaps.insert(
+                        key,
+                        Heap {
+                            input: part.input,
+                            peaks: h.peaks,
+                            totals: h.totals,
+                        },
+                    );
+                }
+                // A heap that does not add up is said; the rest of the report stands.
+                Err(e) => {
+                    self.heap_problems.insert(e.to_string());
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -122,7 +212,7 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::add_profile(&mut self.collectives, part, notes)?;
         partial::Aggregate::add_profile(&mut self.thunks, part, notes)?;
         self.compile.merge(&Total::of_ranges(part.ranges.clone())?);
-        Ok(())
+        self.add_heaps(part, notes)
     }
 
     fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
@@ -131,6 +221,16 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::merge(&mut self.thunks, other.thunks, notes)?;
         self.compile.merge(&other.compile);
         self.read.merge(other.read);
+        // The earliest input path's heap of each program.
+        for (key, h) in other.heaps {
+            match self.heaps.get(&key) {
+                Some(mine) if mine.input <= h.input => {}
+                _ => {
+                    self.heaps.insert(key, h);
+                }
+            }
+        }
+        self.heap_problems.extend(other.heap_problems);
         Ok(())
     }
 

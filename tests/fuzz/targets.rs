@@ -266,6 +266,7 @@ fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()>
         rows: input.pick(2, 4) as usize,
         hlo,
         partial: input.bit(3),
+        each_note: input.bit(5),
     };
     let mut page = Sink(0);
     let page = input.bit(4).then_some(&mut page as &mut dyn std::io::Write);
@@ -700,6 +701,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     rows: 5,
                     hlo: Vec::new(),
                     partial: true,
+                    each_note: true,
                 };
                 njx::report::run(&options, &archives, &mut out, None, &notes).expect("partial");
             }

@@ -1,10 +1,10 @@
 //! The rows of njx-heap's views (`--view peak`, `buffers`, `by-op-name`, `by-source`)
 //! and the heap of one program they are made from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One row of `--view peak`: one heap simulator trace of one program.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PeakRecord {
     /// The module name (`pjit__wrapped_step_fn`).
     pub program: String,

@@ -42,7 +42,10 @@ pub(super) fn load_path(
     without: WithoutXla,
     notes: &Notes,
 ) -> Result<Executions> {
-    let mut part = Executions::default();
+    let mut part = Executions {
+        input: k,
+        ..Executions::default()
+    };
     let mut profiles = Profiles::open(path, notes.progress())?;
     profiles.keep_ranges(keep.ranges);
     if let Some(n) = profiles.processes_known() {

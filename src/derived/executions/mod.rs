@@ -66,6 +66,8 @@ use std::sync::Arc;
 /// Module and thunk executions of every profile read.
 #[derive(Debug, Default)]
 pub struct Executions {
+    /// Which input path (its index among the paths read) these are of.
+    pub input: usize,
     /// Module executions.
     pub modules: Vec<Module>,
     /// Thunk executions.

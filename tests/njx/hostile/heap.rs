@@ -470,6 +470,22 @@ fn many_buffers(p: &mut HloProto, n: i64, tuple: bool) {
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
+    // njx-report takes the heaps of the programs that ran from the dumps its reading
+    // decodes: one that does not add up is said, naming the dump, and the report stands.
+    for (label, fix, says) in inconsistent() {
+        v.push(Case::new(
+            format!("report's heap: {label}"),
+            "njx-report",
+            Expect::RefusedOrNoted,
+            move |d: &Path| {
+                let mut p = heap_proto();
+                fix(&mut p);
+                Run::new(args![in_archive(d, &p)])
+                    .name("rank0.zip")
+                    .name(says)
+            },
+        ));
+    }
     for (label, fix, says) in inconsistent() {
         v.push(Case::new(
             format!("heap: {label}"),
