@@ -104,3 +104,30 @@ for name, first, below, h in [("top", "read", 0, 1100), ("communication", "wait"
     full.crop((0, y, 1400, min(full.height, y + h))).save(f"{out}/{name}.png")
     print(f"page-check: {out}/{name}.png from {first} at y={y}")
 PY
+
+# A second engine, where one installs from the package registries: Firefox ESR, headless,
+# must draw the page (a screenshot that is not blank) with its flame graphs' frames.
+firefox=$(command -v firefox-esr || command -v firefox || true)
+if [[ -z $firefox ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y firefox-esr > /dev/null 2>&1; then
+    firefox=$(command -v firefox-esr)
+fi
+if [[ -z $firefox ]]; then
+    echo "page-check: Firefox skipped: not installed and apt-get could not install it" >&2
+    exit 0
+fi
+timeout 180 "$firefox" --headless --window-size="1400,$height" --screenshot "$tmp/firefox.png" \
+    "$url" > /dev/null 2>&1
+python3 - "$tmp/firefox.png" "$tmp/offsets.json" <<'PY'
+import json, sys
+from PIL import Image
+shot, offsets = Image.open(sys.argv[1]).convert("RGB"), json.load(open(sys.argv[2]))
+for part in ("read", "wait", "flame-source", "heap"):
+    y = offsets.get(part)
+    if y is None:
+        continue
+    box = shot.crop((0, y, 1400, min(shot.height, y + 600)))
+    colours = len(box.getcolors(1 << 20) or [])
+    print(f"page-check: Firefox draws #{part} in {colours} colours")
+    if colours < 8:
+        sys.exit(f"page-check: Firefox drew #{part} blank")
+PY
