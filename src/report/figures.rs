@@ -128,12 +128,97 @@ fn heap_chart(whole: &Whole) -> Result<Figure> {
     })
 }
 
+/// Why the wait and lateness pictures are not drawn, if they are not.
+fn no_clocks(whole: &Whole) -> Option<String> {
+    match &whole.clocks {
+        None => Some("drawn from profiles only with --html".to_string()),
+        Some(c) if !c.profiles_only => Some(
+            "these pictures compare the clocks of different devices, aligned as the profiles \
+             are read: they are drawn from profiles, not from records or partial results"
+                .to_string(),
+        ),
+        Some(_) => None,
+    }
+}
+
+/// The wait distributions and lateness pictures (njx-collectives `--wait-plot`,
+/// `--lateness-plot`), from the communication thunks kept as read, their clocks aligned
+/// as njx-collectives aligns them and their warm-up decided as every section's; and what
+/// the alignment corrected, as njx-collectives says it.
+fn timing(whole: &Whole) -> Result<(Vec<Figure>, Vec<String>)> {
+    use crate::analysis::collectives::timing::{self, Timing};
+    use crate::derived::executions::{Alignment, Phase};
+    let mut wait = Figure {
+        id: "wait-chart",
+        title: "Wait distributions per collective",
+        command: "njx-collectives --wait-plot wait.svg INPUTS",
+        after: "wait",
+        svg: Err(String::new()),
+        interactive: false,
+    };
+    let mut late = Figure {
+        id: "lateness-chart",
+        title: "Lateness along the module timeline",
+        command: "njx-collectives --lateness-plot lateness.svg INPUTS",
+        after: "stragglers",
+        ..wait.clone()
+    };
+    let (Some(clocks), None) = (&whole.clocks, no_clocks(whole)) else {
+        let why = no_clocks(whole).unwrap_or_default();
+        wait.svg = Err(why.clone());
+        late.svg = Err(why);
+        return Ok((vec![wait, late], Vec::new()));
+    };
+    let mut alignment = Alignment::default();
+    alignment.add(&clocks.thunks);
+    let corrections = alignment.corrections();
+    let said: Vec<String> = corrections
+        .iter()
+        .flatten()
+        .map(|(device, ns)| {
+            format!(
+                "clock alignment: device {device} corrected by {:+.6} ms",
+                -ns / 1e6 + 0.0
+            )
+        })
+        .collect();
+    let shift = |device: u32| {
+        corrections
+            .as_ref()
+            .and_then(|c| c.get(&device))
+            .map_or(0, |c| c.round() as i64)
+    };
+    let rule = crate::derived::partial::Aggregate::warmup(&whole.collectives).rule();
+    let mut t = Timing::new(false);
+    for thunk in &clocks.thunks {
+        let mut thunk = thunk.clone();
+        thunk.warmup = rule.thunk_is_warmup(&thunk.program, Phase::of_profile(thunk.execution));
+        thunk.start_ns -= shift(thunk.device);
+        t.add(&thunk);
+    }
+    let quiet = Notes::kept();
+    let drawn = |r: Result<String>| r.map_err(|e| e.to_string());
+    wait.svg = drawn(timing::wait_svg_text(&t));
+    late.svg = drawn(timing::lateness_svg_text(&t, &quiet));
+    Ok((vec![wait, late], said))
+}
+
 /// Every figure of the page, given the sections; `hlo` are the dump sources (archives
 /// among the inputs, `--hlo`).
-pub fn figures(whole: &Whole, sections: &[Section], hlo: &[PathBuf]) -> Result<Vec<Figure>> {
+pub fn figures(
+    whole: &Whole,
+    sections: &[Section],
+    hlo: &[PathBuf],
+) -> Result<(Vec<Figure>, Vec<String>)> {
     // The selection's notes were said by the thunk views.
     let quiet = Notes::kept();
     let mut out = vec![bandwidth(sections)?, heap_chart(whole)?];
+    let mut clocks = Vec::new();
+    if super::sections::no_xla(whole).is_none() {
+        let (pictures, said) = timing(whole)?;
+        out.extend(pictures);
+        clocks = said;
+    }
     if super::sections::no_xla(whole).is_none() {
         out.push(Figure {
             id: "flame-source",
@@ -152,5 +237,5 @@ pub fn figures(whole: &Whole, sections: &[Section], hlo: &[PathBuf]) -> Result<V
             interactive: true,
         });
     }
-    Ok(out)
+    Ok((out, clocks))
 }

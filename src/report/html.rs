@@ -195,6 +195,7 @@ pub(super) fn write(
     whole: &Whole,
     sections: &[Section],
     figures: &[Figure],
+    aligned: &[String],
     notes: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -207,7 +208,17 @@ pub(super) fn write(
          <h1>njx-report</h1>\n"
     );
     // What was read, and the notes.
-    let lines = header(inputs, whole, &[]);
+    let mut lines = header(inputs, whole, &[]);
+    if !aligned.is_empty() {
+        // The wait and lateness pictures compare clocks: say how they were aligned.
+        for l in lines.iter_mut().filter(|l| l.starts_with("Clocks: ")) {
+            *l = format!(
+                "Clocks: aligned for the wait and lateness pictures only, on the collectives \
+                 that span every device (nsys-jax's rule): {}",
+                aligned.join("; ")
+            );
+        }
+    }
     html.push_str("<section id=\"read\"><ul class=\"read\">");
     for l in &lines {
         let _ = write!(html, "<li>{}</li>", escape(l));

@@ -80,21 +80,23 @@ pub fn run(
 ) -> Result<()> {
     // Kept to be listed in the report, and said on stderr too.
     let kept = notes.apart();
-    let result = report(options, inputs, out, &kept).and_then(|(whole, profiles)| {
-        whole
-            .map(|w| {
-                let s = sections::sections(&w, &profiles, &options.hlo, &kept)?;
-                let f = match page.is_some() {
-                    true => {
-                        let sources = crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
-                        figures::figures(&w, &s, &sources)?
-                    }
-                    false => Vec::new(),
-                };
-                Ok((w, s, f))
-            })
-            .transpose()
-    });
+    let result =
+        report(options, inputs, page.is_some(), out, &kept).and_then(|(whole, profiles)| {
+            whole
+                .map(|w| {
+                    let s = sections::sections(&w, &profiles, &options.hlo, &kept)?;
+                    let f = match page.is_some() {
+                        true => {
+                            let sources =
+                                crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
+                            figures::figures(&w, &s, &sources)?
+                        }
+                        false => (Vec::new(), Vec::new()),
+                    };
+                    Ok((w, s, f))
+                })
+                .transpose()
+        });
     let said = kept.take();
     // Where the report lists them on the terminal, stderr says how many; a partial result
     // carries none, so they are said (the map step's log), as when the report fails.
@@ -106,11 +108,11 @@ pub fn run(
         )),
         _ => said.iter().for_each(|n| notes.note(n.clone())),
     }
-    let Some((whole, sections, figures)) = result? else {
+    let Some((whole, sections, (figures, aligned))) = result? else {
         return Ok(());
     };
     if let Some(page) = page {
-        html::write(inputs, &whole, &sections, &figures, &said, page)?;
+        html::write(inputs, &whole, &sections, &figures, &aligned, &said, page)?;
     }
     match options.style {
         Style::Text => text::write(options, inputs, &whole, &sections, &said, out),
@@ -123,6 +125,7 @@ pub fn run(
 fn report(
     options: &Options,
     inputs: &[PathBuf],
+    html: bool,
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<(Option<Whole>, Vec<PathBuf>)> {
@@ -131,8 +134,9 @@ fn report(
         key: executions::KeyBy::Fingerprint,
     };
     let claims = Default::default();
+    let clocks = html && !options.partial;
     let (mut whole, profiles) =
-        partial::aggregate_and_profiles(inputs, hlo, notes, || Whole::sharing(&claims))?;
+        partial::aggregate_and_profiles(inputs, hlo, notes, || Whole::sharing(&claims, clocks))?;
     if options.partial {
         let sources = crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
         whole.thunks.attach_infos(&sources, notes)?;

@@ -80,6 +80,50 @@ pub struct Whole {
     /// read at once, so that a heap is made once, not once per rank.
     #[serde(skip)]
     claims: Option<Arc<Mutex<HashMap<String, usize>>>>,
+    /// What the page's wait and lateness pictures need, where asked for: clocks are
+    /// aligned once every profile is read, so these are kept until then. Not in partial
+    /// results (the clocks of different partials cannot be compared).
+    #[serde(skip)]
+    pub(super) clocks: Option<Clocks>,
+}
+
+/// The thunk executions the wait distributions and lateness are made of, kept as read
+/// (clocks not aligned, warm-up undecided): every communication thunk execution, and the
+/// first thunk execution of each module execution on each device (where its module
+/// starts). Their size follows the collective instances × devices, as the pictures'.
+#[derive(Debug, Default, Clone)]
+pub struct Clocks {
+    /// The executions kept, in input order.
+    pub thunks: Vec<Thunk>,
+    /// Whether only profiles were read: records and partial results carry clocks of their
+    /// own (or none), which are not aligned with these.
+    pub profiles_only: bool,
+}
+
+impl Clocks {
+    fn add(&mut self, part: &Executions) {
+        let mut first: HashMap<(&str, u32, u32), usize> = HashMap::new();
+        for (i, t) in part.thunks.iter().enumerate() {
+            if t.comm {
+                self.thunks.push(t.clone());
+            }
+            let at = first
+                .entry((&t.program, t.execution, t.device))
+                .or_insert(i);
+            if t.start_ns < part.thunks[*at].start_ns {
+                *at = i;
+            }
+        }
+        let mut firsts: Vec<usize> = first.into_values().collect();
+        firsts.sort_unstable();
+        self.thunks.extend(
+            firsts
+                .into_iter()
+                .map(|i| &part.thunks[i])
+                .filter(|t| !t.comm)
+                .cloned(),
+        );
+    }
 }
 
 /// A program's heap: njx-heap's `--view peak` rows and the live total over each trace's
@@ -125,10 +169,15 @@ impl Whole {
     }
 
     /// [`Whole::new`], sharing with the others made by the same `claims` which input path
-    /// makes each program's heap.
-    pub fn sharing(claims: &Arc<Mutex<HashMap<String, usize>>>) -> Whole {
+    /// makes each program's heap; with `clocks`, keeping what the wait and lateness
+    /// pictures need ([`Clocks`]).
+    pub fn sharing(claims: &Arc<Mutex<HashMap<String, usize>>>, clocks: bool) -> Whole {
         Whole {
             claims: Some(Arc::clone(claims)),
+            clocks: clocks.then(|| Clocks {
+                profiles_only: true,
+                ..Clocks::default()
+            }),
             ..Whole::new()
         }
     }
@@ -177,6 +226,9 @@ impl partial::Aggregate for Whole {
 
     fn add_records(&mut self, mut s: RecordStream, notes: &Notes) -> Result<()> {
         self.read.record_streams += 1;
+        if let Some(c) = &mut self.clocks {
+            c.profiles_only = false;
+        }
         let place = s.place.clone();
         if s.first_line_has("thunk_execution")? {
             let mut no_time = 0;
@@ -212,6 +264,9 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::add_profile(&mut self.collectives, part, notes)?;
         partial::Aggregate::add_profile(&mut self.thunks, part, notes)?;
         self.compile.merge(&Total::of_ranges(part.ranges.clone())?);
+        if let Some(c) = &mut self.clocks {
+            c.add(part);
+        }
         self.add_heaps(part, notes)
     }
 
@@ -231,6 +286,15 @@ impl partial::Aggregate for Whole {
             }
         }
         self.heap_problems.extend(other.heap_problems);
+        // A partial result (read back) has none: the pictures cannot be drawn then.
+        match (&mut self.clocks, other.clocks) {
+            (Some(mine), Some(theirs)) => {
+                mine.thunks.extend(theirs.thunks);
+                mine.profiles_only &= theirs.profiles_only;
+            }
+            (Some(mine), None) => mine.profiles_only = false,
+            (None, _) => {}
+        }
         Ok(())
     }
 

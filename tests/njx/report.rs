@@ -397,3 +397,53 @@ fn the_page_is_not_stdout_nor_the_output() {
         );
     }
 }
+
+/// The page's wait and lateness pictures are njx-collectives' own, byte for byte, though
+/// the report reads each archive once (its clocks aligned after the reading); from partial
+/// results they are not drawn, and the page says why.
+#[test]
+fn the_wait_and_lateness_pictures_are_the_collectives_own() {
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (page, wait, late) = (at("run.html"), at("wait.svg"), at("late.svg"));
+    ok("njx-report", &["-q", "--html", &page, &ranks[0], &ranks[1]]);
+    ok(
+        "njx-collectives",
+        &[
+            "-q",
+            "--wait-plot",
+            &wait,
+            "--lateness-plot",
+            &late,
+            &ranks[0],
+            &ranks[1],
+        ],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for (id, svg) in [("wait-chart", &wait), ("lateness-chart", &late)] {
+        let start = html.find(&format!("<section id=\"{id}\">")).expect(id);
+        let figure = &html[start..];
+        let figure =
+            &figure[figure.find("<figure>").unwrap() + 8..figure.find("</figure>").unwrap()];
+        let tool = std::fs::read_to_string(svg).unwrap();
+        assert_eq!(
+            figure.trim(),
+            tool[tool.find("<svg").unwrap()..].trim(),
+            "{id}"
+        );
+    }
+    // From partial results: not drawn, and why.
+    let part = write(
+        dir.path(),
+        "r0.part",
+        ok("njx-report", &["-q", "--partial", &ranks[0]]).as_bytes(),
+    );
+    ok("njx-report", &["-q", "--html", &page, &part, &ranks[1]]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("Not drawn: these pictures compare the clocks of different devices")
+            .count(),
+        2
+    );
+}

@@ -20,6 +20,11 @@ pub type DeviceLines = BTreeMap<u32, Vec<(f64, f64)>>;
 /// each collective against the collective's mean time within the module, for the
 /// `LATE_DEVICES` (8) latest devices, and the band of all devices (least to greatest).
 pub fn svg(path: &Path, programs: &[(String, DeviceLines)]) -> Result<()> {
+    charts::write(path, &svg_text(programs)?)
+}
+
+/// The SVG text of [`svg`].
+pub fn svg_text(programs: &[(String, DeviceLines)]) -> Result<String> {
     let panels = programs.len().max(1);
     let size = (charts::SIZE.0, 60 + 420 * panels as u32);
     let svg = charts::render(size, |root| {
@@ -36,7 +41,7 @@ pub fn svg(path: &Path, programs: &[(String, DeviceLines)]) -> Result<()> {
         }
         Ok(())
     })?;
-    charts::write(path, &svg)
+    Ok(svg)
 }
 
 /// One program's panel of the lateness picture: the band of all its devices, and the

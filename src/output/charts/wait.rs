@@ -26,6 +26,11 @@ type BoxChart<'a, 'b> =
 /// it, each instance's wait as a multiple of the fastest device's time against message
 /// size (log-log).
 pub fn svg(path: &Path, waits: &Waits, points: &RatioPoints) -> Result<()> {
+    charts::write(path, &svg_text(waits, points)?)
+}
+
+/// The SVG text of [`svg`].
+pub fn svg_text(waits: &Waits, points: &RatioPoints) -> Result<String> {
     let zeros: usize = waits
         .values()
         .map(|(w, _)| w.iter().filter(|&&x| x <= 0.0).count())
@@ -35,7 +40,7 @@ pub fn svg(path: &Path, waits: &Waits, points: &RatioPoints) -> Result<()> {
         draw_wait_boxes(&left, waits, zeros)?;
         draw_wait_ratios(&right, waits, points)
     })?;
-    charts::write(path, &svg)
+    Ok(svg)
 }
 
 /// The left panel: per collective a box (quartiles), its median, whiskers to the least

@@ -15,6 +15,11 @@ pub fn wait_svg(path: &Path, timing: &Timing) -> Result<()> {
     wait::svg(path, &timing.waits(), &ratio_points(timing))
 }
 
+/// The SVG text of [`wait_svg`].
+pub fn wait_svg_text(timing: &Timing) -> Result<String> {
+    wait::svg_text(&timing.waits(), &ratio_points(timing))
+}
+
 /// Per collective, each instance's wait as a multiple of the fastest device's time
 /// against its message size, for the instances with a size and a wait (the right panel).
 fn ratio_points(timing: &Timing) -> RatioPoints {
@@ -37,14 +42,24 @@ pub(in crate::analysis::collectives) fn lateness_svg(
     timing: &Timing,
     rows: &[Row],
 ) -> Result<()> {
-    let panels: Vec<(String, DeviceLines)> = lateness_lines(rows)
+    lateness::svg(path, &panels(timing, rows))
+}
+
+/// Lateness along the module timeline as SVG text ([`lateness_svg`]), its rows made here
+/// (what they leave out said to `notes`).
+pub fn lateness_svg_text(timing: &Timing, notes: &crate::output::notes::Notes) -> Result<String> {
+    lateness::svg_text(&panels(timing, &timing.lateness_rows(notes)))
+}
+
+/// The panels of the lateness picture: one per program, captioned with its module name.
+fn panels(timing: &Timing, rows: &[Row]) -> Vec<(String, DeviceLines)> {
+    lateness_lines(rows)
         .into_iter()
         .map(|(program, devices)| {
             let name = timing.names.get(program).cloned().unwrap_or_default();
             (format!("{name} ({program})"), devices)
         })
-        .collect();
-    lateness::svg(path, &panels)
+        .collect()
 }
 
 /// Per program, its devices' lateness lines from the `lateness` rows: the programs with

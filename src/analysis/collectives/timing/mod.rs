@@ -33,7 +33,7 @@ mod chart;
 mod tables;
 
 pub(super) use chart::lateness_svg;
-pub use chart::wait_svg;
+pub use chart::{lateness_svg_text, wait_svg, wait_svg_text};
 
 /// One collective instance over the devices read so far.
 #[derive(Debug, Clone)]
