@@ -2,11 +2,11 @@
 # njx-report's page (--html) in a real browser (issue 30): Debian's Chromium, headless,
 # installed with apt-get when it is missing (skipped, saying so, when it cannot be).
 # The page of the four pax archives of ../shared/data (else of the example run in
-# examples/data/run) is loaded with the network cut off and every request logged (NetLog):
-# the check fails on a console error or on any request other than the page itself, its
-# data: frames and about:blank; then screenshots at 1,400 px width are written to OUT_DIR
-# (default docs/report): the top of the page, the communication sections, the thunk
-# tables, the heap, the flame graph.
+# examples/data/run) is loaded with the network cut off: the check fails on a console error
+# or on any resource the page asks for (its Resource Timing entries), and says how long the
+# page takes to load; then screenshots at 1,400 px width are written to OUT_DIR (default
+# docs/report): the top of the page, the communication sections, the thunk tables, the
+# heap, the flame graph. Last, Firefox ESR (installed where it can be) must draw it too.
 #
 # Usage (from anywhere):  scripts/page-check.sh [OUT_DIR]
 set -euo pipefail
@@ -39,55 +39,43 @@ flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
     --disable-default-apps --disable-domain-reliability --no-default-browser-check
     --disable-features=Translate,OptimizationHints,MediaRouter,SpellCheck,AutofillServerCommunication
     --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0)
-# Load it once with the requests logged, and about:blank alike: what the browser asks for
-# by itself (its own services, whatever the flags above) is not the page's.
-"$browser" "${flags[@]}" --log-net-log="$tmp/net.json" --virtual-time-budget=3000 \
-    --dump-dom "$url" > "$tmp/dom.html" 2> "$tmp/console.txt" || true
-"$browser" "${flags[@]}" --log-net-log="$tmp/blank.json" --virtual-time-budget=3000 \
-    --dump-dom about:blank > /dev/null 2>&1 || true
-python3 - "$tmp/net.json" "$tmp/console.txt" "$url" "$tmp/blank.json" <<'PY'
-import json, re, sys
-from urllib.parse import urlsplit
-net, console, page, blank = sys.argv[1:5]
-def urls_of(path):
-    text = open(path).read()
-    try:
-        log = json.loads(text)
-    except json.JSONDecodeError:
-        # A log cut short by the browser's exit: close its list of events.
-        log = json.loads(text.rstrip().rstrip(',') + ']}')
-    return {e['params']['url'] for e in log.get('events', []) if 'url' in e.get('params', {})}
-urls = urls_of(net)
-browser_own = {urlsplit(u).hostname for u in urls_of(blank)} | {
-    'clients2.google.com', 'accounts.google.com', 'redirector.gvt1.com', 'www.google.com',
-    'update.googleapis.com', 'safebrowsing.googleapis.com'}
-away = sorted(u for u in urls if not (u == page or u.startswith(('data:', 'about:', 'chrome:')))
-              and urlsplit(u).hostname not in browser_own)
-errors = [l for l in open(console) if re.search(r'CONSOLE|Uncaught|ERROR:.*(js|script)', l, re.I)]
-print(f"page-check: {len(urls)} URLs requested, {len(away)} leaving the page; {len(errors)} console errors")
-for u in away:
-    print("  request:", u)
-for l in errors:
-    print("  console:", l.rstrip())
-sys.exit(1 if away or errors else 0)
-PY
-grep -q '<table class="sortable">' "$tmp/dom.html" || { echo "page-check: the page did not render" >&2; exit 1; }
 mkdir -p "$out"
 # Where each section is: the page measured by a copy of it that writes its sections' offsets
 # into its own DOM (headless Chromium's --screenshot ignores a URL's #fragment).
 python3 - "$page" "$tmp/measure.html" <<'PY'
 import sys
 html = open(sys.argv[1]).read()
-probe = ("<script>var o={};document.querySelectorAll('section').forEach(function(s){"
+probe = ("<script>window.addEventListener('load',function(){var o={};"
+         "document.querySelectorAll('section').forEach(function(s){"
          "o[s.id]=Math.round(s.getBoundingClientRect().top+window.scrollY);});"
          "o.height=document.documentElement.scrollHeight;"
+         "o.load_ms=Math.round(performance.now());"
+         "o.resources=performance.getEntriesByType('resource').map(function(e){return e.name;});"
          "document.body.insertAdjacentHTML('beforeend','<pre id=njx-offsets>'+JSON.stringify(o)+'</pre>');"
-         "</script></body>")
+         "});</script></body>")
 open(sys.argv[2], 'w').write(html.replace('</body>', probe))
 PY
-"$browser" "${flags[@]}" --window-size=1400,1000 --virtual-time-budget=3000 --dump-dom \
-    "file://$tmp/measure.html" 2> /dev/null | sed -n 's/.*<pre id="njx-offsets">\([^<]*\)<.*/\1/p' > "$tmp/offsets.json"
+# Every resource the page asks for (the Resource Timing entries: what the page fetched or
+# tried to, not the browser's own services) must be none, with no console error.
+"$browser" "${flags[@]}" --window-size=1400,1000 --dump-dom \
+    "file://$tmp/measure.html" > "$tmp/dom.html" 2> "$tmp/console.txt" || true
+sed -n 's/.*<pre id="njx-offsets">\([^<]*\)<.*/\1/p' "$tmp/dom.html" > "$tmp/offsets.json"
+grep -q '<table class="sortable">' "$tmp/dom.html" || { echo "page-check: the page did not render" >&2; exit 1; }
+python3 - "$tmp/offsets.json" "$tmp/console.txt" <<'PY'
+import json, re, sys
+o = json.load(open(sys.argv[1]))
+errors = [l for l in open(sys.argv[2]) if re.search(r'CONSOLE|Uncaught', l)]
+print(f"page-check: {len(o['resources'])} resources requested by the page; {len(errors)} console errors")
+for r in o['resources']:
+    print("  request:", r)
+for l in errors:
+    print("  console:", l.rstrip())
+sys.exit(1 if o['resources'] or errors else 0)
+PY
 height=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['height'])" "$tmp/offsets.json")
+# How long the page takes to load (its frames and pictures drawn): the load event's time.
+python3 -c "import json,sys; o=json.load(open(sys.argv[1])); print(f'page-check: the page ({sys.argv[2]} bytes) loads in {o[\"load_ms\"]} ms')" \
+    "$tmp/offsets.json" "$(wc -c < "$page")"
 "$browser" "${flags[@]}" --window-size="1400,$height" --virtual-time-budget=5000 \
     --screenshot="$tmp/full.png" "$url" 2> /dev/null
 python3 -m pip install -q pillow > /dev/null 2>&1 || true

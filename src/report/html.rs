@@ -3,7 +3,8 @@
 //! contents, and a header saying what was read. Nothing is loaded from elsewhere: the
 //! styles and the one script (sorting) are in the page, the charts are inline SVG, and
 //! each flame graph (an SVG with inferno's script for zoom and search) is the document of
-//! a frame of its own (`srcdoc`), so that their scripts do not meet.
+//! a frame of its own (`srcdoc`), so that their scripts do not meet, drawn when scrolled
+//! to (`loading="lazy"`): the page opens without waiting for them.
 
 use super::figures::Figure;
 use super::sections::Section;
@@ -174,7 +175,7 @@ fn figure(f: &Figure, html: &mut String) {
         Ok(svg) if f.interactive => {
             let _ = write!(
                 html,
-                "<iframe title=\"{}\" height=\"{}\" sandbox=\"allow-scripts\" srcdoc=\"{}\"></iframe>",
+                "<iframe title=\"{}\" height=\"{}\" loading=\"lazy\" sandbox=\"allow-scripts\" srcdoc=\"{}\"></iframe>",
                 escape(f.title),
                 svg_height(svg),
                 escape(svg)
