@@ -300,7 +300,12 @@ fn thunk_sections(
 
 /// The kernels and memory operations of the inputs that hold CUDA activity tables (nsys
 /// exports and reports).
-fn kernel_sections(inputs: &[PathBuf], notes: &Notes, out: &mut Vec<Section>) -> Result<()> {
+fn kernel_sections(
+    whole: &Whole,
+    inputs: &[PathBuf],
+    notes: &Notes,
+    out: &mut Vec<Section>,
+) -> Result<()> {
     let with: Vec<PathBuf> = (inputs.iter())
         .filter(|p| crate::source::holds_gpu_ops(p))
         .cloned()
@@ -310,8 +315,14 @@ fn kernel_sections(inputs: &[PathBuf], notes: &Notes, out: &mut Vec<Section>) ->
         ("memops", kernels::Table::Memops),
     ] {
         if with.is_empty() {
-            let why = "no CUDA activity tables in the input: nsys-jax archives keep none; they \
-                       are in nsys SQLite exports, reports and njx-capture archives";
+            // No profile read here: the report is of records or partial results.
+            let why = if inputs.is_empty() && whole.read.thunk_executions > 0 {
+                "kernels are read from the profiles (nsys SQLite exports, reports, njx-capture \
+                 archives), not from records or partial results, which do not carry them"
+            } else {
+                "no CUDA activity tables in the input: nsys-jax archives keep none; they are in \
+                 nsys SQLite exports, reports and njx-capture archives"
+            };
             out.push(absent(id, why.to_string()));
             continue;
         }
@@ -379,7 +390,7 @@ pub fn sections(
     for problem in &whole.heap_problems {
         notes.note(format!("heap: {problem}"));
     }
-    kernel_sections(inputs, notes, &mut out)?;
+    kernel_sections(whole, inputs, notes, &mut out)?;
     debug_assert!(out.iter().map(|s| s.id).eq(SECTIONS.iter().map(|s| s.0)));
     Ok(out)
 }
