@@ -35,7 +35,7 @@ pub(super) fn write(
         njx_report: 1,
         inputs: inputs.iter().map(|p| p.display().to_string()).collect(),
         read: &whole.read,
-        programs: whole.modules.summary(true, true).len(),
+        programs: whole.programs(),
         notes,
         sections: sections.iter().map(|s| (s.id, s)).collect(),
         order: sections.iter().map(|s| s.id).collect(),

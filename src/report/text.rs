@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// and every note said while reading.
 pub(super) fn header(inputs: &[PathBuf], whole: &Whole, notes: &[String]) -> Vec<String> {
     let r = &whole.read;
-    let programs = whole.modules.summary(true, true).len();
+    let programs = whole.programs();
     let mut lines = vec![format!(
         "Read: {} input{}, {} profile{} with XLA programs, {}, {} program{}; {} module and {} \
          thunk executions",

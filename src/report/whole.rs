@@ -159,6 +159,11 @@ pub fn program_heaps(whole: &Whole) -> Vec<heap::ProgramHeap> {
 }
 
 impl Whole {
+    /// How many programs ran (every phase, autotuning too).
+    pub fn programs(&self) -> usize {
+        self.modules.summary(true, true).len()
+    }
+
     /// An empty aggregate that takes what the profiles' own dumps say of their thunks as
     /// they are read, and keeps GPU time per thunk for the flame graphs.
     pub fn new() -> Whole {

@@ -114,20 +114,26 @@ pub fn cases() -> Vec<Case> {
             Run::new(args![write(d, "rank0.zip", &zip[..zip.len() / 2])]).name("rank0.zip")
         },
     ));
-    v.push(Case::new(
-        "second of two archives broken: no output written",
-        TOOL,
-        Refused,
-        |d: &Path| {
-            let good = write_archive(d);
-            let zip = archive();
-            let bad = write(d, "rank1.zip", &zip[..zip.len() / 3]);
-            let out = d.join("report.txt");
-            Run::new(args!["-o", out.to_str().unwrap(), good, bad])
-                .name("rank1.zip")
-                .output(out)
-        },
-    ));
+    // The report (-o) or the page (--html): neither is written when an input fails.
+    for (what, option, file) in [
+        ("output", "-o", "report.txt"),
+        ("page", "--html", "run.html"),
+    ] {
+        v.push(Case::new(
+            format!("second of two archives broken: no {what} written"),
+            TOOL,
+            Refused,
+            move |d: &Path| {
+                let good = write_archive(d);
+                let zip = archive();
+                let bad = write(d, "rank1.zip", &zip[..zip.len() / 3]);
+                let out = d.join(file);
+                Run::new(args![option, out.to_str().unwrap(), good, bad])
+                    .name("rank1.zip")
+                    .output(out)
+            },
+        ));
+    }
     v.push(Case::new(
         "a partial result of njx-modules",
         TOOL,
@@ -225,20 +231,6 @@ pub fn cases() -> Vec<Case> {
         let a = write_archive(d);
         Run::new(args!["--html", a.clone(), a]).name("rank0.zip")
     }));
-    v.push(Case::new(
-        "--html, second archive broken: no page written",
-        TOOL,
-        Refused,
-        |d: &Path| {
-            let good = write_archive(d);
-            let zip = archive();
-            let bad = write(d, "rank1.zip", &zip[..zip.len() / 3]);
-            let page = d.join("run.html");
-            Run::new(args!["--html", page.to_str().unwrap(), good, bad])
-                .name("rank1.zip")
-                .output(page)
-        },
-    ));
     v.push(Case::new(
         "valid archive, with the page",
         TOOL,
