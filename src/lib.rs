@@ -54,6 +54,7 @@ pub mod analysis;
 pub mod archives;
 pub mod cmd;
 pub mod derived;
+pub mod diff;
 pub mod error;
 pub mod hlo;
 pub mod output;

@@ -255,21 +255,10 @@ impl Total {
     /// [`collect`] reads them), every range name kept (`--by name --passes`): the
     /// other groupings are [`Total::regrouped`] from it.
     pub fn of_ranges(ranges: Vec<Range>) -> Result<Total> {
-        let mut filters = Filters::default();
-        filters.add_xla_compile();
-        let mut builder = TreeBuilder::new(filters);
         let mut total = Total::default();
-        let key_of = |name: &str| key(name, Group::Name, true);
-        let mut sink = |forest: Vec<Range>| -> Result<()> {
-            attribute(&forest, &key_of)
-                .iter()
-                .for_each(|c| total.add(c));
-            Ok(())
-        };
-        for r in ranges {
-            builder.push(r, &mut sink)?;
-        }
-        builder.finish(&mut sink)?;
+        compilations_of_ranges(ranges)?
+            .iter()
+            .for_each(|c| total.add(c));
         Ok(total)
     }
 
@@ -312,6 +301,26 @@ impl Total {
             self.profiles.insert(Arc::clone(&c.profile));
         }
     }
+}
+
+/// The compilations of the push/pop ranges of one input path (in the order read, as
+/// [`collect`] reads them), each divided among its range names with every pass kept
+/// (`--by name --passes`).
+pub fn compilations_of_ranges(ranges: Vec<Range>) -> Result<Vec<Compilation>> {
+    let mut filters = Filters::default();
+    filters.add_xla_compile();
+    let mut builder = TreeBuilder::new(filters);
+    let mut out = Vec::new();
+    let key_of = |name: &str| key(name, Group::Name, true);
+    let mut sink = |forest: Vec<Range>| -> Result<()> {
+        out.extend(attribute(&forest, &key_of));
+        Ok(())
+    };
+    for r in ranges {
+        builder.push(r, &mut sink)?;
+    }
+    builder.finish(&mut sink)?;
+    Ok(out)
 }
 
 /// What is reported: every compilation, or the totals.

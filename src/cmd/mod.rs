@@ -9,6 +9,7 @@ pub mod capture;
 pub mod collectives;
 pub mod combine;
 pub mod compile_summary;
+pub mod diff;
 pub mod export;
 pub mod flamefold;
 pub mod heap;
@@ -227,6 +228,7 @@ pub fn commands() -> Vec<Command> {
         command::<compile_summary::Args>(),
         command::<modules::Args>(),
         command::<report::Args>(),
+        command::<diff::Args>(),
         command::<collectives::Args>(),
         command::<flamefold::Args>(),
         command::<kernels::Args>(),

@@ -153,7 +153,7 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
 }
 
 /// Reads the partial results of `kind` in `s`, handing each to `partial`.
-fn read_partials<P: DeserializeOwned>(
+pub fn read_partials<P: DeserializeOwned>(
     s: RecordStream,
     kind: &str,
     partial: &mut dyn FnMut(P) -> Result<()>,

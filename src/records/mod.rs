@@ -738,3 +738,51 @@ pub enum PayloadValue {
     /// Text (strings, and raw bytes in hex).
     Text(String),
 }
+
+/// One key of a comparison of two runs (`njx-diff`): its value before and after, the
+/// change, its 95 % interval and whether it is significant.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// What is compared: a module name, `MODULE/INSTRUCTION`, `KIND SIZE`, a kernel's short
+    /// name or a compile pass; an instruction renamed by a recompilation under its new
+    /// name.
+    pub key: String,
+    /// The key before, where it differs (an instruction matched by what the dumps say).
+    pub before_key: Option<String>,
+    /// How the two sides' keys were matched: `name`, `dumps` (opcode, op_name, source
+    /// line and shape), or null for a key on one side only.
+    pub matched_by: Option<String>,
+    /// Before: mean per execution (`program`, `collective`), time per module execution
+    /// (`instruction`), or total (`kernel`, `compile-pass`), nanoseconds; null if absent.
+    pub before_ns: Option<f64>,
+    /// After, as `before_ns`.
+    pub after_ns: Option<f64>,
+    /// Samples before: executions, thunk executions, instances, compilations.
+    pub before_count: u64,
+    /// Samples after.
+    pub after_count: u64,
+    /// after − before, nanoseconds (an absent side counts 0).
+    pub change_ns: f64,
+    /// after / before − 1, percent; null for a key on one side only.
+    pub change_pct: Option<f64>,
+    /// The 95 % interval of `change_pct` (Welch on the log ratio); null where a side has
+    /// too few samples.
+    pub ci_low_pct: Option<f64>,
+    /// Its upper end.
+    pub ci_high_pct: Option<f64>,
+    /// The two-sided p-value of no change.
+    pub p_value: Option<f64>,
+    /// The p-value adjusted for every key compared (Benjamini–Hochberg).
+    pub q_value: Option<f64>,
+    /// Whether the change is significant: q-value at most --alpha and at least
+    /// --min-change percent.
+    pub significant: bool,
+    /// `slower`, `faster`, `same`, `new` or `gone`.
+    pub status: String,
+    /// Mean bus bandwidth before, GB/s (`collective`).
+    pub before_busbw_gbps: Option<f64>,
+    /// Mean bus bandwidth after, GB/s (`collective`).
+    pub after_busbw_gbps: Option<f64>,
+}
+
+impl Check for Change {}

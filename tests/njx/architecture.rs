@@ -37,6 +37,10 @@ const LAYERS: &[(&str, &str)] = &[
         "report",
         "every analysis of one reading, composed (njx-report)",
     ),
+    (
+        "diff",
+        "two runs compared, each side read into the analyses' samples (njx-diff)",
+    ),
     ("archives", "capture, combine and their writer"),
     ("cmd", "each tool's command line"),
 ];

@@ -293,6 +293,13 @@ fn synopses_give_value_names_and_repeats() {
             assert!(text.contains(" <INPUT>...\n"), "{text}");
             continue;
         }
+        if name == "njx-diff" {
+            // Two sides: the inputs before, the inputs after --vs.
+            assert!(text.contains("[--vs <AFTER>...] "), "{text}");
+            assert!(text.contains("[--fail-if-slower <PCT>]... "), "{text}");
+            assert!(text.contains(" [BEFORE]...\n"), "{text}");
+            continue;
+        }
         // njx-pgle writes a file per program into a folder.
         let output = if name == "njx-pgle" { "DIR" } else { "FILE" };
         assert!(

@@ -7,6 +7,7 @@ pub mod gpu_spans;
 pub mod heap;
 pub mod nsys_sqlite;
 pub mod payloads;
+pub mod plant;
 mod pq;
 pub mod relay;
 
@@ -33,6 +34,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-heap" => env!("CARGO_BIN_EXE_njx-heap"),
         "njx-pgle" => env!("CARGO_BIN_EXE_njx-pgle"),
         "njx-report" => env!("CARGO_BIN_EXE_njx-report"),
+        "njx-diff" => env!("CARGO_BIN_EXE_njx-diff"),
         other => panic!("unknown tool {other}"),
     }
 }

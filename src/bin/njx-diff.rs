@@ -1,0 +1,10 @@
+use std::process::ExitCode;
+
+// mimalloc instead of glibc malloc: see the README, "Performance".
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let args = njx::cmd::parse::<njx::cmd::diff::Args>();
+    njx::cmd::diff::finish(njx::cmd::diff::run(&args))
+}
