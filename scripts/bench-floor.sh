@@ -23,6 +23,11 @@
 #                     from one reading; issue 30: at most 2x the floor)
 #   report json       njx-report --format json rank*.zip
 #   report html       njx-report --html page.html rank*.zip (also the page: at most 2.5x)
+#   diff program      njx-diff rank*.zip --vs rank*.zip (two 4-rank runs; issue 31: at most
+#                     2x reading both sides once)
+#   diff instruction  njx-diff --by instruction rank*.zip --vs rank*.zip
+#   diff collective   njx-diff --by collective rank*.zip --vs rank*.zip
+#   modules twice     njx-modules rank*.zip, twice: njx reading both sides once
 # Floors: `unzip -p` of the members the job reads, xz members through C `xz -dc`, one
 # archive per core (`xargs -P $(nproc)`), as njx reads them:
 #   csv   report_nvtx_pushpop_trace.csv.xz | xz -dc (compile)
@@ -30,6 +35,7 @@
 #         their snappy pages are not decoded) and dump/*after_optimizations* | xz -dc: every
 #         member the GPU jobs read, once (the summary's floor is this too: reading the
 #         archives once).
+#   two   all, twice: both sides of a diff decompressed once each.
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,9 +63,11 @@ FLOOR_ALL="ls $ALL | xargs -P $P -I{} bash -o pipefail -c \
 'unzip -p {} report_nvtx_pushpop_trace.csv.xz | xz -dc > /dev/null && \
 unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/null && \
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
+FLOOR_TWO="$FLOOR_ALL && $FLOOR_ALL"
 
 LABELS=("compile proc0" "summary" "communication" "fold source" "fold op-name" "thunk export"
-    "report" "report json" "report html")
+    "report" "report json" "report html" "diff program" "diff instruction" "diff collective"
+    "modules twice")
 declare -A CMD=(
     ["compile proc0"]="$BIN/njx-compile-summary --total $P0"
     ["summary"]="$BIN/njx-export $ALL | $BIN/njx-ranges --xla-compile | $BIN/njx-compile-summary --total && $BIN/njx-modules $ALL && $BIN/njx-collectives $ALL"
@@ -70,11 +78,17 @@ declare -A CMD=(
     ["report"]="$BIN/njx-report $ALL"
     ["report json"]="$BIN/njx-report --format json $ALL"
     ["report html"]="$BIN/njx-report --html $tmp/page.html $ALL"
+    ["diff program"]="$BIN/njx-diff $ALL --vs $ALL"
+    ["diff instruction"]="$BIN/njx-diff --by instruction $ALL --vs $ALL"
+    ["diff collective"]="$BIN/njx-diff --by collective $ALL --vs $ALL"
+    ["modules twice"]="$BIN/njx-modules $ALL && $BIN/njx-modules $ALL"
 )
 declare -A FLOOR=(
     ["compile proc0"]=$FLOOR_CSV ["summary"]=$FLOOR_ALL ["communication"]=$FLOOR_ALL
     ["fold source"]=$FLOOR_ALL ["fold op-name"]=$FLOOR_ALL ["thunk export"]=$FLOOR_ALL
     ["report"]=$FLOOR_ALL ["report json"]=$FLOOR_ALL ["report html"]=$FLOOR_ALL
+    ["diff program"]=$FLOOR_TWO ["diff instruction"]=$FLOOR_TWO ["diff collective"]=$FLOOR_TWO
+    ["modules twice"]=$FLOOR_TWO
 )
 
 # run CMD: prints "WALL RSS_KIB" (RSS of the largest process of the command).

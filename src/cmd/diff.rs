@@ -49,9 +49,9 @@ Map/reduce over many ranks: `njx-diff --by program --partial before/rank*.zip > 
 Examples:
   njx-diff before/rank*.zip --vs after/rank*.zip
   njx-diff --by instruction --top 20 before.zip --vs after.zip
-  njx-diff --by collective --format json before.zip --vs after.zip | jq 'select(.significant)'
-  njx-diff --fail-if-slower 5 --fail-if-slower total:2 base/*.zip --vs pr/*.zip
-  njx-diff --by instruction --svg diff.svg --folded diff.folded a.zip --vs b.zip"
+  njx-diff --by collective --format json a.zip --vs b.zip | jq .change_pct
+  njx-diff --fail-if-slower 5 --fail-if-slower total:2 a/*.zip --vs b/*.zip
+  njx-diff --by instruction --svg d.svg --folded d.folded a.zip --vs b.zip"
 )]
 pub struct Args {
     /// The inputs of the run before (the baseline); none reads stdin.

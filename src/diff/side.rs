@@ -245,10 +245,16 @@ impl Side {
             wanted.entry(&t.program).or_default().insert(&t.name);
         }
         for hlo in &part.dumps {
-            let key = crate::hlo::ProgramKey::of(hlo, hlo.id() as u64).record();
-            let Some(names) = wanted.get(key.as_str()) else {
+            // Programs are keyed by module name ([`read`]); records keyed by fingerprint
+            // name the dump's key.
+            let fingerprint = crate::hlo::ProgramKey::of(hlo, hlo.id() as u64).record();
+            let Some((key, names)) = [hlo.name(), fingerprint.as_str()]
+                .into_iter()
+                .find_map(|k| wanted.get_key_value(k))
+            else {
                 continue;
             };
+            let key = key.to_string();
             for name in names {
                 let k = (key.clone(), name.to_string());
                 if self.signatures.contains_key(&k) {
@@ -435,14 +441,14 @@ impl Aggregate for Side {
         Ok(())
     }
 
-    fn merge(&mut self, other: Self, notes: &Notes) -> Result<()> {
+    fn merge(&mut self, other: Self, _: &Notes) -> Result<()> {
         if other.by != self.by {
-            notes.note(format!(
-                "a partial result of njx-diff --by {} given where --by {} is read: left out",
+            return Err(crate::error::Error::Usage(format!(
+                "a partial result of njx-diff --by {} is given where --by {} is compared: \
+                 give the same --by as the partials were written with",
                 other.by.name(),
                 self.by.name()
-            ));
-            return Ok(());
+            )));
         }
         self.warmup.merge(other.warmup);
         for (k, a) in other.acc {

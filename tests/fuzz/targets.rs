@@ -275,6 +275,50 @@ fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()>
     Ok(())
 }
 
+/// njx-diff of `before` against `after`, by what `input` picks; or one side's partial.
+fn diff_run(before: &[PathBuf], after: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()> {
+    use njx::diff::{By, Gate, Options, Rules};
+    let notes = Notes::kept();
+    let by = [
+        By::Program,
+        By::Instruction,
+        By::Collective,
+        By::Kernel,
+        By::CompilePass,
+    ][input.pick(1, 5) as usize];
+    let options = Options {
+        by,
+        format: [Format::Table, Format::Json, Format::Csv][input.pick(4, 3) as usize],
+        rules: Rules {
+            alpha: 0.05,
+            min_change: if input.bit(6) { 0.0 } else { 1.0 },
+            min_samples: 2 + input.pick(7, 3),
+        },
+        gates: if input.bit(8) {
+            vec![Gate::Key(1.0), Gate::Total(0.0)]
+        } else {
+            Vec::new()
+        },
+        top: input.bit(9).then_some(3),
+        title: "fuzz".into(),
+        hlo,
+        partial: input.bit(3),
+    };
+    if options.partial {
+        njx::diff::partial(&options, before, &mut Sink(0), &notes)?;
+    } else {
+        let mut folded = Sink(0);
+        let mut svg = Sink(0);
+        let f = input
+            .bit(5)
+            .then_some(&mut folded as &mut dyn std::io::Write);
+        let s = input.bit(11).then_some(&mut svg as &mut dyn std::io::Write);
+        njx::diff::run(&options, before, after, &mut Sink(0), f, s, &notes)?;
+    }
+    done(notes);
+    Ok(())
+}
+
 fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
     use njx::analysis::kernels::{By, Options, Table};
     let notes = Notes::kept();
@@ -572,7 +616,7 @@ fn p(path: &Path) -> Vec<PathBuf> {
 
 /// What every archive-level entry runs, on the archive at `path`.
 fn archive_analysis(ctx: &Ctx, path: &Path, input: &Input) -> Result<()> {
-    match input.pick(10, 7) {
+    match input.pick(10, 8) {
         0 => export(&p(path), input, export::Table::Modules, Vec::new()),
         1 => export(&p(path), input, export::Table::Thunks, Vec::new()),
         2 => export(
@@ -588,6 +632,12 @@ fn archive_analysis(ctx: &Ctx, path: &Path, input: &Input) -> Result<()> {
         ),
         4 => modules_run(&[path.to_path_buf(), ctx.rank1.clone()], input),
         5 => report_run(&[path.to_path_buf(), ctx.rank1.clone()], input, Vec::new()),
+        6 => diff_run(
+            &p(path),
+            std::slice::from_ref(&ctx.rank1),
+            input,
+            Vec::new(),
+        ),
         _ => flamefold_run(&p(path), input, gpu_by(input, 13), Vec::new()),
     }
 }
@@ -830,6 +880,14 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             }),
             entry("report", &["module", "thunk", "partial-report"], |c, i| {
                 report_run(&p(i.path), i, vec![c.hlo_dir.clone()])
+            }),
+            entry("diff", &["module", "thunk", "range"], |c, i| {
+                diff_run(
+                    &p(i.path),
+                    std::slice::from_ref(&c.thunks),
+                    i,
+                    vec![c.hlo_dir.clone()],
+                )
             }),
             // records and partial results merged with a profile's executions
             entry(
@@ -1134,6 +1192,9 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 export(&p(i.path), i, table, Vec::new())
             }),
             entry("kernels", &["xla"], |_, i| kernels_run(&p(i.path), i)),
+            entry("diff", &["xla", "compile"], |_, i| {
+                diff_run(&p(i.path), &p(i.path), i, Vec::new())
+            }),
             entry("compile-summary", &["compile"], |_, i| {
                 compile_run(&p(i.path), i)
             }),

@@ -6,7 +6,7 @@
 //! results of each rank give the comparison of the archives; the gate's exit status; the
 //! folded stacks carry the table's values; bad command lines and inputs.
 
-use crate::common::plant::{Plant, plant_archive};
+use crate::common::plant::{Plant, plant_archive, rename_archive};
 use crate::common::*;
 use crate::plant_check::{COLLECTIVE, FREQUENT, LONGER, MODULE, SHORTER, pax_plants};
 use serde_json::Value;
@@ -199,6 +199,58 @@ fn a_step_made_longer_is_found_by_program_with_its_size() {
         let out = run("njx-diff", &args, b"");
         assert_eq!(out.status.code(), Some(code), "{gate}: {}", stderr_of(&out));
     }
+}
+
+#[test]
+fn instructions_renamed_by_a_recompilation_are_matched_by_what_the_dumps_say() {
+    let Some(dir) = shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    let pax = pax_archives(&dir);
+    let tmp = tempdir();
+    // One instruction renumbered, two GEMMs swapping names: each name on both sides is
+    // another instruction now, as XLA's renumbering does (common/plant.rs renames them in
+    // the GPU projection and the after-optimizations dumps alike).
+    let renames = [
+        ("loop_convert_fusion.20", "loop_convert_fusion.999"),
+        ("custom-call.219.0", "custom-call.345.0"),
+        ("custom-call.345.0", "custom-call.219.0"),
+    ];
+    let after: Vec<String> = pax
+        .iter()
+        .enumerate()
+        .map(|(i, src)| {
+            let dst = tmp.path().join(format!("renamed{i}.zip"));
+            rename_archive(Path::new(src), &dst, MODULE, &renames);
+            dst.to_str().unwrap().to_string()
+        })
+        .collect();
+    let mut args = vec!["--by", "instruction"];
+    args.extend(sides(&pax, &after));
+    let out = run(
+        "njx-diff",
+        &[&["--format", "json"], &args[..]].concat(),
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains(" 3 by what the dumps say, 0 new, 0 gone"),
+        "{}",
+        stderr_of(&out)
+    );
+    let rows: BTreeMap<String, Value> = json_lines(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .map(|r| (r["key"].as_str().unwrap().to_string(), r))
+        .collect();
+    for (from, to) in renames {
+        let r = &rows[&format!("{MODULE}/{to}")];
+        assert_eq!(r["before_key"], format!("{MODULE}/{from}"), "{r}");
+        assert_eq!(r["matched_by"], "dumps", "{r}");
+        assert_eq!(r["change_ns"], 0.0, "{r}");
+        assert_eq!(r["status"], "same", "{r}");
+    }
+    assert!(significant(&rows).is_empty());
+    assert!(rows.values().all(|r| r["status"] == "same"));
 }
 
 #[test]

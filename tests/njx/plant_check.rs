@@ -9,8 +9,13 @@
 //! module time grows by exactly what it inserts, later executions move rather than being
 //! overlapped, and no other thunk's time changes; several shifted plants, lengthening and
 //! shortening, compose.
+//!
+//! A renaming ([`plant::rename_archive`]) gives instructions of the step other names, as a
+//! recompilation that renumbers them does: [`RENAMED`] a new name, the two GEMMs of
+//! [`SWAPPED`] each other's. Their thunks keep their times, their dump says of each new
+//! name what it said of the old one, and the tools find every thunk in the dump.
 
-use crate::common::plant::{Changed, Plant, changes, overreach, plant_archive, thunk_rows};
+use crate::common::plant::{self, Changed, Plant, changes, overreach, plant_archive, thunk_rows};
 use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -512,4 +517,237 @@ fn shifted_plants_compose() {
     modules_moved(&original, &planted, &changed);
     let moved = thunks_moved(&original, &planted, &changed);
     eprintln!("{moved} thunk executions moved");
+}
+
+/// A fusion of the step renamed to a name the module does not have, as a recompilation
+/// renumbers it: [`LONGER`], one of 12 siblings `loop_convert_fusion.{2,4,…,24}` whose
+/// dumps differ in op_name only (the layer).
+pub const RENAMED: (&str, &str) = ("loop_convert_fusion.20", "loop_convert_fusion.999");
+/// Two cuBLAS GEMMs of the step that swap names: [`SHORTER`], the logits' forward
+/// `dot_general` (`softmax.get_logits/logits_ffn`, ~2.46 ms), and the embedding lookup's
+/// forward `dot_general` (`softmax.emb_lookup`, ~2.22 ms). Same opcode and target, other
+/// op_names and shapes.
+pub const SWAPPED: (&str, &str) = ("custom-call.219.0", "custom-call.345.0");
+
+/// The after-optimizations dump of [`MODULE`] in `archive`: its member name and the
+/// decompressed `HloProto`.
+fn step_dump(archive: &Path) -> (String, Vec<u8>) {
+    use std::io::Read;
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(archive).expect("open")).expect("zip");
+    let names: Vec<String> = zip
+        .file_names()
+        .filter_map(|n| n.ok().map(|n| n.to_string()))
+        .filter(|n| plant::is_after_optimizations_dump(n, MODULE))
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let mut xz = Vec::new();
+    zip.by_name(&names[0])
+        .expect("dump")
+        .read_to_end(&mut xz)
+        .expect("read dump");
+    let mut proto = Vec::new();
+    xz2::read::XzDecoder::new(xz.as_slice())
+        .read_to_end(&mut proto)
+        .expect("xz");
+    (names[0].clone(), proto)
+}
+
+/// A shape as XLA prints it (`bf16[2048,768]`, tuples in parentheses).
+fn shape_text(shape: &njx::hlo::proto::ShapeProto) -> String {
+    if !shape.tuple_shapes.is_empty() {
+        let parts: Vec<String> = shape.tuple_shapes.iter().map(shape_text).collect();
+        return format!("({})", parts.join(", "));
+    }
+    let ty = njx::hlo::proto::PrimitiveType::try_from(shape.element_type).map_or_else(
+        |_| format!("type{}", shape.element_type),
+        |t| t.as_str_name().to_ascii_lowercase(),
+    );
+    let dims: Vec<String> = shape.dimensions.iter().map(i64::to_string).collect();
+    format!("{ty}[{}]", dims.join(","))
+}
+
+/// What the dump says of instruction `name`: (id, opcode, op_name, shape).
+fn what_the_dump_says(hlo: &njx::hlo::HloModule, name: &str) -> (i64, String, String, String) {
+    let i = hlo
+        .instruction(name)
+        .unwrap_or_else(|| panic!("{name}: not in {}", hlo.place()));
+    let shape = i.shape().expect("shape").expect("a shape");
+    (
+        i.id(),
+        i.opcode().to_string(),
+        i.op_name().to_string(),
+        shape_text(&shape),
+    )
+}
+
+/// `njx-thunks --view top --format json` on `archive`: (module, thunk) → row, and the
+/// notes.
+fn top_and_notes(archive: &str) -> (BTreeMap<(String, String), Value>, String) {
+    let out = run(
+        "njx-thunks",
+        &["--view", "top", "--format", "json", archive],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let rows = json_lines(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .map(|r| {
+            let key = (
+                r["module"].as_str().expect("module").to_string(),
+                r["thunk"].as_str().expect("thunk").to_string(),
+            );
+            (key, r)
+        })
+        .collect();
+    (rows, stderr_of(&out))
+}
+
+#[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
+fn renamed_instructions_keep_their_times_and_what_their_dump_says() {
+    let Some(dir) = shared_data("pax_fsdp4_4proc") else {
+        eprintln!("skipped: ../shared/data/pax_fsdp4_4proc absent");
+        return;
+    };
+    let original = pax_archives(&dir).swap_remove(0);
+    let tmp = tempdir();
+    let renamed = tmp.path().join("pax_fsdp4_4proc_proc0.zip");
+    let (a, b) = SWAPPED;
+    let renames = [RENAMED, (a, b), (b, a)];
+    let new_name = |module: &str, thunk: &str| -> String {
+        let to = renames.iter().find(|(from, _)| *from == thunk);
+        match to {
+            Some((_, to)) if module == MODULE => to.to_string(),
+            _ => thunk.to_string(),
+        }
+    };
+
+    // The dump before: what tells the instructions apart.
+    let (member, proto) = step_dump(Path::new(&original));
+    let before = njx::hlo::HloModule::decode(&member, &proto).expect("the step's dump");
+    for name in [RENAMED.0, a, b] {
+        let (id, opcode, op_name, shape) = what_the_dump_says(&before, name);
+        eprintln!("{name}: id {id}, {opcode} {shape}, op_name {op_name}");
+    }
+    assert!(
+        before.instruction(RENAMED.1).is_none(),
+        "{} is new",
+        RENAMED.1
+    );
+    let (sa, sb) = (
+        what_the_dump_says(&before, a),
+        what_the_dump_says(&before, b),
+    );
+    assert_eq!(sa.1, sb.1, "the swapped pair: one opcode");
+    assert_ne!(sa.2, sb.2, "the swapped pair: other op_names");
+    // The rewriter keeps every byte where it renames nothing.
+    assert!(plant::rename_hlo(&proto, &[]).0 == proto);
+
+    // The rows to be renamed, and the archive renamed.
+    let rows = thunk_rows(Path::new(&original));
+    let expected: usize = rows
+        .iter()
+        .filter(|r| r.module.as_deref() == Some(MODULE) && renames.iter().any(|x| x.0 == r.thunk))
+        .map(|r| r.count)
+        .sum();
+    let n = plant::rename_archive(Path::new(&original), &renamed, MODULE, &renames);
+    eprintln!("{n} projection rows renamed");
+    assert_eq!(n, expected);
+    assert_eq!(n, 3 * 5, "each once per execution of the step");
+
+    // Only the projection and the step's dump differ.
+    {
+        use std::io::Read;
+        let open =
+            |p: &Path| zip::ZipArchive::new(std::fs::File::open(p).expect("open")).expect("zip");
+        let (mut za, mut zb) = (open(Path::new(&original)), open(&renamed));
+        assert_eq!(za.len(), zb.len());
+        for i in 0..za.len() {
+            let raw = |z: &mut zip::ZipArchive<std::fs::File>| {
+                let mut m = z.by_index_raw(i).expect("member");
+                let mut bytes = Vec::new();
+                m.read_to_end(&mut bytes).expect("read member");
+                (m.name().expect("name").to_string(), m.compression(), bytes)
+            };
+            let (ma, mb) = (raw(&mut za), raw(&mut zb));
+            assert_eq!(ma.0, mb.0, "member {i}");
+            assert_eq!(ma.1, mb.1, "{}", ma.0);
+            let rewritten = ma.0 == relay::GPU_PROJ || ma.0 == member;
+            assert_eq!(ma.2 == mb.2, !rewritten, "{}", ma.0);
+        }
+    }
+
+    // The dump after: each new name has what the old one had, and nothing else moved.
+    let (_, renamed_proto) = step_dump(&renamed);
+    let (_, tally) = plant::rename_hlo(&proto, &renames);
+    eprintln!("in the dump: {tally:?}");
+    let after = njx::hlo::HloModule::decode(&member, &renamed_proto).expect("the renamed dump");
+    for (from, to) in renames {
+        assert_eq!(
+            what_the_dump_says(&after, to),
+            what_the_dump_says(&before, from),
+            "{from} → {to}"
+        );
+    }
+    assert!(after.instruction(RENAMED.0).is_none());
+    assert_eq!(after.fingerprint(), before.fingerprint());
+    assert_eq!(after.instructions().count(), before.instructions().count());
+    for i in before.instructions() {
+        let to = new_name(MODULE, i.name());
+        assert_eq!(after.instruction(&to).map(|j| j.id()), Some(i.id()), "{to}");
+    }
+
+    // Through the tools: the new names with the old totals and what the dump says, and
+    // no instruction missing from its dump.
+    let (tb, notes_before) = top_and_notes(&original);
+    let (ta, notes_after) = top_and_notes(renamed.to_str().expect("utf-8 path"));
+    eprintln!("notes, original:\n{notes_before}notes, renamed:\n{notes_after}");
+    for notes in [&notes_before, &notes_after] {
+        assert!(!notes.contains("no instruction"), "{notes}");
+        assert!(!notes.contains("no HLO dump"), "{notes}");
+    }
+    assert_eq!(ta.len(), tb.len());
+    for ((module, thunk), b) in &tb {
+        let key = (module.clone(), new_name(module, thunk));
+        let a = ta
+            .get(&key)
+            .unwrap_or_else(|| panic!("{key:?} (was {thunk}) not in the renamed top view"));
+        for f in ["program", "executions", "total_ns", "op_name", "opcode"] {
+            assert_eq!(a[f], b[f], "{f} of {key:?} (was {thunk})");
+        }
+        if key.1 != *thunk {
+            eprintln!(
+                "{module} {thunk} → {}: {} executions, total {} ns, {} {}",
+                key.1, a["executions"], a["total_ns"], a["opcode"], a["op_name"]
+            );
+        }
+    }
+    assert!(!ta.contains_key(&(MODULE.to_string(), RENAMED.0.to_string())));
+
+    // The buffer assignment follows too (its heap simulator events name instructions):
+    // the buffers live at each peak are the same, the swapped GEMMs' under their new
+    // names, with what the dump says of them.
+    let heap = |archive: &str| {
+        let args = ["--view", "buffers", "--format", "json", archive];
+        json_lines(&ok("njx-heap", &args))
+    };
+    let (hb, ha) = (heap(&original), heap(renamed.to_str().expect("utf-8 path")));
+    assert_eq!(ha.len(), hb.len());
+    let mut moved = 0;
+    for (b, a) in hb.iter().zip(&ha) {
+        let mut expected = b.clone();
+        let (program, name) = (
+            b["program"].as_str().expect("program"),
+            b["instruction"].as_str().expect("instruction"),
+        );
+        let to = new_name(program, name);
+        moved += usize::from(to != name);
+        expected["instruction"] = Value::from(to);
+        assert_eq!(*a, expected);
+    }
+    eprintln!("{moved} of {} buffers live at a peak renamed", hb.len());
+    assert_eq!(
+        moved, 2,
+        "the swapped GEMMs' outputs are live at the step's peak"
+    );
 }

@@ -40,10 +40,16 @@
 //! Only the projection member is rewritten (as the archive wrote it: same row groups,
 //! compression and pandas metadata, [`FlatTable::write_like`]); every other member is
 //! copied raw, byte for byte, in the same order.
+//!
+//! A renaming ([`rename_archive`]) simulates what a recompilation that renumbers HLO
+//! instructions (`fusion.123` becomes `fusion.131`) does to an archive: the module's
+//! thunk rows of the projection and its after-optimizations dumps (the instruction, and
+//! whatever refers to it by name: [`rename_hlo`]) take the new names; the times, the
+//! other members and everything else in the dumps stay as they were.
 
 use super::pq::{Cells, FlatTable, PqCol};
 use super::relay::GPU_PROJ;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Cursor, Read, Write};
 use std::path::Path;
 
@@ -533,7 +539,19 @@ pub fn plant_archive(src: &Path, dst: &Path, plants: &[Plant]) -> usize {
         })
         .collect();
     let rewritten = table.write_like(&columns);
+    let replaced = HashMap::from([(GPU_PROJ.to_string(), rewritten)]);
+    write_members(&mut archive, dst, &replaced);
+    factor.len()
+}
 
+/// Writes to `dst` every member of `archive` in its order: those named in `replaced`
+/// with their new (uncompressed) contents, stored with the member's options (method,
+/// time, permissions); every other member copied raw, byte for byte.
+fn write_members(
+    archive: &mut zip::ZipArchive<Cursor<Vec<u8>>>,
+    dst: &Path,
+    replaced: &HashMap<String, Vec<u8>>,
+) {
     let place = dst.display();
     let file = std::fs::File::create(dst).unwrap_or_else(|e| panic!("{place}: {e}"));
     let mut w = zip::ZipWriter::new(std::io::BufWriter::new(file));
@@ -541,21 +559,346 @@ pub fn plant_archive(src: &Path, dst: &Path, plants: &[Plant]) -> usize {
         let member = archive
             .by_index_raw(i)
             .unwrap_or_else(|e| panic!("{place}: {e}"));
-        if member.name().is_ok_and(|n| n == GPU_PROJ) {
-            let options = member.options();
-            drop(member);
-            w.start_file(GPU_PROJ, options)
-                .unwrap_or_else(|e| panic!("{place}: {e}"));
-            w.write_all(&rewritten)
-                .unwrap_or_else(|e| panic!("{place}: {e}"));
-        } else {
-            w.raw_copy_file(member)
-                .unwrap_or_else(|e| panic!("{place}: {e}"));
+        let name = member.name().ok().map(|n| n.to_string());
+        match name.as_ref().and_then(|n| replaced.get(n).map(|b| (n, b))) {
+            Some((name, bytes)) => {
+                let options = member.options();
+                drop(member);
+                w.start_file(name, options)
+                    .unwrap_or_else(|e| panic!("{place}: {e}"));
+                w.write_all(bytes)
+                    .unwrap_or_else(|e| panic!("{place}: {e}"));
+            }
+            None => w
+                .raw_copy_file(member)
+                .unwrap_or_else(|e| panic!("{place}: {e}")),
         }
     }
     w.finish()
         .unwrap_or_else(|e| panic!("{place}: {e}"))
         .flush()
         .unwrap_or_else(|e| panic!("{place}: {e}"));
-    factor.len()
+}
+
+/// An after-optimizations HLO dump of `module` in an nsys-jax archive:
+/// `dump/module_NNNN.<module>.<stage>.hlo.pb.xz` with stage `after_optimizations` or
+/// `sm_X.Y_gpu_after_optimizations` (read here without njx's own parser, as the range
+/// names are).
+pub fn is_after_optimizations_dump(member: &str, module: &str) -> bool {
+    let Some(rest) = member
+        .strip_prefix("dump/module_")
+        .and_then(|r| r.strip_suffix(".hlo.pb.xz"))
+    else {
+        return false;
+    };
+    let Some((number, rest)) = rest.split_once('.') else {
+        return false;
+    };
+    let Some(stage) = rest.strip_prefix(module).and_then(|r| r.strip_prefix('.')) else {
+        return false;
+    };
+    !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && (stage == "after_optimizations"
+            || stage.starts_with("sm_") && stage.ends_with("_gpu_after_optimizations"))
+}
+
+/// What [`rename_hlo`] renamed in one `HloProto`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HloRenamed {
+    /// Instructions renamed (`HloInstructionProto.name`), per old name.
+    pub defined: BTreeMap<String, usize>,
+    /// References by name renamed, per field: `OpMetadata.deduplicated_name`,
+    /// `OpMetadata.scheduling_name`, `ProgramShapeProto.parameter_names` (of a computation
+    /// or the module's host program shape), `LogicalBufferProto.Location.instruction_name`,
+    /// `HeapSimulatorTrace.Event.instruction_name`.
+    pub referenced: BTreeMap<&'static str, usize>,
+    /// Instructions whose name is the new name of another one and that no rename moves:
+    /// renaming would make two instructions of one name.
+    pub clashes: Vec<String>,
+}
+
+/// The messages of `HloProto` (XLA's `xla/service/hlo.proto`, `xla/xla_data.proto`) on
+/// the way to a name of an instruction.
+#[derive(Debug, Clone, Copy)]
+enum HloMsg {
+    Hlo,
+    Module,
+    Computation,
+    Instruction,
+    OpMetadata,
+    ProgramShape,
+    BufferAssignment,
+    LogicalBuffer,
+    BufferAlias,
+    Location,
+    HeapTrace,
+    HeapEvent,
+}
+
+/// What a field of an [`HloMsg`] holds: a message that leads to names, the name an
+/// instruction is defined by, or a reference to an instruction by name (the field's
+/// name).
+enum HloField {
+    Msg(HloMsg),
+    Definition,
+    Reference(&'static str),
+}
+
+/// The fields that hold or lead to instruction names, by XLA's field numbers. Every other
+/// reference to an instruction is by id (operands, control predecessors, called
+/// computations, the schedule, `root_id`, `LogicalBufferProto.Location.instruction_id`).
+fn hlo_field(msg: HloMsg, number: u64) -> Option<HloField> {
+    use HloField::{Definition, Msg, Reference};
+    use HloMsg::*;
+    Some(match (msg, number) {
+        (Hlo, 1) => Msg(Module),
+        (Hlo, 3) => Msg(BufferAssignment),
+        (Module, 3) => Msg(Computation),
+        (Module, 4) => Msg(ProgramShape),
+        (Computation, 2) => Msg(Instruction),
+        (Computation, 4) => Msg(ProgramShape),
+        (Instruction, 1) => Definition,
+        (Instruction, 7) => Msg(OpMetadata),
+        (OpMetadata, 12) => Reference("OpMetadata.deduplicated_name"),
+        (OpMetadata, 16) => Reference("OpMetadata.scheduling_name"),
+        (ProgramShape, 3) => Reference("ProgramShapeProto.parameter_names"),
+        (BufferAssignment, 1) => Msg(LogicalBuffer),
+        (BufferAssignment, 2) => Msg(BufferAlias),
+        (BufferAssignment, 4) => Msg(HeapTrace),
+        (LogicalBuffer, 3) | (BufferAlias, 2) => Msg(Location),
+        (Location, 2) => Reference("LogicalBufferProto.Location.instruction_name"),
+        (HeapTrace, 1) => Msg(HeapEvent),
+        (HeapEvent, 4) => Reference("HeapSimulatorTrace.Event.instruction_name"),
+        _ => return None,
+    })
+}
+
+/// A protobuf varint at `at` of `bytes`: its value and the offset after it.
+fn varint(bytes: &[u8], mut at: usize) -> (u64, usize) {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(at).expect("HloProto: truncated varint");
+        at += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return (value, at);
+        }
+    }
+    panic!("HloProto: varint longer than 10 bytes");
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// `bytes`, an encoded `msg`, with the names renamed, re-encoded at the protobuf wire
+/// level: every field not on the way to a name is copied as it was (unknown fields too:
+/// njx's schema in `protos/` is a subset of XLA's, so decoding and re-encoding with its
+/// types would drop what it leaves out).
+fn rename_fields(
+    bytes: &[u8],
+    msg: HloMsg,
+    renames: &HashMap<&str, &str>,
+    targets: &HashSet<&str>,
+    out: &mut Vec<u8>,
+    tally: &mut HloRenamed,
+) {
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        let (key, after_key) = varint(bytes, at);
+        let (number, wire) = (key >> 3, key & 7);
+        at = match wire {
+            0 => varint(bytes, after_key).1,
+            1 => after_key + 8,
+            5 => after_key + 4,
+            2 => {
+                let (len, body) = varint(bytes, after_key);
+                let end = body + len as usize;
+                assert!(end <= bytes.len(), "HloProto: truncated field {number}");
+                if let Some(field) = hlo_field(msg, number) {
+                    let value = &bytes[body..end];
+                    out.extend_from_slice(&bytes[start..after_key]);
+                    match field {
+                        HloField::Msg(inner) => {
+                            let mut sub = Vec::with_capacity(value.len());
+                            rename_fields(value, inner, renames, targets, &mut sub, tally);
+                            put_varint(out, sub.len() as u64);
+                            out.extend_from_slice(&sub);
+                        }
+                        HloField::Definition | HloField::Reference(_) => {
+                            let name = std::str::from_utf8(value).expect("HloProto: a name");
+                            let new = renames.get(name).copied();
+                            match (&field, new) {
+                                (HloField::Definition, Some(_)) => {
+                                    *tally.defined.entry(name.to_string()).or_default() += 1;
+                                }
+                                (HloField::Definition, None) if targets.contains(name) => {
+                                    tally.clashes.push(name.to_string());
+                                }
+                                (HloField::Reference(what), Some(_)) => {
+                                    *tally.referenced.entry(what).or_default() += 1;
+                                }
+                                _ => {}
+                            }
+                            let name = new.unwrap_or(name);
+                            put_varint(out, name.len() as u64);
+                            out.extend_from_slice(name.as_bytes());
+                        }
+                    }
+                    at = end;
+                    continue;
+                }
+                end
+            }
+            other => panic!("HloProto: wire type {other} (groups) in field {number}"),
+        };
+        assert!(at <= bytes.len(), "HloProto: truncated field {number}");
+        out.extend_from_slice(&bytes[start..at]);
+    }
+}
+
+/// `proto`, an encoded `xla.HloProto` (uncompressed), with instructions renamed
+/// (`renames`: (from, to), all at once, so that a swap works): where each is defined
+/// (`HloInstructionProto.name`, in whichever computation) and wherever the dump refers to
+/// it by name ([`HloRenamed::referenced`]). Everything else is kept byte for byte, the
+/// module's `fingerprint_before_lhs` too: XLA computes it from the canonical text of the
+/// module (`HloPrintOptions::Canonical`, which prints no instruction names), so a
+/// recompilation that only renumbers keeps it. With no renames the result is `proto`
+/// itself (protobuf's encoding of a message is the same for the same fields).
+pub fn rename_hlo(proto: &[u8], renames: &[(&str, &str)]) -> (Vec<u8>, HloRenamed) {
+    let map: HashMap<&str, &str> = renames.iter().copied().collect();
+    assert_eq!(
+        map.len(),
+        renames.len(),
+        "a name renamed twice: {renames:?}"
+    );
+    let targets: HashSet<&str> = renames.iter().map(|&(_, to)| to).collect();
+    assert_eq!(
+        targets.len(),
+        renames.len(),
+        "two names renamed alike: {renames:?}"
+    );
+    let mut out = Vec::with_capacity(proto.len() + 64);
+    let mut tally = HloRenamed::default();
+    rename_fields(proto, HloMsg::Hlo, &map, &targets, &mut out, &mut tally);
+    (out, tally)
+}
+
+/// Writes to `dst` archive `src` with HLO instructions of module `module`
+/// (`pjit__wrapped_step_fn`) renamed, as a recompilation that renumbers them does
+/// (`fusion.123` becomes `fusion.131`); `renames` are (from, to), applied all at once, so
+/// a swap `[(a, b), (b, a)]` works. Renamed:
+/// - the thunk rows of the GPU projection whose nearest `XlaModule` ancestor is `module`
+///   and whose instruction (`hlo_op=`) is renamed: only the instruction in the range name
+///   changes (a `name=` field before it and a `unique_hlo_op_id` after it stay);
+/// - in every after-optimizations dump of `module` ([`is_after_optimizations_dump`]),
+///   each instruction and the references to it by name ([`rename_hlo`]), re-compressed
+///   with xz preset 6 (what Python's `lzma` and the archives' dumps use).
+///
+/// Every other member is copied raw, in the same order: the before-optimizations dumps
+/// (XLA names thunks after the optimized module), and the push/pop table
+/// (`report_nvtx_pushpop_trace.csv.xz`), whose CPU-side thunk ranges keep the old names.
+/// Returns the number of projection rows renamed. Panics where a rename matches no thunk
+/// row of `module` or is defined in no instruction of one of its dumps, where `module`
+/// has no after-optimizations dump, or where a new name is already a thunk or an
+/// instruction of `module` that no rename moves.
+pub fn rename_archive(src: &Path, dst: &Path, module: &str, renames: &[(&str, &str)]) -> usize {
+    let place = src.display();
+    let (mut archive, table) = read_projection(src);
+    let map: HashMap<&str, &str> = renames.iter().copied().collect();
+    assert_eq!(
+        map.len(),
+        renames.len(),
+        "a name renamed twice: {renames:?}"
+    );
+
+    // The projection: the Name cells of the module's renamed thunks.
+    let Cells::Text(names) = cells(&table, "Name") else {
+        panic!("{GPU_PROJ}: Name is not text");
+    };
+    let mut new_names = names.clone();
+    let mut matched: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in thunks(&table) {
+        if t.module.as_deref() != Some(module) {
+            continue;
+        }
+        let Some((&from, &to)) = map.get_key_value(t.thunk.as_str()) else {
+            assert!(
+                !renames.iter().any(|&(_, to)| to == t.thunk),
+                "{place}: {module}: {} is already a thunk, not renamed: renaming to it \
+                 would merge two instructions",
+                t.thunk
+            );
+            continue;
+        };
+        *matched.entry(from).or_default() += 1;
+        let name = names[t.row].as_deref().expect("a thunk row has a name");
+        let op = thunk_name(name).expect("a thunk name");
+        let at = op.as_ptr() as usize - name.as_ptr() as usize;
+        new_names[t.row] = Some(format!("{}{to}{}", &name[..at], &name[at + op.len()..]));
+    }
+    for &(from, to) in renames {
+        assert!(
+            matched.contains_key(from),
+            "{place}: {module}: no thunk row of {from} (to be {to})"
+        );
+    }
+    let columns: Vec<PqCol> = table
+        .columns
+        .iter()
+        .map(|c| PqCol {
+            name: c.name,
+            required: c.required,
+            cells: match c.name {
+                "Name" => Cells::Text(new_names.clone()),
+                _ => c.cells.copy(),
+            },
+        })
+        .collect();
+    let mut replaced = HashMap::from([(GPU_PROJ.to_string(), table.write_like(&columns))]);
+
+    // The module's after-optimizations dumps.
+    let dumps: Vec<String> = archive
+        .file_names()
+        .filter_map(|n| n.ok().map(|n| n.to_string()))
+        .filter(|n| is_after_optimizations_dump(n, module))
+        .collect();
+    assert!(
+        !dumps.is_empty(),
+        "{place}: no after-optimizations dump of {module}"
+    );
+    for dump in dumps {
+        let mut xz = Vec::new();
+        archive
+            .by_name(&dump)
+            .unwrap_or_else(|e| panic!("{place}: {dump}: {e}"))
+            .read_to_end(&mut xz)
+            .unwrap_or_else(|e| panic!("{place}: {dump}: {e}"));
+        let mut proto = Vec::new();
+        xz2::read::XzDecoder::new(xz.as_slice())
+            .read_to_end(&mut proto)
+            .unwrap_or_else(|e| panic!("{place}: {dump}: {e}"));
+        let (renamed, tally) = rename_hlo(&proto, renames);
+        assert!(
+            tally.clashes.is_empty(),
+            "{place}: {dump}: already instructions, not renamed: {:?}",
+            tally.clashes
+        );
+        for &(from, _) in renames {
+            assert_eq!(
+                tally.defined.get(from),
+                Some(&1),
+                "{place}: {dump}: instructions named {from}"
+            );
+        }
+        replaced.insert(dump, super::xz_preset(&renamed, 6));
+    }
+    write_members(&mut archive, dst, &replaced);
+    matched.values().sum()
 }

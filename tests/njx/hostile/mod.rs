@@ -25,6 +25,7 @@
 //!   add up, call-graph cycles, huge fan-out, overflowing shapes, 200,000 live buffers.
 //!
 //! - `report`: njx-report's one reading, partial results and options.
+//! - `diff`: njx-diff's two sides, partial results, options and outputs.
 //!
 //! `baseline` checks that the unbroken fixtures are accepted, so that a refusal of a
 //! broken copy is about what was broken.
@@ -32,6 +33,7 @@
 mod combine;
 mod crashes;
 mod data_loss;
+mod diff;
 mod fixtures;
 mod formats;
 mod hangs;
@@ -61,6 +63,7 @@ fn classes() -> Vec<(&'static str, Vec<Case>)> {
         ("streams", streams::cases()),
         ("heap", heap::cases()),
         ("report", report::cases()),
+        ("diff", diff::cases()),
     ]
 }
 
@@ -70,6 +73,11 @@ fn the_campaign_has_at_least_300_cases() {
     let total: usize = counts.iter().map(|c| c.1).sum();
     eprintln!("hostile cases per class: {counts:?}, total {total}");
     assert!(total >= 300, "only {total} cases: {counts:?}");
+}
+
+#[test]
+fn diff() {
+    run_class("diff", diff::cases());
 }
 
 #[test]
