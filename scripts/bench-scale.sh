@@ -19,6 +19,8 @@
 #   fold-opname  njx-flamefold --by op-name rank*.zip
 #   thunks       njx-export --table thunks rank*.zip > /dev/null
 #   report       njx-report rank*.zip (every table above but the flame graphs, one reading)
+#   diff-program       njx-diff rank*.zip --vs rank*.zip (N ranks a side; issue 31)
+#   diff-instruction   njx-diff --by instruction rank*.zip --vs rank*.zip
 # Floors, the same members decompressed by C tools, `xargs -P $(nproc)` over the ranks
 # (njx also reads its inputs on every core):
 #   csv   (for compile): unzip -p report_nvtx_pushpop_trace.csv.xz | xz -dc
@@ -27,6 +29,7 @@
 #         thread-metadata.parquet (stored in the zip; their snappy pages are not decoded),
 #         unzip -p 'dump/*after_optimizations*' | xz -dc (the dumps njx decodes; the
 #         before_optimizations ones it never opens)
+#   gpu2  (for the diffs): gpu twice, both sides decompressed once each
 #
 # Every command runs as `timeout T /usr/bin/time -f '%e %M' bash -o pipefail -c CMD`.
 # Peak RSS is that of the largest process: Linux reports for a waited-for child the
@@ -158,7 +161,8 @@ FLOOR_GPU="ls rank*.zip | xargs -P $P -I{} bash -o pipefail -c \
 unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/null && \
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 
-JOBS=(compile modules collectives fold-source fold-opname thunks report)
+JOBS=(compile modules collectives fold-source fold-opname thunks report diff-program
+    diff-instruction)
 if [[ -n ${NJX_SCALE_JOBS:-} ]]; then
     kept=()
     for job in "${JOBS[@]}"; do [[ $job =~ $NJX_SCALE_JOBS ]] && kept+=("$job"); done
@@ -172,11 +176,14 @@ declare -A CMD=(
     [fold-opname]="'$BIN/njx-flamefold' --by op-name rank*.zip"
     [report]="'$BIN/njx-report' rank*.zip"
     [thunks]="'$BIN/njx-export' --table thunks rank*.zip > /dev/null"
+    [diff-program]="'$BIN/njx-diff' rank*.zip --vs rank*.zip"
+    [diff-instruction]="'$BIN/njx-diff' --by instruction rank*.zip --vs rank*.zip"
 )
 declare -A FLOOR_OF=(
     [compile]=csv [modules]=gpu [collectives]=gpu [fold-source]=gpu [fold-opname]=gpu [thunks]=gpu [report]=gpu
+    [diff-program]=gpu2 [diff-instruction]=gpu2
 )
-declare -A FLOOR_CMD=([csv]=$FLOOR_CSV [gpu]=$FLOOR_GPU)
+declare -A FLOOR_CMD=([csv]=$FLOOR_CSV [gpu]=$FLOOR_GPU [gpu2]="$FLOOR_GPU && $FLOOR_GPU")
 declare -A RESULT=() FLOOR=() GAVE_UP=()
 MEASURED=()
 
@@ -189,7 +196,7 @@ for n in "${SIZES[@]}"; do
     dir=$SCALE/$n
     cat "$dir"/rank*.zip > /dev/null
     MEASURED+=("$n")
-    for f in csv gpu; do
+    for f in csv gpu gpu2; do
         FLOOR[$f,$n]=$(best "$dir" "${FLOOR_CMD[$f]}")
         echo "   N=$n floor $f: ${FLOOR[$f,$n]}" >&2
     done

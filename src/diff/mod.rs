@@ -164,6 +164,18 @@ pub fn run(
             }
         ));
     }
+    if options.by == By::Instruction {
+        for (name, s) in [("before", &b), ("after", &a)] {
+            let blind = s.keys.values().filter(|k| k.signature.is_none()).count();
+            if blind > 0 {
+                notes.note(format!(
+                    "{name}: {blind} of {} instructions without what the dumps say of them \
+                     (no dump in their archive, or records): matched by name only",
+                    s.keys.len()
+                ));
+            }
+        }
+    }
     let compared = compare::compare(options.by, &b, &a, &options.rules);
     let m = compared.matched;
     notes.note(format!(

@@ -77,7 +77,7 @@ pub struct Signature {
 }
 
 /// One side's samples per key (see the module docs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Side {
     /// What the keys are.
     pub by: By,
@@ -94,6 +94,13 @@ pub struct Side {
     /// `instruction`: (program, instruction) → what the dumps say of it.
     #[serde(with = "crate::derived::partial::pairs")]
     signatures: BTreeMap<(String, String), Signature>,
+    /// The key of the last sample looked up, reused.
+    #[serde(skip, default = "no_key")]
+    scratch: (String, String, Phase),
+}
+
+fn no_key() -> (String, String, Phase) {
+    (String::new(), String::new(), Phase::Steady)
 }
 
 /// The samples of one key that count, over its programs.
@@ -167,13 +174,22 @@ impl Side {
             executions: BTreeMap::new(),
             names: BTreeMap::new(),
             signatures: BTreeMap::new(),
+            scratch: (String::new(), String::new(), Phase::Steady),
         }
     }
 
     fn sample(&mut self, key: &str, program: &str, phase: Phase) -> &mut Acc {
-        // Looked up before inserting: no allocation per sample.
-        let k = (key.to_string(), program.to_string(), phase);
-        self.acc.entry(k).or_default()
+        // Looked up with a reused key before inserting: no allocation per sample.
+        let k = &mut self.scratch;
+        k.0.clear();
+        k.0.push_str(key);
+        k.1.clear();
+        k.1.push_str(program);
+        k.2 = phase;
+        if !self.acc.contains_key(k) {
+            self.acc.insert(k.clone(), Acc::default());
+        }
+        self.acc.get_mut(k).expect("just inserted")
     }
 
     fn name(&mut self, program: &str, module: &str) {

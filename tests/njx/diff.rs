@@ -622,3 +622,52 @@ fn bad_command_lines_and_inputs() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr_of(&out).contains("m.part:1"), "{}", stderr_of(&out));
 }
+
+#[test]
+fn every_input_kind_compares_and_a_combined_archive_is_its_ranks() {
+    use crate::golden::{archive, sqlite};
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let all = dir.path().join("all.zip");
+    ok("njx-combine", &["-q", "-o", all.to_str().unwrap(), &ranks[0], &ranks[1]]);
+    let all = vec![all.to_str().unwrap().to_string()];
+    let db = vec![sqlite(dir.path())];
+    let records = vec![write(
+        dir.path(),
+        "t.jsonl",
+        ok("njx-export", &["-q", "--table", "thunks", &ranks[0], &ranks[1]]).as_bytes(),
+    )];
+    for by in ["program", "instruction", "collective"] {
+        // The combined archive against its ranks: the same samples, no change.
+        let mut args = vec!["--by", by];
+        args.extend(sides(&all, &ranks));
+        let rows = diff(&args);
+        assert!(!rows.is_empty(), "{by}");
+        for (k, r) in &rows {
+            assert_eq!((r["change_ns"].as_f64(), &r["status"]), (Some(0.0), &Value::from("same")), "{by} {k}");
+        }
+        // Thunk records against the archives they were exported from.
+        if by != "program" {
+            let mut args = vec!["--by", by];
+            args.extend(sides(&records, &ranks));
+            assert_eq!(diff(&args).len(), rows.len(), "{by}");
+        }
+    }
+    for by in ["kernel", "program", "compile-pass"] {
+        let mut args = vec!["--by", by];
+        args.extend(sides(&db, &db));
+        let out = run("njx-diff", &[&["-q", "--format", "json"], &args[..]].concat(), b"");
+        if by == "program" {
+            // Its thunks run outside their modules, as njx-thunks says; its modules are
+            // compared.
+            assert!(out.status.success(), "{}", stderr_of(&out));
+        }
+        if out.status.success() {
+            for r in json_lines(&String::from_utf8_lossy(&out.stdout)) {
+                assert_eq!(r["status"], "same", "{by}: {r}");
+            }
+        }
+    }
+    let kernels = diff(&["--by", "kernel", &db[0], "--vs", &db[0]]);
+    assert!(kernels.len() >= 2, "{kernels:?}");
+}
