@@ -629,13 +629,20 @@ fn every_input_kind_compares_and_a_combined_archive_is_its_ranks() {
     let dir = tempdir();
     let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
     let all = dir.path().join("all.zip");
-    ok("njx-combine", &["-q", "-o", all.to_str().unwrap(), &ranks[0], &ranks[1]]);
+    ok(
+        "njx-combine",
+        &["-q", "-o", all.to_str().unwrap(), &ranks[0], &ranks[1]],
+    );
     let all = vec![all.to_str().unwrap().to_string()];
     let db = vec![sqlite(dir.path())];
     let records = vec![write(
         dir.path(),
         "t.jsonl",
-        ok("njx-export", &["-q", "--table", "thunks", &ranks[0], &ranks[1]]).as_bytes(),
+        ok(
+            "njx-export",
+            &["-q", "--table", "thunks", &ranks[0], &ranks[1]],
+        )
+        .as_bytes(),
     )];
     for by in ["program", "instruction", "collective"] {
         // The combined archive against its ranks: the same samples, no change.
@@ -644,7 +651,11 @@ fn every_input_kind_compares_and_a_combined_archive_is_its_ranks() {
         let rows = diff(&args);
         assert!(!rows.is_empty(), "{by}");
         for (k, r) in &rows {
-            assert_eq!((r["change_ns"].as_f64(), &r["status"]), (Some(0.0), &Value::from("same")), "{by} {k}");
+            assert_eq!(
+                (r["change_ns"].as_f64(), &r["status"]),
+                (Some(0.0), &Value::from("same")),
+                "{by} {k}"
+            );
         }
         // Thunk records against the archives they were exported from.
         if by != "program" {
@@ -656,7 +667,11 @@ fn every_input_kind_compares_and_a_combined_archive_is_its_ranks() {
     for by in ["kernel", "program", "compile-pass"] {
         let mut args = vec!["--by", by];
         args.extend(sides(&db, &db));
-        let out = run("njx-diff", &[&["-q", "--format", "json"], &args[..]].concat(), b"");
+        let out = run(
+            "njx-diff",
+            &[&["-q", "--format", "json"], &args[..]].concat(),
+            b"",
+        );
         if by == "program" {
             // Its thunks run outside their modules, as njx-thunks says; its modules are
             // compared.
