@@ -20,7 +20,7 @@ njx-diff --by … --partial.
 
 One row per key on either side, largest change first: the value before and after (mean per \
 execution for program and collective, time per module execution for instruction, total for \
-kernel and compile-pass), the change, its 95% interval, the q-value, the samples on each side \
+kernel and compile-pass), the change, its interval (level 1 - --alpha), the q-value, the samples on each side \
 and the status: slower, faster, same, new or gone. Records (--format json|csv) have the \
 fields key, before_key, matched_by, before_ns, after_ns, before_count, after_count, change_ns, \
 change_pct, ci_low_pct, ci_high_pct, p_value, q_value, significant, status, \
@@ -36,8 +36,9 @@ most --alpha and it is at least --min-change percent. A run compared with itself
 change at all.
 
 Matching across recompiles: programs by module name; instructions by name where the dumps \
-agree on what the name is (opcode, op_name, source line, shape), otherwise by those (a \
-recompilation renumbers fusion.123 to fusion.131). The counts of each way are said on \
+agree it is one instruction (opcode and shape), otherwise by what the dumps say (opcode, \
+op_name, source line and shape; then without the source line): a recompilation renumbers \
+fusion.123 to fusion.131. The counts of each way are said on \
 stderr.
 
 Exit status: 0, or 3 when --fail-if-slower finds a significant slowdown beyond its \

@@ -87,9 +87,13 @@ pub fn compare(by: By, before: &Settled, after: &Settled, rules: &Rules) -> Comp
             .collect()
     };
     let level = 1.0 - rules.alpha;
+    let after_names: BTreeSet<&str> = pairs.iter().filter_map(|p| p.1.map(|k| k.0)).collect();
     let mut changes: Vec<Change> = pairs
         .iter()
-        .map(|(b, a, how)| change(by, *b, *a, *how, level, rules.min_samples))
+        .map(|&p| {
+            let twin = p.1.is_none() && p.0.is_some_and(|b| after_names.contains(b.0));
+            change(by, p, twin, level, rules.min_samples)
+        })
         .collect();
     // Benjamini–Hochberg over every key with a test.
     let tested: Vec<usize> = (0..changes.len())
@@ -127,12 +131,15 @@ pub fn compare(by: By, before: &Settled, after: &Settled, rules: &Rules) -> Comp
     }
 }
 
-/// The change of one pair of keys (significance decided over all of them later).
+/// What the key of a `gone` row ends with when another instruction has its name after.
+pub const BEFORE_SUFFIX: &str = " (before)";
+
+/// The change of one pair of keys (significance decided over all of them later); `twin`:
+/// the name of a key before only is held by another key after.
 fn change(
     by: By,
-    before: Option<(&str, &Key)>,
-    after: Option<(&str, &Key)>,
-    how: Option<&str>,
+    (before, after, how): Pair<'_>,
+    twin: bool,
     level: f64,
     min_samples: u64,
 ) -> Change {
@@ -140,8 +147,12 @@ fn change(
     let (sb, sa) = (side(before), side(after));
     let value = |k: Option<(&str, &Key)>| k.map(|(_, k)| k.value(by));
     let (vb, va) = (value(before), value(after));
-    let key = after.or(before).map_or("", |k| k.0).to_string();
+    let mut key = after.or(before).map_or("", |k| k.0).to_string();
     let before_key = before.map(|b| b.0.to_string()).filter(|b| *b != key);
+    if after.is_none() && twin {
+        // Another instruction holds the name after: this row is the one before.
+        key.push_str(BEFORE_SUFFIX);
+    }
     let mut c = Change {
         key,
         before_key,
@@ -165,7 +176,15 @@ fn change(
         if vb > 0.0 {
             c.change_pct = Some(100.0 * (va / vb - 1.0));
         }
-        if let Some(cmp) = inference::welch_ratio(&sb, &sa, level, min_samples) {
+        // An instruction's samples within one module execution are not independent:
+        // module executions must be enough too.
+        let executions_enough = by != By::Instruction
+            || [before, after]
+                .iter()
+                .all(|k| k.is_some_and(|k| k.1.executions >= min_samples));
+        if let Some(cmp) =
+            inference::welch_ratio(&sb, &sa, level, min_samples).filter(|_| executions_enough)
+        {
             c.ci_low_pct = Some(100.0 * cmp.low);
             c.ci_high_pct = Some(100.0 * cmp.high);
             c.p_value = Some(cmp.p);
@@ -190,7 +209,7 @@ fn total<'a>(by: By, pairs: &[Pair<'a>], level: f64, rules: &Rules) -> Total {
             .filter_map(|p| pick(p).map(|(_, k)| k.value(by)))
             .sum()
     };
-    let comparison = inference::welch_ratio_of_sums(&before, &after, level);
+    let comparison = inference::welch_ratio_of_sums(&before, &after, level, rules.min_samples);
     Total {
         before_ns: sum(&|p| p.0),
         after_ns: sum(&|p| p.1),
@@ -235,33 +254,41 @@ fn match_instructions<'a>(
             unmatched_a.push((name.as_str(), ka));
         }
     }
-    // (module, signature) → instructions, in the order of their names' numbers.
-    type Groups<'a> = BTreeMap<(&'a str, &'a Signature), Vec<(&'a str, &'a Key)>>;
-    let group = |keys: &[(&'a str, &'a Key)]| -> Groups<'a> {
-        let mut g: Groups<'a> = BTreeMap::new();
-        for &(name, k) in keys {
-            if let Some(s) = &k.signature {
-                g.entry((k.module.as_str(), s)).or_default().push((name, k));
-            }
-        }
-        for v in g.values_mut() {
-            v.sort_by_key(|(_, k)| natural(&k.instruction));
-        }
-        g
-    };
-    let (gb, ga) = (group(&unmatched_b), group(&unmatched_a));
+    // Two tiers: every field of the signature, then without the source line (code
+    // edited above it). Within a tier, (module, signature) → instructions in the order of
+    // their names' numbers, paired where as many hold it before as after.
     let mut done_b: BTreeSet<&str> = BTreeSet::new();
     let mut done_a: BTreeSet<&str> = BTreeSet::new();
-    for (sig, bs) in &gb {
-        let Some(as_) = ga.get(sig) else { continue };
-        if bs.len() != as_.len() {
-            continue;
-        }
-        for (&b, &a) in bs.iter().zip(as_) {
-            m.by_dumps += 1;
-            done_b.insert(b.0);
-            done_a.insert(a.0);
-            out.push((Some(b), Some(a), Some("dumps")));
+    for with_source in [true, false] {
+        type Groups<'a> = BTreeMap<(&'a str, Signature), Vec<(&'a str, &'a Key)>>;
+        let group = |keys: &[(&'a str, &'a Key)], done: &BTreeSet<&str>| -> Groups<'a> {
+            let mut g: Groups<'a> = BTreeMap::new();
+            for &(name, k) in keys.iter().filter(|k| !done.contains(k.0)) {
+                if let Some(s) = &k.signature {
+                    let mut s = s.clone();
+                    if !with_source {
+                        s.source.clear();
+                    }
+                    g.entry((k.module.as_str(), s)).or_default().push((name, k));
+                }
+            }
+            for v in g.values_mut() {
+                v.sort_by_key(|(_, k)| natural(&k.instruction));
+            }
+            g
+        };
+        let (gb, ga) = (group(&unmatched_b, &done_b), group(&unmatched_a, &done_a));
+        for (sig, bs) in &gb {
+            let Some(as_) = ga.get(sig) else { continue };
+            if bs.len() != as_.len() {
+                continue;
+            }
+            for (&b, &a) in bs.iter().zip(as_) {
+                m.by_dumps += 1;
+                done_b.insert(b.0);
+                done_a.insert(a.0);
+                out.push((Some(b), Some(a), Some("dumps")));
+            }
         }
     }
     for b in unmatched_b.into_iter().filter(|b| !done_b.contains(b.0)) {
@@ -275,10 +302,12 @@ fn match_instructions<'a>(
     out
 }
 
-/// Whether two views of an instruction of one name agree (either unknown agrees).
+/// Whether two views of an instruction of one name are of one instruction: the same
+/// opcode and shape (either unknown agrees). Its op_name and source line may move with
+/// the code around it (an edit above it shifts every line number).
 fn agree(a: Option<&Signature>, b: Option<&Signature>) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => a == b,
+        (Some(a), Some(b)) => a.opcode == b.opcode && a.shape == b.shape,
         _ => true,
     }
 }
@@ -290,5 +319,136 @@ fn natural(name: &str) -> (String, u64) {
             (stem.to_string(), n.parse().unwrap_or(u64::MAX))
         }
         _ => (name.to_string(), 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::side::Acc;
+
+    fn key(module: &str, inst: &str, sig: (&str, &str, &str, &str), durations: &[i64]) -> Key {
+        let mut acc = Acc::default();
+        for &d in durations {
+            acc.n += 1;
+            acc.dur.add(d);
+        }
+        Key {
+            module: module.into(),
+            instruction: inst.into(),
+            acc,
+            executions: durations.len() as u64,
+            signature: Some(Signature {
+                opcode: sig.0.into(),
+                op_name: sig.1.into(),
+                source: sig.2.into(),
+                shape: sig.3.into(),
+            }),
+        }
+    }
+
+    fn settled(keys: Vec<Key>) -> Settled {
+        Settled {
+            keys: keys
+                .into_iter()
+                .map(|k| (format!("{}/{}", k.module, k.instruction), k))
+                .collect(),
+            ..Settled::default()
+        }
+    }
+
+    const RULES: Rules = Rules {
+        alpha: 0.05,
+        min_change: 1.0,
+        min_samples: 3,
+    };
+
+    #[test]
+    fn an_edit_above_an_instruction_moves_its_line_not_its_match() {
+        let d = [100, 101, 99];
+        let before = settled(vec![key(
+            "m",
+            "fusion.1",
+            ("fusion", "f/a", "x.py:10[f]", "f32[8]"),
+            &d,
+        )]);
+        let after = settled(vec![key(
+            "m",
+            "fusion.1",
+            ("fusion", "f/a", "x.py:14[f]", "f32[8]"),
+            &d,
+        )]);
+        let c = compare(By::Instruction, &before, &after, &RULES);
+        assert_eq!(c.matched.by_name, 1);
+        assert_eq!(c.changes[0].matched_by.as_deref(), Some("name"));
+    }
+
+    #[test]
+    fn renamed_instructions_pair_by_dumps_even_with_moved_lines() {
+        let d = [100, 101, 99];
+        let before = settled(vec![key(
+            "m",
+            "fusion.1",
+            ("fusion", "f/a", "x.py:10[f]", "f32[8]"),
+            &d,
+        )]);
+        let after = settled(vec![key(
+            "m",
+            "fusion.7",
+            ("fusion", "f/a", "x.py:12[f]", "f32[8]"),
+            &d,
+        )]);
+        let c = compare(By::Instruction, &before, &after, &RULES);
+        assert_eq!(
+            (c.matched.by_dumps, c.matched.new, c.matched.gone),
+            (1, 0, 0)
+        );
+        assert_eq!(c.changes[0].key, "m/fusion.7");
+        assert_eq!(c.changes[0].before_key.as_deref(), Some("m/fusion.1"));
+    }
+
+    #[test]
+    fn a_name_held_by_another_instruction_after_gives_two_rows_of_distinct_keys() {
+        let d = [100, 101, 99];
+        let before = settled(vec![key(
+            "m",
+            "fusion.1",
+            ("fusion", "f/a", "", "f32[8]"),
+            &d,
+        )]);
+        let after = settled(vec![key(
+            "m",
+            "fusion.1",
+            ("copy", "f/b", "", "f32[4]"),
+            &d,
+        )]);
+        let c = compare(By::Instruction, &before, &after, &RULES);
+        assert_eq!((c.matched.new, c.matched.gone), (1, 1));
+        let mut keys: Vec<(&str, &str)> = c
+            .changes
+            .iter()
+            .map(|x| (x.key.as_str(), x.status.as_str()))
+            .collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            vec![("m/fusion.1", "new"), ("m/fusion.1 (before)", "gone")]
+        );
+    }
+
+    #[test]
+    fn instructions_of_too_few_module_executions_are_not_tested() {
+        // Many thunk executions, two module executions: no interval.
+        let mut b = key("m", "f.1", ("fusion", "", "", ""), &[100; 20]);
+        let mut a = key("m", "f.1", ("fusion", "", "", ""), &[150; 20]);
+        b.executions = 2;
+        a.executions = 2;
+        let c = compare(
+            By::Instruction,
+            &settled(vec![b]),
+            &settled(vec![a]),
+            &RULES,
+        );
+        assert!(c.changes[0].p_value.is_none() && !c.changes[0].significant);
     }
 }

@@ -147,6 +147,30 @@ pub fn run(
     });
     let [b, a] = sides;
     let ((_, b), (_, a)) = (b?, a?);
+    // One side with nothing to compare and the other with something: a broken run (no
+    // module records for programs, all warm-up, no communication) is not a pass.
+    for (name, s, other, inputs) in [("before", &b, &a, before), ("after", &a, &b, after)] {
+        if s.keys.is_empty() && !other.keys.is_empty() {
+            return Err(Error::data(
+                inputs[0].display().to_string(),
+                format!(
+                    "the {name} side ({} input{}) has no {} to compare{}, the other has {}",
+                    inputs.len(),
+                    if inputs.len() == 1 { "" } else { "s" },
+                    options.by.name(),
+                    if s.warmup > 0 || s.autotuning > 0 {
+                        format!(
+                            " ({} samples of warm-up and {} of autotuning left out)",
+                            s.warmup, s.autotuning
+                        )
+                    } else {
+                        String::new()
+                    },
+                    other.keys.len()
+                ),
+            ));
+        }
+    }
     for (name, s) in [("before", &b), ("after", &a)] {
         let samples: u64 = s.keys.values().map(|k| k.acc.n).sum();
         notes.note(format!(
@@ -174,6 +198,21 @@ pub fn run(
                     s.keys.len()
                 ));
             }
+        }
+    }
+    if matches!(options.by, By::Kernel | By::CompilePass) {
+        let count = |s: &side::Settled| s.keys.values().map(|k| k.acc.n).sum::<u64>();
+        let (nb, na) = (count(&b), count(&a));
+        if nb > 0 && na > 0 && (na as f64 / nb as f64 - 1.0).abs() > 0.05 {
+            notes.note(format!(
+                "totals follow what each profile holds: {na} {} after against {nb} before; a \
+                 longer or shorter capture moves every total",
+                if options.by == By::Kernel {
+                    "kernels"
+                } else {
+                    "compilation parts"
+                }
+            ));
         }
     }
     let compared = compare::compare(options.by, &b, &a, &options.rules);

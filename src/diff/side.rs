@@ -302,14 +302,19 @@ impl Side {
             };
             warm.then_some(true)
         };
+        // Module executions by the module rule, as njx-modules counts them.
         let mut executions: BTreeMap<&str, u64> = BTreeMap::new();
         for ((program, phase), n) in &self.executions {
-            if left_out(program, *phase).is_none() {
+            if program != "unknown" && !rule.module_is_warmup(program, *phase) {
                 *executions.entry(program).or_default() += n;
             }
         }
         let mut programs_of: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
         for ((key, program, phase), acc) in &self.acc {
+            // Partial results may carry empty entries: nothing to compare.
+            if acc.n == 0 {
+                continue;
+            }
             match left_out(program, *phase) {
                 Some(true) => {
                     out.warmup += acc.n;
@@ -423,17 +428,40 @@ impl Aggregate for Side {
                     Ok(())
                 })
                 .map(drop),
-            _ if s.first_line_has("thunk_execution")? => s
-                .read(&mut |t: Thunk| {
+            _ if s.first_line_has("thunk_execution")? => {
+                // The module executions the thunks ran in, each counted once: what an
+                // instruction's time per module execution divides by.
+                let mut seen: std::collections::HashSet<(std::sync::Arc<str>, String, u32, u32)> =
+                    std::collections::HashSet::new();
+                s.read(&mut |t: Thunk| {
                     self.warmup.variants.add(&t.module, &t.program, t.device);
-                    self.thunk(&t, Phase::of_record(t.warmup));
+                    let phase = Phase::of_record(t.warmup);
+                    if self.by == By::Instruction
+                        && seen.insert((
+                            t.profile.clone(),
+                            t.program.clone(),
+                            t.device,
+                            t.execution,
+                        ))
+                    {
+                        *self
+                            .executions
+                            .entry((t.program.clone(), phase))
+                            .or_default() += 1;
+                    }
+                    self.thunk(&t, phase);
                     Ok(())
                 })
-                .map(drop),
+                .map(drop)
+            }
+            // Module records: for instructions, the executions come with the thunk
+            // records (both given would count them twice).
             _ => s
                 .read(&mut |m: Module| {
                     self.warmup.variants.add(&m.name, &m.program, m.device);
-                    self.module(&m, Phase::of_record(m.warmup));
+                    if self.by == By::Program {
+                        self.module(&m, Phase::of_record(m.warmup));
+                    }
                     Ok(())
                 })
                 .map(drop),

@@ -72,7 +72,7 @@ impl Gate {
                 match t.comparison {
                     Some(cmp) if t.significant && 100.0 * cmp.change > limit => {
                         Outcome::Failed(format!(
-                            "the whole step is significantly slower: {:+.1}% (95% interval \
+                            "the whole step is significantly slower: {:+.1}% (interval \
                              {:+.1}% to {:+.1}%), beyond --fail-if-slower total:{limit}%",
                             100.0 * cmp.change,
                             100.0 * cmp.low,
@@ -115,7 +115,7 @@ pub fn write(options: &Options, c: &Compared, out: &mut dyn Write) -> Result<()>
         "after".into(),
         "change".into(),
         "%".into(),
-        "95% interval".into(),
+        format!("{}% interval", level(options)),
         "q".into(),
         "samples".into(),
         "status".into(),
@@ -179,8 +179,9 @@ pub fn write(options: &Options, c: &Compared, out: &mut dyn Write) -> Result<()>
     match t.comparison {
         Some(cmp) => writeln!(
             out,
-            ", {:+.1}% (95% interval {:+.1} .. {:+.1}){}",
+            ", {:+.1}% ({}% interval {:+.1} .. {:+.1}){}",
             100.0 * cmp.change,
+            level(options),
             100.0 * cmp.low,
             100.0 * cmp.high,
             if t.significant { ", significant" } else { "" }
@@ -201,10 +202,14 @@ pub fn folded(by: By, c: &Compared, before: &Settled, after: &Settled) -> Vec<St
         .map(|x| {
             let stack = match by {
                 By::Instruction => {
-                    let k = after
-                        .keys
-                        .get(&x.key)
-                        .or_else(|| before.keys.get(x.before_key.as_deref().unwrap_or(&x.key)));
+                    // A row's own side: before for a `gone` row (its key may end in
+                    // " (before)" when another instruction has its name after).
+                    let k = if x.status == "gone" {
+                        let name = x.key.strip_suffix(super::compare::BEFORE_SUFFIX);
+                        before.keys.get(name.unwrap_or(&x.key))
+                    } else {
+                        after.keys.get(&x.key)
+                    };
                     let (module, inst, op) = k.map_or(("", x.key.as_str(), ""), |k| {
                         (
                             k.module.as_str(),
@@ -234,6 +239,12 @@ pub fn lines(lines: &[String], out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{l}").map_err(Error::Output)?;
     }
     out.flush().map_err(Error::Output)
+}
+
+/// The intervals' level, percent: 1 − --alpha.
+fn level(options: &Options) -> String {
+    let l = 100.0 * (1.0 - options.rules.alpha);
+    format!("{}", (l * 1000.0).round() / 1000.0)
 }
 
 /// A frame: no `;` (the frame separator) and no line breaks.

@@ -740,14 +740,15 @@ pub enum PayloadValue {
 }
 
 /// One key of a comparison of two runs (`njx-diff`): its value before and after, the
-/// change, its 95 % interval and whether it is significant.
+/// change, its interval and whether it is significant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     /// What is compared: a module name, `MODULE/INSTRUCTION`, `KIND SIZE`, a kernel's short
     /// name or a compile pass; an instruction renamed by a recompilation under its new
     /// name.
     pub key: String,
-    /// The key before, where it differs (an instruction matched by what the dumps say).
+    /// The key before, where it differs (an instruction matched by what the dumps say); a
+    /// `gone` row whose name another instruction holds after is keyed `NAME (before)`.
     pub before_key: Option<String>,
     /// How the two sides' keys were matched: `name`, `dumps` (opcode, op_name, source
     /// line and shape), or null for a key on one side only.
@@ -765,8 +766,8 @@ pub struct Change {
     pub change_ns: f64,
     /// after / before − 1, percent; null for a key on one side only.
     pub change_pct: Option<f64>,
-    /// The 95 % interval of `change_pct` (Welch on the log ratio); null where a side has
-    /// too few samples.
+    /// The interval of `change_pct` (Welch on the log ratio; level 1 − --alpha, 95 % by
+    /// default); null where a side has too few samples.
     pub ci_low_pct: Option<f64>,
     /// Its upper end.
     pub ci_high_pct: Option<f64>,

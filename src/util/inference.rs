@@ -202,7 +202,10 @@ pub fn welch_ratio(before: &Side, after: &Side, level: f64, min_n: u64) -> Optio
     let d = (after.value() / before.value()).ln();
     let change = d.exp_m1();
     let se2 = va + vb;
-    if se2 == 0.0 || !se2.is_finite() {
+    if !se2.is_finite() || !d.is_finite() {
+        return None;
+    }
+    if se2 == 0.0 {
         return Some(Comparison {
             change,
             low: change,
@@ -248,16 +251,34 @@ fn satterthwaite(parts: &[(f64, u64)]) -> f64 {
 /// The comparison of the sums of the values of several quantities (the whole step): each
 /// side a list of [`Side`]s (the quantities present on it); the variance of each sum is the
 /// sum of its parts' (scale² s² / n), independent, and turned into that of the log of the
-/// sum by the delta method. Parts without a standard deviation add their value only.
-/// `None` when a sum is not positive.
-pub fn welch_ratio_of_sums(before: &[Side], after: &[Side], level: f64) -> Option<Comparison> {
+/// sum by the delta method. Parts with fewer than `min_n` samples (or no standard
+/// deviation) add their value only, as long as they are under 1 % of their side's sum;
+/// beyond, nothing is known of the sum's spread: `None`. `None` too when a sum is not
+/// positive and finite.
+pub fn welch_ratio_of_sums(
+    before: &[Side],
+    after: &[Side],
+    level: f64,
+    min_n: u64,
+) -> Option<Comparison> {
     let total = |s: &[Side]| s.iter().map(Side::value).sum::<f64>();
     let (ta, tb) = (total(before), total(after));
-    if ta <= 0.0 || tb <= 0.0 {
+    let usable = |t: f64| t > 0.0 && t.is_finite();
+    if !usable(ta) || !usable(tb) {
+        return None;
+    }
+    let unknown = |s: &[Side]| -> f64 {
+        s.iter()
+            .filter(|x| x.n < min_n.max(2) || x.sd.is_none())
+            .map(Side::value)
+            .sum()
+    };
+    if unknown(before) > 0.01 * ta || unknown(after) > 0.01 * tb {
         return None;
     }
     let parts = |s: &[Side], t: f64| -> Vec<(f64, u64)> {
         s.iter()
+            .filter(|x| x.n >= min_n.max(2))
             .filter_map(|x| {
                 let sd = x.sd?;
                 Some((x.scale * x.scale * sd * sd / x.n as f64 / (t * t), x.n))
@@ -268,7 +289,10 @@ pub fn welch_ratio_of_sums(before: &[Side], after: &[Side], level: f64) -> Optio
     all.extend(parts(after, tb));
     let d = (tb / ta).ln();
     let se2: f64 = all.iter().map(|p| p.0).sum();
-    if se2 == 0.0 || !se2.is_finite() {
+    if !se2.is_finite() {
+        return None;
+    }
+    if se2 == 0.0 {
         let change = d.exp_m1();
         return Some(Comparison {
             change,
@@ -400,6 +424,44 @@ mod tests {
         };
         assert_eq!(welch_ratio(&few, &two, 0.95, 2), None);
         assert_eq!(welch_ratio(&one, &two, 0.95, 5), None);
+    }
+
+    #[test]
+    fn a_sum_with_a_large_part_of_too_few_samples_is_not_tested() {
+        let many = Side {
+            n: 50,
+            mean: 100.0,
+            sd: Some(5.0),
+            scale: 1.0,
+        };
+        let one = Side {
+            n: 1,
+            mean: 100.0,
+            sd: None,
+            scale: 1.0,
+        };
+        let tiny = Side {
+            n: 1,
+            mean: 0.5,
+            sd: None,
+            scale: 1.0,
+        };
+        assert!(welch_ratio_of_sums(&[many, one], &[many, one], 0.95, 3).is_none());
+        // Under 1 % of the sum: its value only.
+        let c = welch_ratio_of_sums(&[many, tiny], &[many, tiny], 0.95, 3).unwrap();
+        assert_eq!((c.change, c.p), (0.0, 1.0));
+        assert!(
+            welch_ratio_of_sums(
+                &[many],
+                &[Side {
+                    mean: f64::NAN,
+                    ..many
+                }],
+                0.95,
+                3
+            )
+            .is_none()
+        );
     }
 
     // SciPy: stats.false_discovery_control([0.01, 0.04, 0.03, 0.005, 0.2, 0.5]).

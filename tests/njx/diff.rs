@@ -615,6 +615,33 @@ fn bad_command_lines_and_inputs() {
         "{}",
         stderr_of(&out)
     );
+    // One side with nothing to compare (thunk records where programs are compared) is
+    // not a pass: the gate would let a broken run through.
+    let thunks = write(
+        tmp.path(),
+        "t.jsonl",
+        ok(
+            "njx-export",
+            &[
+                "-q",
+                "--table",
+                "thunks",
+                &crate::golden::archive(tmp.path(), 0),
+            ],
+        )
+        .as_bytes(),
+    );
+    let out = run(
+        "njx-diff",
+        &["--fail-if-slower", "5", &good, "--vs", &thunks],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("t.jsonl") && stderr_of(&out).contains("after side"),
+        "{}",
+        stderr_of(&out)
+    );
     // A partial result of another --by is refused by kind.
     let part = ok("njx-modules", &["--partial", &good]);
     let p = write(tmp.path(), "m.part", part.as_bytes());
@@ -657,11 +684,18 @@ fn every_input_kind_compares_and_a_combined_archive_is_its_ranks() {
                 "{by} {k}"
             );
         }
-        // Thunk records against the archives they were exported from.
+        // Thunk records against the archives they were exported from: the same values
+        // (for instructions, per module execution, the executions counted from the
+        // thunk records themselves).
         if by != "program" {
             let mut args = vec!["--by", by];
             args.extend(sides(&records, &ranks));
-            assert_eq!(diff(&args).len(), rows.len(), "{by}");
+            let from_records = diff(&args);
+            assert_eq!(from_records.len(), rows.len(), "{by}");
+            for (k, r) in &from_records {
+                assert_eq!(r["change_ns"], 0.0, "{by} {k}: {r}");
+                assert_eq!(r["before_ns"], rows[k]["before_ns"], "{by} {k}");
+            }
         }
     }
     for by in ["kernel", "program", "compile-pass"] {

@@ -44,7 +44,21 @@ pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> R
     let mut drawn: Vec<&str> = Vec::with_capacity(lines.len());
     // The counts left out (the last count of a line: after, in a diff), and of all.
     let (mut idle, mut total) = (None, 0.0);
+    // inferno adds the counts of each column and subtracts a diff's two counts as
+    // machine integers: past 2⁶² they would overflow, so they are refused here.
+    const LIMIT: f64 = 4_611_686_018_427_387_904.0;
+    let mut sums = [0.0f64; 2];
     for line in lines {
+        let counts = line[stack_of(line).len()..].split_whitespace();
+        for (sum, c) in sums.iter_mut().zip(counts) {
+            *sum += c.parse::<f64>().unwrap_or(0.0).abs();
+        }
+        if sums.iter().any(|s| *s >= LIMIT) {
+            return Err(Error::data(
+                "flame graph",
+                format!("the counts add up past 2^62 (at `{line}`): too large to draw"),
+            ));
+        }
         let count = last_count(line);
         total += count;
         // At the root, or under a device (--by device).
