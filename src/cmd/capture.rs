@@ -134,7 +134,8 @@ impl Args {
 
 /// Runs `njx-capture`: the exit status is the program's (see [`crate::archives::capture::run`]).
 pub fn main() -> ExitCode {
-    let args = Args::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let args = Args::parse_from(std::env::args_os())
+        .unwrap_or_else(|e| super::exit_with("njx-capture", e));
     let notes = Notes::for_tool("njx-capture", args.quiet);
     match crate::archives::capture::run(&args.into_options(), &notes) {
         Ok(status) => ExitCode::from(status),

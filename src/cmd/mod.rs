@@ -189,13 +189,34 @@ where
 /// `--completions` end the process as clap's `Parser::parse` does. Used by every `main`
 /// but njx-capture's, which takes its command line apart first.
 pub fn parse<A: CommandFactory + FromArgMatches>() -> A {
-    let args = try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let tool = A::command().get_name().to_string();
+    let args = try_parse_from(std::env::args_os()).unwrap_or_else(|e| exit_with(&tool, e));
     // Ctrl-C and kill remove what is staged (njx-capture asks for it once its command
     // line is taken apart, in `capture::run`).
     if A::command().get_name() != "njx-capture" {
         crate::util::cleanup::on_signals();
     }
     args
+}
+
+/// Ends the process with clap's error `e`: help and version as clap prints them, a usage
+/// error on stderr starting with the tool's name as every other message of the tool does
+/// (`njx-modules: unexpected argument …`, not clap's `error: …`), exit 2.
+pub fn exit_with(tool: &str, e: clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text).trim_end();
+    let named = format!("{tool}: ");
+    // Messages of njx's own (njx-capture's splitting of its command line) name it already.
+    let line = if text.starts_with(&named) {
+        text.to_string()
+    } else {
+        format!("{named}{text}")
+    };
+    crate::output::notes::to_stderr(&line);
+    std::process::exit(e.exit_code());
 }
 
 /// Writes the completion script for `shell` on stdout; the exit status. The script is

@@ -709,3 +709,34 @@ fn an_archive_or_export_compressed_again_says_to_give_it_as_it_is() {
         assert!(err.contains(says), "{name}: {err}");
     }
 }
+
+/// Usage errors start with the tool's name, as every other message of the tool does
+/// (issue 32: clap's own `error: …` did not), and still exit 2 with clap's explanation.
+#[test]
+fn usage_errors_start_with_the_tools_name() {
+    for cmd in njx::commands() {
+        let tool = cmd.get_name().to_string();
+        let out = Command::new(exe(&tool))
+            .arg("--no-such-option")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{tool}");
+        let err = stderr_of(&out);
+        assert!(
+            err.starts_with(&format!("{tool}: ")) && !err.starts_with(&format!("{tool}: {tool}")),
+            "{tool}: {err}"
+        );
+        assert!(
+            err.lines().next().unwrap().contains("--no-such-option"),
+            "{tool}: {err}"
+        );
+        assert!(err.contains("--help"), "{tool}: {err}");
+    }
+    // Help and version are not errors: stdout, exit 0, as before.
+    let out = Command::new(exe("njx-diff"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("njx-diff "));
+}
