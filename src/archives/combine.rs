@@ -259,7 +259,7 @@ fn first_pass(
     let scans = crate::util::parallel::parallel_map(&jobs, |&(i, path, profile)| {
         let keep = options.keep_nsys_rep;
         let scan = scan(path, profile, keep, keep.keeps(i), &keys, progress);
-        progress.input_done();
+        progress.input_done(path);
         scan
     });
     scans.into_iter().collect::<Result<Vec<Scan>>>()

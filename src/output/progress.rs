@@ -14,7 +14,7 @@
 //! being read now (`rank0.zip!dump/module_0040…`, `report.sqlite: sorting NVTX ranges`).
 
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -60,8 +60,28 @@ struct Shown {
 struct Counts {
     /// Bytes read so far, all inputs and threads together.
     read: AtomicU64,
-    /// Inputs read so far.
-    inputs_done: AtomicUsize,
+    /// Inputs read so far, each once however many passes read it (a job that reads its
+    /// inputs twice, such as njx-timeline, counts each once: never `5/4`).
+    inputs_done: Mutex<std::collections::HashSet<std::path::PathBuf>>,
+}
+
+impl Counts {
+    /// Forgets the inputs read (a pass over other inputs starts).
+    fn reset_inputs(&self) {
+        self.inputs_done
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Counts `input` as read; how many distinct inputs are.
+    fn input_done(&self, input: &std::path::Path) -> usize {
+        let mut done = self.inputs_done.lock().unwrap_or_else(|e| e.into_inner());
+        if !done.contains(input) {
+            done.insert(input.to_path_buf());
+        }
+        done.len()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +152,7 @@ impl Progress {
     /// several, the line is a bar of inputs done.
     pub fn inputs(&self, n: usize) {
         let Some(s) = self.live() else { return };
-        s.counts.inputs_done.store(0, Ordering::Relaxed);
+        s.counts.reset_inputs();
         if n > 1 {
             s.set_mode(Mode::Inputs);
             s.bar.set_length(n as u64);
@@ -140,10 +160,10 @@ impl Progress {
         }
     }
 
-    /// One more input is read.
-    pub fn input_done(&self) {
+    /// Input `input` is read (counted once, however many passes read it).
+    pub fn input_done(&self, input: &std::path::Path) {
         let Some(s) = self.live() else { return };
-        let done = s.counts.inputs_done.fetch_add(1, Ordering::Relaxed) + 1;
+        let done = s.counts.input_done(input);
         if s.mode() == Mode::Inputs {
             s.bar.set_position(done as u64);
         }
@@ -281,7 +301,8 @@ fn short(place: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{Progress, short};
+    use super::{Counts, Progress, short};
+    use std::path::Path;
 
     #[test]
     fn places_lose_their_folders_not_their_members() {
@@ -292,13 +313,29 @@ mod tests {
         assert_eq!(short("-!report.sqlite"), "-!report.sqlite");
     }
 
+    // Issue 32: njx-timeline of four archives showed `5/4` … `8/4 inputs` (its two passes
+    // each counted every input).
+    #[test]
+    fn an_input_read_by_several_passes_counts_once() {
+        let c = Counts::default();
+        for pass in 0..2 {
+            for r in ["rank0.zip", "rank1.zip", "rank2.zip", "rank3.zip"] {
+                let done = c.input_done(Path::new(r));
+                assert!(done <= 4, "pass {pass}: {done}/4");
+            }
+        }
+        assert_eq!(c.input_done(Path::new("rank3.zip")), 4);
+        c.reset_inputs();
+        assert_eq!(c.input_done(Path::new("other.zip")), 1);
+    }
+
     #[test]
     fn no_progress_does_nothing() {
         let p = Progress::none();
         p.inputs(3);
         p.reading("x", Some(10));
         p.read(5);
-        p.input_done();
+        p.input_done(Path::new("x"));
         assert_eq!(p.suspend(|| 7), 7);
         p.finish();
         assert!(!p.is_shown());

@@ -429,7 +429,7 @@ pub fn read_ranges_or_folded(
     folded: Option<&mut FoldedSink>,
 ) -> Result<u64> {
     let n = ranges_of(path, options, notes, emit, folded)?;
-    notes.progress().input_done();
+    notes.progress().input_done(path);
     Ok(n)
 }
 
@@ -543,7 +543,7 @@ pub fn read_gpu_ranges(
     emit: &mut dyn FnMut(GpuRange) -> Result<()>,
 ) -> Result<u64> {
     let n = gpu_ranges_of(path, options, notes, emit)?;
-    notes.progress().input_done();
+    notes.progress().input_done(path);
     Ok(n)
 }
 
@@ -697,7 +697,7 @@ fn with_export(
         }
         Opened::Stream(stream) => Err(Error::data(stream.place, format!("a text stream; {needs}"))),
     }?;
-    progress.input_done();
+    progress.input_done(path);
     Ok(n)
 }
 
@@ -723,9 +723,9 @@ pub fn split_inputs(
                         kind,
                         reader: s.reader,
                     })?;
-                    progress.input_done();
+                    progress.input_done(path);
                 }
-                TextKind::Empty => progress.input_done(),
+                TextKind::Empty => progress.input_done(path),
                 kind => {
                     return Err(Error::data(
                         s.place,

@@ -227,7 +227,7 @@ fn each_path<T: Send>(
             let kept = notes.apart();
             let mapped = load_path(p, k, &processes, hlo, keep, without, &kept)
                 .and_then(|part| map(part, &kept));
-            notes.progress().input_done();
+            notes.progress().input_done(p);
             (mapped, kept)
         }) {
             let part = result?;
