@@ -375,6 +375,15 @@ impl<'w> Trace<'w> {
 
 /// Which records a stream holds, from its first line's fields.
 fn stream_kind(s: &mut RecordStream) -> Result<&'static str> {
+    if let Some(got) = s.summary()? {
+        return Err(Error::data(
+            s.place.clone(),
+            format!(
+                "this is {got}, not range, module or thunk records: give it `njx-export \
+                 --table ranges|modules|thunks` output (or the profiles themselves)"
+            ),
+        ));
+    }
     Ok(if s.first_line_has("thunk_execution")? {
         "thunks"
     } else if s.first_line_has("self_ns")? {

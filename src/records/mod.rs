@@ -59,6 +59,30 @@ pub fn kind_of(head: &[u8]) -> Option<&'static str> {
     } else if has("direction") && has("bytes") {
         Some("memops")
     } else {
+        summary_of(head)
+    }
+}
+
+/// The tool whose summary (a report for people's scripts, not records another tool reads)
+/// a JSON line or CSV header is, from the fields only it writes: what a wrong pipe is
+/// told it got (`njx-compile-summary --format json | njx-flamefold`).
+pub fn summary_of(head: &[u8]) -> Option<&'static str> {
+    let has = |field: &str| head.windows(field.len()).any(|w| w == field.as_bytes());
+    if has("njx_partial") {
+        Some("a partial result")
+    } else if has("compilation_id") && has("self_ns") {
+        Some("njx-compile-summary output")
+    } else if has("dur_mean_ns") && has("thunks_mean") {
+        Some("njx-modules output")
+    } else if has("median_ns") && has("total_ns") {
+        Some("njx-kernels output")
+    } else if has("change_pct") && has("q_value") {
+        Some("njx-diff output")
+    } else if has("busbw_mean_gbps") || (has("\"table\"") && has("collective")) {
+        Some("njx-collectives output")
+    } else if has("op_name") && has("opcode") && has("executions") {
+        Some("njx-thunks output")
+    } else {
         None
     }
 }

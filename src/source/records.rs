@@ -325,6 +325,16 @@ fn problem_of<T: Check>(record: &T, sequence: &mut Sequence) -> Option<String> {
 fn other_kind<T: Check>(at: &str, head: &[u8], count: u64) -> Option<Error> {
     let want = T::kind()?;
     let got = crate::records::kind_of(head).filter(|&got| got != want)?;
+    if got.contains(' ') {
+        // A tool's summary, or a partial result: not records of a table.
+        return Some(Error::data(
+            at,
+            format!(
+                "this is {got}, not {want} records: give it `njx-export --table {want}` \
+                 output (or the profiles themselves)"
+            ),
+        ));
+    }
     if count > 0 {
         // A mix: records of two tables in one stream (`cat modules.jsonl thunks.jsonl`).
         return Some(Error::data(
@@ -373,6 +383,17 @@ impl RecordStream {
                 "not records written by an njx tool",
             )),
         }
+    }
+
+    /// The tool whose summary (or a partial result) the stream is, from its first line's
+    /// fields ([`crate::records::summary_of`]): not records of a table.
+    pub fn summary(&mut self) -> Result<Option<&'static str>> {
+        let head = self
+            .reader
+            .fill_buf()
+            .map_err(|e| Error::io(&self.place, e))?;
+        let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+        Ok(crate::records::summary_of(&head[..end]))
     }
 
     /// Whether the header (CSV) or first record (JSON Lines) names `field`.

@@ -740,3 +740,36 @@ fn usage_errors_start_with_the_tools_name() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("njx-diff "));
 }
+
+/// A tool's summary piped where records are read says which tool wrote it and which
+/// records to give instead (issue 32: `njx-compile-summary --format json | njx-flamefold`
+/// said "missing field `tid`").
+#[test]
+fn a_summary_piped_where_records_are_read_names_its_tool() {
+    let dir = tempdir();
+    let compile = ok(
+        "njx-compile-summary",
+        &[
+            "-q",
+            "--format",
+            "json",
+            &write(dir.path(), "c.csv", COMPILE_CSV.as_bytes()),
+        ],
+    );
+    let archive = crate::golden::archive(dir.path(), 0);
+    let modules = ok("njx-modules", &["-q", "--format", "json", &archive]);
+    let thunks = ok("njx-thunks", &["-q", "--format", "json", &archive]);
+    for (summary, tool, reader) in [
+        (&compile, "njx-compile-summary", "njx-flamefold"),
+        (&modules, "njx-modules", "njx-timeline"),
+        (&thunks, "njx-thunks", "njx-modules"),
+    ] {
+        let out = run(reader, &[], summary.as_bytes());
+        assert_eq!(out.status.code(), Some(1), "{reader}");
+        let err = stderr_of(&out);
+        assert!(
+            err.contains(&format!("this is {tool} output")) && err.contains("njx-export --table"),
+            "{reader} given {tool} output: {err}"
+        );
+    }
+}
