@@ -200,12 +200,19 @@ pub fn welch_ratio(before: &Side, after: &Side, level: f64, min_n: u64) -> Optio
         return None;
     }
     let d = (after.value() / before.value()).ln();
-    let change = d.exp_m1();
-    let se2 = va + vb;
+    compared(d, &[(va, before.n), (vb, after.n)], level)
+}
+
+/// The comparison of a log ratio `d` whose variance is the sum of `parts` (component,
+/// samples): `None` where either is not finite; exact where neither side varies (p = 1
+/// for no change, 0 otherwise).
+fn compared(d: f64, parts: &[(f64, u64)], level: f64) -> Option<Comparison> {
+    let se2: f64 = parts.iter().map(|p| p.0).sum();
     if !se2.is_finite() || !d.is_finite() {
         return None;
     }
     if se2 == 0.0 {
+        let change = d.exp_m1();
         return Some(Comparison {
             change,
             low: change,
@@ -214,8 +221,7 @@ pub fn welch_ratio(before: &Side, after: &Side, level: f64, min_n: u64) -> Optio
             df: f64::INFINITY,
         });
     }
-    let df = satterthwaite(&[(va, before.n), (vb, after.n)]);
-    Some(interval(d, se2, df, level))
+    Some(interval(d, se2, satterthwaite(parts), level))
 }
 
 /// The comparison of a log ratio `d` with variance `se2` and `df` degrees of freedom.
@@ -288,21 +294,7 @@ pub fn welch_ratio_of_sums(
     let mut all = parts(before, ta);
     all.extend(parts(after, tb));
     let d = (tb / ta).ln();
-    let se2: f64 = all.iter().map(|p| p.0).sum();
-    if !se2.is_finite() {
-        return None;
-    }
-    if se2 == 0.0 {
-        let change = d.exp_m1();
-        return Some(Comparison {
-            change,
-            low: change,
-            high: change,
-            p: if d == 0.0 { 1.0 } else { 0.0 },
-            df: f64::INFINITY,
-        });
-    }
-    Some(interval(d, se2, satterthwaite(&all), level))
+    compared(d, &all, level)
 }
 
 /// Benjamini–Hochberg adjusted p-values (q-values), in the order of `p`: a hypothesis is
