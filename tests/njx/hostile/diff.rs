@@ -5,10 +5,9 @@
 //! stacks). Each refusal names the file (and member or line).
 
 use super::fixtures::*;
-use super::formats::zip_raw;
 use super::harness::{Case, Expect, Run};
 use crate::args;
-use crate::common::{write, xz};
+use crate::common::write;
 use std::path::Path;
 
 const TOOL: &str = "njx-diff";
@@ -113,12 +112,7 @@ pub fn cases() -> Vec<Case> {
             TOOL,
             Refused,
             move |d: &Path| {
-                let bytes = if member.ends_with(".xz") {
-                    xz(b"\x00\x01 not what it should be \xff")
-                } else {
-                    b"PAR1 not parquet".to_vec()
-                };
-                let zip = zip_raw(&archive_entries(&[(member, bytes)]), None);
+                let zip = archive_with_garbage(member);
                 let bad = write(d, "rank1.zip", &zip);
                 Run::new(args!["--by", "instruction", write_archive(d), "--vs", bad])
                     .name("rank1.zip")
@@ -129,13 +123,7 @@ pub fn cases() -> Vec<Case> {
             TOOL,
             Refused,
             move |d: &Path| {
-                let good = archive_members()
-                    .into_iter()
-                    .find(|(n, _)| n == member)
-                    .unwrap()
-                    .1;
-                let cut = good[..good.len() / 2].to_vec();
-                let zip = zip_raw(&archive_entries(&[(member, cut)]), None);
+                let zip = archive_with_cut(member);
                 let bad = write(d, "rank1.zip", &zip);
                 Run::new(args!["--by", "compile-pass", bad, "--vs", write_archive(d)])
                     .name("rank1.zip")

@@ -571,6 +571,28 @@ pub fn archive_entries(replace: &[(&str, Vec<u8>)]) -> Vec<ZipEntry> {
         .collect()
 }
 
+/// A valid archive whose `member` is garbage of its kind (xz of noise, or `PAR1` then
+/// noise for a Parquet table).
+pub fn archive_with_garbage(member: &str) -> Vec<u8> {
+    let bytes = if member.ends_with(".xz") {
+        xz(b"\x00\x01 not what it should be \xff")
+    } else {
+        b"PAR1 not parquet".to_vec()
+    };
+    zip_raw(&archive_entries(&[(member, bytes)]), None)
+}
+
+/// A valid archive whose `member` is cut to its first half.
+pub fn archive_with_cut(member: &str) -> Vec<u8> {
+    let good = archive_members()
+        .into_iter()
+        .find(|(n, _)| n == member)
+        .expect("a member of the archive")
+        .1;
+    let cut = good[..good.len() / 2].to_vec();
+    zip_raw(&archive_entries(&[(member, cut)]), None)
+}
+
 /// A valid archive's bytes.
 pub fn archive() -> Vec<u8> {
     zip_raw(&archive_entries(&[]), None)

@@ -5,10 +5,9 @@
 //! of two inputs (nothing written). Each refusal names the file (and member or line).
 
 use super::fixtures::*;
-use super::formats::zip_raw;
 use super::harness::{Case, Expect, Run};
 use crate::args;
-use crate::common::{write, xz};
+use crate::common::write;
 use std::path::Path;
 
 const TOOL: &str = "njx-report";
@@ -80,12 +79,7 @@ pub fn cases() -> Vec<Case> {
             TOOL,
             Refused,
             move |d: &Path| {
-                let bytes = if member.ends_with(".xz") {
-                    xz(b"\x00\x01 not what it should be \xff")
-                } else {
-                    b"PAR1 not parquet".to_vec()
-                };
-                let zip = zip_raw(&archive_entries(&[(member, bytes)]), None);
+                let zip = archive_with_garbage(member);
                 Run::new(args![write(d, "rank0.zip", &zip)]).name("rank0.zip")
             },
         ));
@@ -94,13 +88,7 @@ pub fn cases() -> Vec<Case> {
             TOOL,
             Refused,
             move |d: &Path| {
-                let good = archive_members()
-                    .into_iter()
-                    .find(|(n, _)| n == member)
-                    .unwrap()
-                    .1;
-                let cut = good[..good.len() / 2].to_vec();
-                let zip = zip_raw(&archive_entries(&[(member, cut)]), None);
+                let zip = archive_with_cut(member);
                 Run::new(args![write(d, "rank0.zip", &zip)]).name("rank0.zip")
             },
         ));
