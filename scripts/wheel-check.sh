@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The pip install of the README: builds njx's wheel with `pip wheel .` (pyproject.toml,
+# maturin's `bin` bindings; tagged manylinux as docs/install.md says), installs it into a fresh venv from a shell with no Rust
+# toolchain on PATH, runs every tool's --version from the venv and real pipelines: the
+# example run shipped in the repo, and the pax archives of ../shared/data where present.
+# Prints `wheel-check: skipped: …` and exits 0 where the build backend cannot be installed
+# (no PyPI); any other failure exits 1. Honours CARGO_TARGET_DIR (the build's cargo).
+# Keeps the wheel in target/wheels/ (NJX_WHEEL_DIR to choose another folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+python=${PYTHON:-python3}
+wheels=${NJX_WHEEL_DIR:-${CARGO_TARGET_DIR:-target}/wheels}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$python" -m venv "$work/build"
+if ! "$work/build/bin/pip" install -q --disable-pip-version-check 'maturin>=1.5,<2' >"$work/pip.log" 2>&1; then
+    echo "wheel-check: skipped: the build backend (maturin, from PyPI) cannot be installed here:" >&2
+    tail -n 3 "$work/pip.log" >&2
+    exit 0
+fi
+
+echo "wheel-check: pip wheel . (a release build of the fifteen tools)" >&2
+mkdir -p "$wheels"
+rm -f "$wheels"/njx-*.whl
+start=$(date +%s)
+# The backend installed above, not another fetched into an isolated build environment.
+PATH="$work/build/bin:$PATH" "$work/build/bin/pip" wheel -q --disable-pip-version-check \
+    --no-deps --no-build-isolation -C maturin.build-args="--compatibility pypi" -w "$wheels" .
+wheel=$(ls "$wheels"/njx-*.whl)
+echo "wheel-check: $(basename "$wheel") ($(( $(stat -c %s "$wheel") / 1048576 )) MiB) in $(( $(date +%s) - start )) s" >&2
+case "$wheel" in
+    *manylinux*) ;;
+    *) echo "wheel-check: $wheel: not tagged manylinux" >&2; exit 1 ;;
+esac
+
+# A shell as a user's without Rust: no cargo or rustc on PATH, a fresh venv, the wheel only
+# (no index reached).
+tools=$(sed -n 's/^name = "\(njx-[a-z-]*\)"$/\1/p' Cargo.toml)
+env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
+    NJX_PYTHON="$(command -v "$python")" NJX_WHEEL="$wheel" NJX_TOOLS="$tools" NJX_REPO="$repo" \
+    bash -euo pipefail -c '
+    if command -v cargo || command -v rustc; then echo "wheel-check: Rust is on PATH" >&2; exit 1; fi
+    "$NJX_PYTHON" -m venv "$HOME/venv"
+    . "$HOME/venv/bin/activate"
+    pip install -q --disable-pip-version-check --no-index "$NJX_WHEEL"
+    for t in $NJX_TOOLS; do
+        [ "$(command -v "$t")" = "$HOME/venv/bin/$t" ] || { echo "wheel-check: $t is not on the venv PATH" >&2; exit 1; }
+        "$t" --version
+    done
+    cd "$NJX_REPO"
+    njx-report --rows 3 examples/data/run/rank0.zip examples/data/run/rank1.zip | head -n 20
+    njx-export examples/data/compile_trace.csv.xz | njx-ranges --xla-compile | njx-compile-summary --total
+    pax=$(ls ../shared/data/pax_fsdp4_4proc/*.zip 2>/dev/null || true)
+    if [ -z "$pax" ]; then
+        echo "wheel-check: ../shared/data absent: the real-profile pipelines are skipped" >&2
+    else
+        for cmd in "njx-report -q" "njx-modules" "njx-collectives" "njx-thunks --top 5"; do
+            start=$(date +%s.%N)
+            $cmd $pax > "$HOME/out.txt"
+            printf "wheel-check: %-22s on the 4 pax archives: %5.2f s, %d lines\n" "$cmd" \
+                "$(awk -v a="$start" -v b="$(date +%s.%N)" "BEGIN { print b - a }")" "$(wc -l < "$HOME/out.txt")" >&2
+        done
+    fi
+'
+echo "wheel-check: ok" >&2
