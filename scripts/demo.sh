@@ -8,8 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "building njx (release; the first build compiles the dependencies: a few minutes)" >&2
 cargo build --release --bins
-# Where cargo put them: CARGO_TARGET_DIR when it is set, relative to the repository.
-bin="${CARGO_TARGET_DIR:-target}/release"
+# Where cargo put them, as cargo itself says: CARGO_TARGET_DIR, build.target-dir in a
+# .cargo/config.toml, or target/.
+target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+bin="$target/release"
 trace=examples/data/compile_trace.csv.xz
 
 echo "\$ njx-report examples/data/run/rank0.zip examples/data/run/rank1.zip"

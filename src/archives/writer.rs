@@ -151,7 +151,7 @@ pub fn folder_of(path: &Path) -> &Path {
 
 /// Runs the `--analysis` pipelines of `tool` on the finished archive of `stage` (whose
 /// destination is `dest`, for messages), each in a fresh working folder under `work`, and
-/// adds their outputs to it (README, "njx-capture archives": `analysis/<n>-<name>.txt`
+/// adds their outputs to it (docs/formats.md, "njx-capture archives": `analysis/<n>-<name>.txt`
 /// and `analysis/<n>-<name>/`). Analyses read a copy of their own, under the same file
 /// name: whatever one does to it (truncate, remove, move, replace by a folder), the archive
 /// itself is intact; the outputs are added to another copy, which replaces the archive only

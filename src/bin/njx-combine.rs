@@ -1,4 +1,4 @@
-// mimalloc instead of glibc malloc: see the README, "Performance".
+// mimalloc instead of glibc malloc: see docs/performance.md.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

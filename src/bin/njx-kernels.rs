@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-// mimalloc instead of glibc malloc: see the README, "Performance".
+// mimalloc instead of glibc malloc: see docs/performance.md.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -161,8 +161,8 @@ pub fn command<A: CommandFactory>() -> Command {
             // Alone: without the inputs or program the tool otherwise requires.
             .exclusive(true)
             .help(
-                "Print this tool's completion script for SHELL and exit (installing it: the \
-                 README's \"Quick start\")",
+                "Print this tool's completion script for SHELL and exit (installing it: \
+                 docs/install.md)",
             ),
     )
 }

@@ -6,7 +6,7 @@
 //! of many ranks); the two are settled (warm-up left out as njx-modules decides it),
 //! matched and compared ([`compare`]), and written ([`write`]).
 //!
-//! The statistics (the rule the README states): executions (and ranks) are the samples;
+//! The statistics (the rule docs/diff.md states): executions (and ranks) are the samples;
 //! each key's change is Welch's t on the log of the ratio of the two values (the variance
 //! of each log-mean by the delta method, the degrees of freedom by Welch–Satterthwaite),
 //! so the interval is of the relative change and is not symmetric; a side with fewer than

@@ -2,7 +2,7 @@
 //! (the push/pop and GPU projection tables, the thread names, the HLO dumps) and
 //! njx-capture's (the report, its SQLite export, the Python sources, the `--analysis`
 //! outputs). njx-capture writes by these names, njx-combine copies by them, and the
-//! readers find tables by them (README, "njx-capture archives").
+//! readers find tables by them (docs/formats.md, "njx-capture archives").
 
 /// Member names of the push/pop table in nsys-jax archives, newest form first.
 pub const PUSHPOP_MEMBERS: &[&str] = &[

@@ -16,7 +16,7 @@
 //! thread's device (`deviceId` counts from 0 in every process), one file per process or
 //! one file of all processes, with or without `ThreadNames`.
 //!
-//! Also here, as generations of the input (README, "What njx reads"): the GPU projection
+//! Also here, as generations of the input (docs/inputs.md, "Every nsys-jax and XLA generation"): the GPU projection
 //! in its three forms, launcher names with `slice=` and `partition=`, thread metadata
 //! without launcher names, repeated range ids (unpatched nsys 2024.5/2024.6 with CUDA
 //! graphs), programs compiled differently by one process and `--program-key name`.

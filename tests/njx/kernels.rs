@@ -562,7 +562,7 @@ fn real_exports_give_the_kernels_and_copies_sql_gives() {
 ///
 /// Memory copies: corr 8 (thread 1, 180–190) 4096 B HtoD, 12000–12100, in fusion.1;
 /// corr 9 (thread 1, 5100–5110) 64 B, 12200–12202, outside.
-fn xla_export(path: &Path) {
+pub(crate) fn xla_export(path: &Path) {
     let db = NsysDb::create(path);
     let t = |tid| gtid(PID, tid);
     let p = gpid(PID);

@@ -39,6 +39,7 @@ mod pgle;
 mod plant_check;
 mod progress;
 mod ranges;
+mod readme;
 mod relay2026;
 mod report;
 mod schema;

@@ -10,8 +10,8 @@
 //! - `nsys` adds nsys-jax's `nsys profile` defaults and knows which exit statuses are
 //!   nsys ending the program on purpose;
 //! - `archive` writes the archive: the report, its SQLite export, the dumps, the Python
-//!   sources and the `--analysis` outputs (the layout is in its documentation and the
-//!   README).
+//!   sources and the `--analysis` outputs (the layout is in its documentation and
+//!   docs/formats.md).
 //!
 //! Where njx-capture differs from nsys-jax: the archive holds the SQLite export instead of
 //! the `nsys stats`/`nsys recipe` tables (one `nsys export`, then njx reads it); `-o` names

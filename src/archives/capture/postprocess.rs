@@ -4,7 +4,7 @@
 //! under a temporary name beside its destination, the `--analysis` pipelines run on it and
 //! their outputs added, and the rename into place.
 //!
-//! The layout (README, "njx-capture archives"):
+//! The layout (docs/formats.md, "njx-capture archives"):
 //!
 //! ```text
 //! report.nsys-rep                      the nsys report, for the nsys GUI

@@ -1,0 +1,632 @@
+//! The README and `docs/` against what the tools do.
+//!
+//! - Every command in the README's `sh` blocks is run, as a user would paste it: the
+//!   pipelines with the built tools first on `PATH`, in a folder holding what they name
+//!   (`examples/` of the repository, an SQLite export as `report.sqlite`, two runs as
+//!   `base/` and `pr/`, a program and stand-ins for `python` and `nsys` for
+//!   `njx-capture`); the install commands (`pip`, `cargo install`, `scripts/demo.sh`) in
+//!   the repository, into throwaway places. A command of another kind fails the test: a
+//!   README command no test runs is a defect. `cargo test` is the suite itself.
+//! - Every `njx-*` command written in the README and `docs/` (code blocks and inline code)
+//!   is parsed by the tool's own command-line definition, so a renamed option or value
+//!   fails here, as `man.rs` keeps the man pages in step with `--help`.
+//! - Every long option of every tool is named somewhere in the README, `docs/` or the
+//!   tool's `--help` prose and examples, so `docs/` says what each one is for.
+
+use crate::common::{exe, tempdir, write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The markdown files of the documentation: the README, then `docs/*.md` by name.
+fn documents() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, repo().join("README.md"));
+    docs
+}
+
+/// The commands of a markdown text's `sh` code blocks: continuation lines joined, comment
+/// lines and comments after a command dropped.
+fn block_commands(markdown: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut in_sh = false;
+    let mut in_block = false;
+    let mut pending = String::new();
+    for line in markdown.lines() {
+        if let Some(info) = line.trim_start().strip_prefix("```") {
+            if in_block {
+                in_block = false;
+                in_sh = false;
+            } else {
+                in_block = true;
+                in_sh = matches!(info.trim(), "sh" | "bash" | "shell");
+            }
+            continue;
+        }
+        if !in_sh {
+            continue;
+        }
+        let line = strip_comment(line);
+        let line = line.trim_end();
+        if let Some(head) = line.strip_suffix('\\') {
+            pending.push_str(head);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(line);
+        let command = std::mem::take(&mut pending);
+        let command = command.trim();
+        if !command.is_empty() {
+            commands.push(command.to_string());
+        }
+    }
+    commands
+}
+
+/// The line without a shell comment: from an unquoted `#` at its start or after a blank.
+fn strip_comment(line: &str) -> &str {
+    let (mut single, mut double) = (false, false);
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '#' if !single && !double && prev.is_whitespace() => return &line[..i],
+            _ => {}
+        }
+        prev = c;
+    }
+    line
+}
+
+/// The inline code spans of a markdown text outside code blocks.
+fn inline_code(markdown: &str) -> Vec<String> {
+    let mut spans = Vec::new();
+    let mut in_block = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            continue;
+        }
+        let mut parts = line.split('`');
+        parts.next();
+        while let (Some(code), Some(_)) = (parts.next(), parts.next()) {
+            spans.push(code.to_string());
+        }
+    }
+    spans
+}
+
+/// A shell command's words, quotes removed; operators (`|`, `||`, `&&`, `;`, `(`, `)`)
+/// and redirections (`>`, `>>`, `<`, `2>`, with their file) become `None`, ending the
+/// invocation before them.
+fn words(command: &str) -> Vec<Option<String>> {
+    let mut out: Vec<Option<String>> = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut chars = command.chars().peekable();
+    let mut redirect = false;
+    let end_word = |word: &mut String, quoted: &mut bool, out: &mut Vec<Option<String>>| {
+        if !word.is_empty() || *quoted {
+            out.push(Some(std::mem::take(word)));
+        }
+        *quoted = false;
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                quoted = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => word.extend(chars.next()),
+                        c => word.push(c),
+                    }
+                }
+            }
+            c if c.is_whitespace() => {
+                end_word(&mut word, &mut quoted, &mut out);
+                if redirect {
+                    // The redirection's file, once written, is not an argument.
+                    if matches!(out.last(), Some(Some(_))) {
+                        out.pop();
+                        out.push(None);
+                        redirect = false;
+                    }
+                }
+            }
+            '|' | '&' | ';' | '(' | ')' => {
+                end_word(&mut word, &mut quoted, &mut out);
+                out.push(None);
+            }
+            '>' | '<' => {
+                // `2>` and `>>`: the digit before belongs to the operator.
+                if word.chars().all(|c| c.is_ascii_digit()) {
+                    word.clear();
+                }
+                end_word(&mut word, &mut quoted, &mut out);
+                out.push(None);
+                while chars.peek().is_some_and(|&c| c == '>' || c == '&') {
+                    chars.next();
+                }
+                redirect = true;
+            }
+            '$' if chars.peek() == Some(&'(') => {
+                end_word(&mut word, &mut quoted, &mut out);
+                chars.next();
+                out.push(None);
+            }
+            c => word.push(c),
+        }
+    }
+    end_word(&mut word, &mut quoted, &mut out);
+    if redirect && matches!(out.last(), Some(Some(_))) {
+        out.pop();
+    }
+    out
+}
+
+/// The invocations of njx tools in a command: each tool's name and the words after it up
+/// to the next operator.
+fn invocations(command: &str, tools: &[String]) -> Vec<Vec<String>> {
+    let words = words(command);
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        match &words[i] {
+            Some(w) if tools.contains(w) => {
+                let args: Vec<String> = words[i..].iter().map_while(|w| w.clone()).collect();
+                i += args.len();
+                found.push(args);
+            }
+            _ => i += 1,
+        }
+    }
+    found
+}
+
+#[test]
+fn the_command_line_reader_splits_as_the_shell_does() {
+    let tools = vec!["njx-a".to_string(), "njx-b".to_string()];
+    assert_eq!(
+        invocations(
+            r#"X=1 njx-a --by 'x y' "a\"b" f.zip 2>err | njx-b -o out > x.txt && echo"#,
+            &tools
+        ),
+        vec![
+            vec!["njx-a", "--by", "x y", "a\"b", "f.zip"],
+            vec!["njx-b", "-o", "out"],
+        ]
+    );
+    assert_eq!(
+        invocations("njx-b --table kernels|memops", &tools),
+        vec![vec!["njx-b", "--table", "kernels"]]
+    );
+    assert_eq!(
+        block_commands("```sh\nnjx-a x \\\n  y   # note\n# only a comment\n```\nnjx-b\n"),
+        vec!["njx-a x    y"]
+    );
+    assert_eq!(strip_comment("echo '#' x # y"), "echo '#' x ");
+}
+
+#[test]
+fn every_njx_command_in_the_docs_is_one_its_tool_accepts() {
+    let commands: Vec<clap::Command> = njx::commands();
+    let tools: Vec<String> = commands.iter().map(|c| c.get_name().to_string()).collect();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for doc in documents() {
+        let text = read(&doc);
+        let name = doc.strip_prefix(repo()).unwrap().display().to_string();
+        let blocks = block_commands(&text).into_iter().map(|l| (l, false));
+        let spans = inline_code(&text).into_iter().map(|l| (l, true));
+        for (line, inline) in blocks.chain(spans) {
+            for args in invocations(&line, &tools) {
+                let cmd = commands
+                    .iter()
+                    .find(|c| c.get_name() == args[0])
+                    .unwrap()
+                    .clone();
+                checked += 1;
+                if let Err(e) = cmd.try_get_matches_from(&args) {
+                    use clap::error::ErrorKind;
+                    // Help and version are what they ask for; a missing input, or an
+                    // option without its value in prose (`njx-heap --svg`), is a fragment
+                    // of a command; njx-capture passes options it does not know to
+                    // `nsys profile`.
+                    let fragment = e.kind() == ErrorKind::MissingRequiredArgument
+                        || inline && e.to_string().contains("a value is required");
+                    let nsys = args[0] == "njx-capture" && e.kind() == ErrorKind::UnknownArgument;
+                    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                        && !fragment
+                        && !nsys
+                    {
+                        let first = e.to_string();
+                        let first = first.lines().next().unwrap_or_default().to_string();
+                        wrong.push(format!("{name}: `{}`: {first}", args.join(" ")));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 150,
+        "only {checked} njx commands found in the docs"
+    );
+    assert!(
+        wrong.is_empty(),
+        "commands in the docs that their tool refuses:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_option_of_every_tool_is_documented() {
+    let mut text = String::new();
+    for doc in documents() {
+        text.push_str(&read(&doc));
+    }
+    let mut missing = Vec::new();
+    for mut cmd in njx::commands() {
+        cmd.build();
+        let help = cmd
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for arg in cmd.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if matches!(long, "help" | "version") {
+                continue;
+            }
+            let option = format!("--{long}");
+            let named = |t: &str| {
+                t.match_indices(&option).any(|(i, _)| {
+                    let after = t[i + option.len()..].chars().next();
+                    !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+                })
+            };
+            if !named(&text) && !named(&help) {
+                missing.push(format!("{} {option}", cmd.get_name()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "options named nowhere in README.md, docs/ or the tool's --help examples:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// How a README command is run.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// A pipeline of njx tools, run in the staged folder.
+    Pipeline,
+    /// An install or build command, run in the repository.
+    Install,
+    /// `cargo test`: the suite this test is part of.
+    Suite,
+}
+
+fn kind(command: &str) -> Option<Kind> {
+    let first = command.split_whitespace().next()?;
+    if first.starts_with("njx-") {
+        Some(Kind::Pipeline)
+    } else if command.starts_with("cargo test") {
+        Some(Kind::Suite)
+    } else if first == "pip" || first == "scripts/demo.sh" || command.starts_with("cargo install") {
+        Some(Kind::Install)
+    } else {
+        None
+    }
+}
+
+fn readme_commands(of: Kind) -> Vec<String> {
+    let commands = block_commands(&read(&repo().join("README.md")));
+    let unknown: Vec<&String> = commands.iter().filter(|c| kind(c).is_none()).collect();
+    assert!(
+        unknown.is_empty(),
+        "README commands that no test runs (teach tests/njx/readme.rs how): {unknown:?}"
+    );
+    commands
+        .into_iter()
+        .filter(|c| {
+            kind(c) == Some(Kind::Pipeline) && of == Kind::Pipeline
+                || kind(c) == Some(Kind::Install) && of == Kind::Install
+        })
+        .collect()
+}
+
+fn executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn bash(command: &str, dir: &Path, path: &str, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new("bash");
+    cmd.args(["-o", "pipefail", "-c", command])
+        .current_dir(dir)
+        .env("PATH", path)
+        .stdin(Stdio::null());
+    for var in ["XLA_FLAGS", "CARGO_TARGET_DIR", "VIRTUAL_ENV", "PYTHONHOME"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run bash")
+}
+
+fn assert_ran(command: &str, out: &Output) {
+    assert!(
+        out.status.success(),
+        "README command failed ({}): {command}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The folder the README's pipelines run in: `examples/` (a link to the repository's),
+/// `report.sqlite` (an XLA export with kernels, memory copies and NVTX ranges), `base/`
+/// and `pr/` (the example run twice), `train.py`, and `bin/` with stand-ins for `python`
+/// (a JAX program: writes the example run's HLO dump where XLA_FLAGS says) and `nsys`
+/// (`profile` runs the program and writes a report; `export` copies `report.sqlite`).
+fn stage(dir: &Path) {
+    let examples = repo().join("examples");
+    std::os::unix::fs::symlink(&examples, dir.join("examples")).unwrap();
+    crate::kernels::xla_export(&dir.join("report.sqlite"));
+    let run = examples.join("data/run");
+    for side in ["base", "pr"] {
+        for rank in ["rank0.zip", "rank1.zip"] {
+            std::fs::create_dir_all(dir.join(side)).unwrap();
+            std::fs::copy(run.join(rank), dir.join(side).join(rank)).unwrap();
+        }
+    }
+    write(dir, "train.py", b"import jax\n");
+    // The example run's dump, as XLA writes it (uncompressed).
+    let archive = std::fs::File::open(run.join("rank0.zip")).unwrap();
+    let mut zip = zip::ZipArchive::new(archive).unwrap();
+    let name = (0..zip.len())
+        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
+        .find(|n| n.starts_with("dump/"))
+        .expect("a dump in the example run");
+    let mut xz = Vec::new();
+    std::io::Read::read_to_end(&mut zip.by_name(&name).unwrap(), &mut xz).unwrap();
+    let mut dump = Vec::new();
+    std::io::Read::read_to_end(&mut xz2::read::XzDecoder::new(&xz[..]), &mut dump).unwrap();
+    let dump_name = name
+        .trim_start_matches("dump/")
+        .trim_end_matches(".xz")
+        .to_string();
+    write(dir, "fixture.hlo.pb", &dump);
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    executable(
+        &dir.join("bin/python"),
+        &format!(
+            "#!/bin/sh\n# A stand-in for a JAX program: its HLO dump where XLA_FLAGS says.\n\
+             for flag in $XLA_FLAGS; do\n\
+               case \"$flag\" in --xla_dump_to=*) dump=\"${{flag#--xla_dump_to=}}\";; esac\n\
+             done\n\
+             mkdir -p \"$dump\" && cp '{}' \"$dump/{dump_name}\"\n",
+            dir.join("fixture.hlo.pb").display()
+        ),
+    );
+    executable(
+        &dir.join("bin/nsys"),
+        &format!(
+            "#!/bin/sh\n# A stand-in for nsys: `profile` runs the program and writes a report,\n\
+             # `export` copies the staged SQLite export to --output.\n\
+             cmd=\"$1\"; shift\n\
+             case \"$cmd\" in\n\
+             profile)\n\
+               while [ $# -gt 0 ]; do\n\
+                 if [ \"$1\" = --output ]; then out=\"$2\"; shift 2; break; fi\n\
+                 shift\n\
+               done\n\
+               \"$@\"; status=$?\n\
+               printf 'report' > \"$out.nsys-rep\"; exit $status;;\n\
+             export)\n\
+               while [ $# -gt 1 ]; do\n\
+                 if [ \"$1\" = --output ]; then out=\"$2\"; fi\n\
+                 shift\n\
+               done\n\
+               cp '{}' \"$out\";;\n\
+             esac\n",
+            dir.join("report.sqlite").display()
+        ),
+    );
+}
+
+#[test]
+fn every_pipeline_in_the_readme_runs() {
+    let commands = readme_commands(Kind::Pipeline);
+    assert!(commands.len() >= 20, "{commands:?}");
+    let dir = tempdir();
+    let dir = dir.path();
+    stage(dir);
+    let tools = Path::new(exe("njx-export")).parent().unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        tools.display(),
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    let tmp = dir.join("tmp");
+    for command in &commands {
+        let out = bash(
+            command,
+            dir,
+            &path,
+            &[("SLURM_PROCID", "0"), ("TMPDIR", tmp.to_str().unwrap())],
+        );
+        assert_ran(command, &out);
+    }
+    // What the pipelines wrote is there and not empty.
+    for file in [
+        "run.html",
+        "run.json",
+        "busbw.svg",
+        "late.csv",
+        "coll.csv",
+        "source.svg",
+        "op_name.folded",
+        "compile.svg",
+        "trace.json",
+        "out/rank0.zip",
+        "out/all.zip",
+    ] {
+        let len = std::fs::metadata(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .len();
+        assert!(len > 0, "{file} is empty");
+    }
+    assert!(std::fs::read_dir(dir.join("pgle")).unwrap().count() > 0);
+}
+
+/// The install commands: `pip` into a fresh venv (its `bin/` first on `PATH`; the wheel's
+/// install from a `PATH` without cargo or rustc), `cargo install` into a throwaway root,
+/// `scripts/demo.sh`. pip's commands are skipped, saying so, where PyPI cannot be reached
+/// for the build backend.
+#[test]
+fn every_install_command_in_the_readme_runs() {
+    let commands = readme_commands(Kind::Install);
+    let repo = repo();
+    let dir = tempdir();
+    let dir = dir.path();
+    let system = std::env::var("PATH").unwrap_or_default();
+    let venv = dir.join("venv");
+    let pip_ok = pip_reaches_pypi(dir);
+    let install_root = dir.join("cargo");
+    let mut ran = 0;
+    for command in &commands {
+        let out = if command.starts_with("pip ") {
+            let Some(python) = &pip_ok else { continue };
+            // Each pip command in a fresh venv; the wheel's install from a PATH with no
+            // Rust toolchain on it.
+            let _ = std::fs::remove_dir_all(&venv);
+            let made = Command::new(python)
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .output()
+                .unwrap();
+            assert!(made.status.success(), "{made:?}");
+            let no_rust = command.contains(".whl");
+            let path = if no_rust {
+                format!("{}:/usr/bin:/bin", venv.join("bin").display())
+            } else {
+                format!("{}:{system}", venv.join("bin").display())
+            };
+            if command.starts_with("pip wheel") {
+                for old in std::fs::read_dir(repo.join("dist")).into_iter().flatten() {
+                    let old = old.unwrap().path();
+                    if old.to_string_lossy().ends_with(".whl") {
+                        std::fs::remove_file(old).unwrap();
+                    }
+                }
+            }
+            let venv_str = venv.to_str().unwrap();
+            let out = bash(command, &repo, &path, &[("VIRTUAL_ENV", venv_str)]);
+            assert_ran(command, &out);
+            let check = bash(
+                "command -v cargo rustc; njx-report --version && njx-diff --version",
+                dir,
+                &path,
+                &[],
+            );
+            if no_rust || command.starts_with("pip install") {
+                let text = String::from_utf8_lossy(&check.stdout).to_string();
+                assert!(
+                    check.status.success() && text.contains("njx-report "),
+                    "{command}: the tools are not on the venv's PATH: {text}"
+                );
+                if no_rust {
+                    assert!(!text.contains("/cargo"), "Rust on PATH: {text}");
+                }
+            }
+            out
+        } else if command.starts_with("cargo install") {
+            let path = format!("{}:{system}", install_root.join("bin").display());
+            let out = bash(
+                command,
+                &repo,
+                &path,
+                &[("CARGO_INSTALL_ROOT", install_root.to_str().unwrap())],
+            );
+            assert_ran(command, &out);
+            for tool in njx::commands() {
+                assert!(
+                    install_root.join("bin").join(tool.get_name()).exists(),
+                    "cargo install put no {}",
+                    tool.get_name()
+                );
+            }
+            out
+        } else {
+            bash(command, &repo, &system, &[])
+        };
+        assert_ran(command, &out);
+        ran += 1;
+    }
+    assert!(ran >= 3, "{ran} install commands run of {commands:?}");
+}
+
+/// The python that makes the venvs, where pip can fetch the build backend from PyPI;
+/// `None`, said on stderr, where it cannot.
+fn pip_reaches_pypi(dir: &Path) -> Option<String> {
+    let python = ["python3", "python"]
+        .into_iter()
+        .find(|p| Command::new(p).arg("--version").output().is_ok())?;
+    let probe = dir.join("probe");
+    let ok = Command::new(python)
+        .args(["-m", "venv"])
+        .arg(&probe)
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new(probe.join("bin/pip"))
+            .args([
+                "download",
+                "-q",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "-d",
+            ])
+            .arg(dir.join("probe-dl"))
+            .arg("maturin>=1.5,<2")
+            .status()
+            .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "readme: SKIPPED the README's pip commands: no venv, or PyPI not reachable for \
+             the build backend (maturin)"
+        );
+        return None;
+    }
+    Some(python.to_string())
+}
