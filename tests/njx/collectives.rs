@@ -132,7 +132,7 @@ fn the_report_as_csv_has_one_table_column() {
         ]
     );
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    assert_eq!(&rows[3][col("wait_mean_ns")], "300.0");
+    assert_eq!(&rows[3][col("wait_mean_ns")], "300");
     assert_eq!(&rows[0][col("wait_mean_ns")], "");
 }
 
@@ -150,7 +150,7 @@ fn one_table_keeps_its_json_column_order() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
-        "device,instances,last,last_percent,lateness_mean_ns"
+        "table,device,instances,last,last_percent,lateness_mean_ns"
     );
     assert_eq!(text.lines().count(), 3, "{text}");
     // The table for people: that section alone, the wait one with its footnote.
@@ -321,8 +321,13 @@ fn the_pax_profiles_match_the_peers_communication_summary() {
 /// executions 1–3; on time in the warm-up) and device 0 waits for it: both take their
 /// 1200 ns once device 1 is there, so every instance's wait is device 1's lateness.
 fn late_arrivals() -> String {
+    late_arrivals_by([300, 500, 100])
+}
+
+/// [`late_arrivals`], device 1 late by `lates` in executions 1–3.
+fn late_arrivals_by(lates: [i64; 3]) -> String {
     let mut lines = Vec::new();
-    for (exec, late) in [(0u32, 0i64), (1, 300), (2, 500), (3, 100)] {
+    for (exec, late) in [(0u32, 0i64), (1, lates[0]), (2, lates[1]), (3, lates[2])] {
         let base = 10_000 * i64::from(exec);
         for device in 0..2u32 {
             lines.push(thunk(device, exec, "fusion.1", base, 800, 0, false));
@@ -435,8 +440,85 @@ fn lateness_along_the_module() {
     );
     assert_eq!(
         out.lines().next().unwrap(),
-        "program,name,thunk,thunk_execution,collective,offset_ns,device,executions,lateness_ns"
+        "table,program,name,thunk,thunk_execution,collective,offset_ns,device,executions,\
+         lateness_ns"
     );
+}
+
+/// The tables of `njx-collectives --table`, the report's four then those on aligned
+/// clocks.
+const TABLES: [&str; 8] = [
+    "bandwidth",
+    "hidden",
+    "wait",
+    "stragglers",
+    "instances",
+    "wait-quantiles",
+    "wait-histogram",
+    "lateness",
+];
+
+#[test]
+fn each_table_has_the_same_fields_in_json_and_csv_and_times_in_whole_nanoseconds() {
+    // Device 1 late by 300, 500 and 101 ns: means and quantiles fall between nanoseconds.
+    let input = late_arrivals_by([300, 500, 101]);
+    let mut all: Vec<(String, Value)> = Vec::new();
+    for part in TABLES {
+        let rows = tables(&["--table", part], &input);
+        assert!(!rows.is_empty(), "{part}");
+        let csv = ok_with(
+            "njx-collectives",
+            &["--table", part, "--format", "csv"],
+            input.as_bytes(),
+        );
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let fields: Vec<&str> = rows[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            header, fields,
+            "{part}: the CSV's columns are the JSON's fields"
+        );
+        let lines: Vec<&str> = lines.collect();
+        assert_eq!(lines.len(), rows.len(), "{part}");
+        for (row, line) in rows.iter().zip(lines) {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!(cells.len(), header.len(), "{part}: {line}");
+            assert_eq!(cells[0], part, "{line}");
+            for (field, cell) in header.iter().zip(&cells) {
+                if field.ends_with("_ns") {
+                    let v = &row[*field];
+                    assert!(
+                        v.is_i64() || v.is_u64() || v.is_null(),
+                        "{part} {field}: {row}"
+                    );
+                    assert!(
+                        cell.is_empty() || cell.parse::<i64>().is_ok(),
+                        "{part} {field}: {line}"
+                    );
+                }
+            }
+            all.push((part.to_string(), row.clone()));
+        }
+    }
+    // Rounded to the nearest nanosecond: the mean of 300, 500 and 101 is 300.33, their
+    // first quartile 200.5.
+    let find = |part: &str| &all.iter().find(|(p, _)| p == part).unwrap().1;
+    assert_eq!(find("wait-quantiles")["wait_mean_ns"], 300);
+    assert_eq!(find("wait-quantiles")["wait_p25_ns"], 201);
+    assert_eq!(find("wait")["wait_mean_ns"], 300);
+    let late = all
+        .iter()
+        .find(|(p, r)| p == "lateness" && r["device"] == 1)
+        .unwrap();
+    assert_eq!(late.1["lateness_ns"], 300);
+    // The whole report as CSV: the same `table` column.
+    let csv = ok_with("njx-collectives", &["--format", "csv"], input.as_bytes());
+    assert!(csv.starts_with("table,collective,"), "{csv}");
 }
 
 #[test]
