@@ -564,6 +564,99 @@ fn wait_and_lateness_pictures() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Two programs over three devices: device 1 is the late one in `jit_a` (program p1),
+/// device 0 in `jit_b` (p2), so each panel of the lateness picture lists its devices in
+/// another order.
+fn late_in_turn() -> String {
+    let mut lines = Vec::new();
+    for (program, module, late_device, offset) in
+        [("p1", "jit_a", 1u32, 0i64), ("p2", "jit_b", 0, 1_000_000)]
+    {
+        for (exec, late) in [(0u32, 0i64), (1, 300), (2, 500), (3, 100)] {
+            let base = offset + 10_000 * i64::from(exec);
+            for device in 0..3u32 {
+                let (start, exposed) = if device == late_device {
+                    (base + 800 + late, 1000)
+                } else {
+                    (base + 800 + 10 * i64::from(device), 1000 + late)
+                };
+                for (name, start, dur, comm) in [
+                    ("fusion.1", base, 800, false),
+                    ("all-reduce-start", start, exposed, true),
+                ] {
+                    let mut t: Value =
+                        serde_json::from_str(&thunk(device, exec, name, start, dur, 200, comm))
+                            .unwrap();
+                    t["program"] = json!(program);
+                    t["module"] = json!(module);
+                    t["group_size"] = if comm { json!(3) } else { Value::Null };
+                    if !comm {
+                        t["hidden_ns"] = json!(0);
+                    }
+                    lines.push(t.to_string());
+                }
+            }
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Per panel of a lateness picture (by its caption), each device's colour in its legend:
+/// the legend's texts `device N (mean …)` and its lines (stroke width 3), in order.
+fn legend_colours(svg: &str, captions: &[&str]) -> Vec<Vec<(u32, String)>> {
+    let mut panels: Vec<(Vec<u32>, Vec<String>)> = Vec::new();
+    for line in svg.lines().map(str::trim) {
+        if captions.contains(&line) {
+            panels.push(Default::default());
+        }
+        let Some((devices, strokes)) = panels.last_mut() else {
+            continue;
+        };
+        if let Some(rest) = line.strip_prefix("device ") {
+            devices.push(rest.split(' ').next().unwrap().parse().unwrap());
+        } else if line.starts_with("<polyline") && line.contains(r#"stroke-width="3""#) {
+            let stroke = line.split(r#"stroke=""#).nth(1).unwrap();
+            strokes.push(stroke[..stroke.find('"').unwrap()].to_string());
+        }
+    }
+    panels
+        .into_iter()
+        .map(|(devices, strokes)| {
+            assert_eq!(devices.len(), strokes.len(), "{devices:?} {strokes:?}");
+            devices.into_iter().zip(strokes).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_device_has_one_colour_in_every_panel_of_the_lateness_picture() {
+    let dir = tempdir();
+    let late = dir.path().join("late.svg");
+    ok_with(
+        "njx-collectives",
+        &["--lateness-plot", late.to_str().unwrap()],
+        late_in_turn().as_bytes(),
+    );
+    let svg = std::fs::read_to_string(&late).unwrap();
+    let panels = legend_colours(&svg, &["jit_a (p1)", "jit_b (p2)"]);
+    assert_eq!(panels.len(), 2, "{svg}");
+    // Each panel lists its latest device first: the orders differ, the colours do not.
+    assert_eq!(panels[0][0].0, 1, "{panels:?}");
+    assert_eq!(panels[1][0].0, 0, "{panels:?}");
+    let mut colour: std::collections::BTreeMap<u32, &str> = Default::default();
+    for panel in &panels {
+        assert_eq!(panel.len(), 3, "{panels:?}");
+        for (device, stroke) in panel {
+            let c = *colour.entry(*device).or_insert(stroke);
+            assert_eq!(c, stroke, "device {device}: {panels:?}");
+        }
+    }
+    let mut distinct: Vec<&str> = colour.values().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "{colour:?}");
+}
+
 /// The notebook's wait per collective instance on the pax profiles (checked against the
 /// peer with scripts/check-notebook.py: the 72 instances over two or more devices agree
 /// within 0.3 ns), from the archives (clocks aligned here) and from njx-export's records.
