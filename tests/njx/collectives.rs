@@ -206,7 +206,7 @@ fn collective_records_carry_bandwidths() {
         text.lines()
             .next()
             .unwrap()
-            .ends_with(",message_bytes,reconstructed,algbw_gbps,busbw_gbps")
+            .ends_with(",message_bytes,reconstructed,algbw_gbps,busbw_gbps,autotuning")
     );
     assert_eq!(text.lines().count(), 7);
 }

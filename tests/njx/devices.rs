@@ -806,6 +806,56 @@ fn a_program_compiled_differently_by_one_process_is_reported() {
 }
 
 #[test]
+fn autotuning_executions_are_marked_in_the_records() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), 0, 1, 2, true);
+    for table in TABLES {
+        let (rows, _) = records("njx-export", &["--table", table, &zip]);
+        let name = if table == "modules" { "name" } else { "module" };
+        let tuning: Vec<&Value> = rows.iter().filter(|r| r[name] == "extracted").collect();
+        assert!(!tuning.is_empty(), "{table}");
+        for r in &rows {
+            let is = r[name] == "extracted";
+            assert_eq!(r["autotuning"], is, "{table}: {r}");
+            assert_eq!(r["program"] == "unknown", is, "{table}: {r}");
+        }
+        // Steady state without autotuning is `not warmup and not autotuning`.
+        let steady: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["warmup"] == false && r["autotuning"] == false)
+            .collect();
+        assert!(steady.iter().all(|r| r[name] == "jit_step"), "{table}");
+        // CSV: the field added last, the columns before it where they were.
+        let csv = ok("njx-export", &["--table", table, "--format", "csv", &zip]);
+        let head = csv.lines().next().unwrap();
+        assert!(head.ends_with(",autotuning"), "{head}");
+        assert!(head.starts_with("profile,program,program_id,"), "{head}");
+    }
+    // njx-modules counts them as before, from the archive and from the records, whether
+    // the records carry the field or not (records written before it).
+    let (modules, _) = records("njx-export", &["--table", "modules", &zip]);
+    let old: String = modules
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            m.as_object_mut().unwrap().remove("autotuning");
+            m.to_string() + "\n"
+        })
+        .collect();
+    let new: String = modules.iter().map(|m| m.to_string() + "\n").collect();
+    for args in [&[][..], &["--include-warmup", "--include-autotuning"][..]] {
+        let mut a = vec!["--format", "json"];
+        a.extend_from_slice(args);
+        let from_archive = ok("njx-modules", &[&a[..], &[zip.as_str()]].concat());
+        assert_eq!(ok_with("njx-modules", &a, new.as_bytes()), from_archive);
+        assert_eq!(ok_with("njx-modules", &a, old.as_bytes()), from_archive);
+        let programs: Vec<Value> = json_lines(&from_archive);
+        let unknown = programs.iter().any(|p| p["program"] == "unknown");
+        assert_eq!(unknown, !args.is_empty(), "{args:?}: {programs:?}");
+    }
+}
+
+#[test]
 fn a_combine_archive_and_an_archive_after_it_number_their_processes_in_order() {
     // Processes 0 and 1 in an nsys-jax-combine archive (the GPU projections differ, so
     // each is stored as `nvtx_gpu_proj_trace/trace.parquet/<profile>`; the dumps are the
