@@ -222,6 +222,9 @@ pub fn run(
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<()> {
+    if options.partial {
+        notes.writes_partial();
+    }
     let acc = read(inputs, options.program_key, notes)?;
     if options.partial {
         return crate::derived::partial::write(out, PARTIAL, &acc);

@@ -18,6 +18,7 @@ use crate::source;
 use crate::source::records::{RecordStream, TextKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -91,7 +92,10 @@ pub trait Aggregate: Sized + DeserializeOwned {
 /// The aggregate of `inputs`: record streams (records, or partial results of `A::KIND`),
 /// then profiles read one input path per core at a time ([`executions::each_mapped`], HLO
 /// dumps also from `hlo`), each aggregated on the thread that read it and merged in input
-/// order. `empty` makes an empty aggregate. The warm-up warning, if any, goes to `notes`.
+/// order. `empty` makes an empty aggregate. The notes on the answer (the warm-up warning,
+/// modules compiled differently across devices) go to `notes` ([`Notes::on_answer`]),
+/// but that a module was compiled differently where one stream of records showed it
+/// alone: the tool that wrote the stream read the profiles and said it.
 pub fn aggregate<A: Aggregate + Send>(
     inputs: &[PathBuf],
     hlo: executions::Hlo<'_>,
@@ -111,6 +115,9 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
 ) -> Result<(A, Vec<PathBuf>)> {
     let (mut acc, mut records) = (empty(), empty());
     let mut parts = Vec::new();
+    // The modules a stream of records showed compiled differently on its own: the tool
+    // that wrote it (njx-export, reading the profiles) said so.
+    let mut said = BTreeSet::new();
     let keep = Kept {
         dumps: acc.wants_dumps(),
         ranges: acc.wants_ranges(),
@@ -122,7 +129,10 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
                 Ok(())
             })
         } else {
-            records.add_records(s, notes)
+            let mut one = empty();
+            one.add_records(s, notes)?;
+            said.extend(one.warmup().variants.compiled_differently());
+            records.merge(one, notes)
         }
     })?;
     let without = acc.without_xla();
@@ -144,10 +154,10 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
         acc.merge(p, notes)?;
     }
     if let Some(n) = acc.warmup().rule().note() {
-        notes.note(n);
+        notes.on_answer(n);
     }
-    for n in acc.warmup().variants.notes() {
-        notes.note(n);
+    for n in acc.warmup().variants.notes_except(&said) {
+        notes.on_answer(n);
     }
     Ok((acc, profiles))
 }

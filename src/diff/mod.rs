@@ -121,6 +121,7 @@ pub fn partial(
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<()> {
+    notes.writes_partial();
     let side = read_side(options, inputs, notes)?;
     crate::derived::partial::write(out, PARTIAL, &side)
 }

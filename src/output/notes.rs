@@ -8,6 +8,7 @@
 use crate::output::progress::Progress;
 use std::collections::HashSet;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where notes go. Shared by reference, also across worker threads.
 #[derive(Debug)]
@@ -17,14 +18,28 @@ pub struct Notes {
     said: Mutex<HashSet<String>>,
     /// Where the job says how far it is: nowhere unless asked ([`Notes::with_progress`]).
     progress: Progress,
+    /// Whether the job writes a partial result, whose reader says the notes on the answer
+    /// ([`Notes::on_answer`]).
+    partial: AtomicBool,
+}
+
+/// How a note is said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Every time.
+    Plain,
+    /// Once per run ([`Notes::once`]).
+    Once,
+    /// Once per run, and not by a job writing a partial result ([`Notes::on_answer`]).
+    Answer,
 }
 
 #[derive(Debug)]
 enum Sink {
     /// `tool: note` lines on stderr.
     Stderr(String),
-    /// Kept in order, for the caller to read, each with whether it is said once only.
-    Kept(Mutex<Vec<(String, bool)>>),
+    /// Kept in order, for the caller to read, each with how it is said.
+    Kept(Mutex<Vec<(String, Kind)>>),
     /// Not said (`-q`).
     Quiet,
 }
@@ -36,6 +51,7 @@ impl Notes {
             sink: Sink::Stderr(tool.to_string()),
             said: Mutex::default(),
             progress: Progress::none(),
+            partial: AtomicBool::new(false),
         }
     }
 
@@ -46,6 +62,7 @@ impl Notes {
                 sink: Sink::Quiet,
                 said: Mutex::default(),
                 progress: Progress::none(),
+                partial: AtomicBool::new(false),
             }
         } else {
             Notes::stderr(tool)
@@ -58,6 +75,7 @@ impl Notes {
             sink: Sink::Kept(Mutex::new(Vec::new())),
             said: Mutex::default(),
             progress: Progress::none(),
+            partial: AtomicBool::new(false),
         }
     }
 
@@ -86,18 +104,36 @@ impl Notes {
 
     /// Says `msg`.
     pub fn note(&self, msg: impl Into<String>) {
-        self.say(msg.into(), false);
+        self.say(msg.into(), Kind::Plain);
     }
 
     /// Says `msg` unless it was said already through these notes (or, for notes kept
     /// apart and forwarded, through the notes they were forwarded to): what holds for
     /// many inputs alike is said once per run.
     pub fn once(&self, msg: impl Into<String>) {
-        self.say(msg.into(), true);
+        self.say(msg.into(), Kind::Once);
     }
 
-    fn say(&self, msg: String, once: bool) {
-        if once
+    /// Says `msg`, a note on the answer decided over every input (the warm-up rule, a
+    /// module compiled differently across devices), once; unless the job writes a partial
+    /// result ([`Notes::writes_partial`]): the partial carries what decides it, and the
+    /// job that reads the partials says it, decided over all of them, so that a map/reduce
+    /// says it once and never of a part alone.
+    pub fn on_answer(&self, msg: impl Into<String>) {
+        self.say(msg.into(), Kind::Answer);
+    }
+
+    /// Marks the job as writing a partial result: notes on the answer
+    /// ([`Notes::on_answer`]) are left to the job that reads it.
+    pub fn writes_partial(&self) {
+        self.partial.store(true, Ordering::Relaxed);
+    }
+
+    fn say(&self, msg: String, kind: Kind) {
+        if kind == Kind::Answer && self.partial.load(Ordering::Relaxed) {
+            return;
+        }
+        if kind != Kind::Plain
             && !self
                 .said
                 .lock()
@@ -114,7 +150,7 @@ impl Notes {
             Sink::Kept(kept) => kept
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((msg, once)),
+                .push((msg, kind)),
         }
     }
 
@@ -138,8 +174,8 @@ impl Notes {
             Sink::Kept(kept) => kept.into_inner().unwrap_or_else(|e| e.into_inner()),
             Sink::Stderr(_) | Sink::Quiet => Vec::new(),
         };
-        for (msg, once) in kept {
-            self.say(msg, once);
+        for (msg, kind) in kept {
+            self.say(msg, kind);
         }
     }
 }
@@ -199,6 +235,23 @@ mod tests {
             all.take(),
             ["devices inferred", "plain", "plain", "plain", "plain"]
         );
+    }
+
+    #[test]
+    fn notes_on_the_answer_are_said_once_and_left_to_the_reader_of_a_partial() {
+        let notes = Notes::kept();
+        notes.on_answer("compiled differently");
+        notes.on_answer("compiled differently");
+        assert_eq!(notes.take(), ["compiled differently"]);
+        let partial = Notes::kept();
+        partial.writes_partial();
+        partial.on_answer("compiled differently");
+        // Also when said apart and forwarded.
+        let worker = partial.apart();
+        worker.on_answer("warm-up");
+        worker.note("plain");
+        partial.forward(worker);
+        assert_eq!(partial.take(), ["plain"]);
     }
 
     #[test]

@@ -444,6 +444,12 @@ pub struct Module {
     pub thunks: u32,
     /// Initialisation rather than steady state (nsys-jax's warm-up rule).
     pub warmup: bool,
+    /// An execution of XLA's autotuner (program `unknown`, no program id: a candidate
+    /// the autotuner compiled and ran while compiling a program), not of a program: left
+    /// out of every tool's steady state, whatever `warmup` says (njx-modules
+    /// `--include-autotuning`). False in records written before the field was added.
+    #[serde(default)]
+    pub autotuning: bool,
 }
 
 /// One execution of one thunk (HLO instruction) within a module execution.
@@ -490,6 +496,18 @@ pub struct Thunk {
     /// the dump). Null where the thunk was read as it is.
     #[serde(default)]
     pub reconstructed: Option<Reconstructed>,
+    /// A thunk of an autotuning execution, as in [`Module::autotuning`].
+    #[serde(default)]
+    pub autotuning: bool,
+}
+
+/// The `program` of autotuning executions: the autotuner runs its candidates as modules
+/// without a program id, so without a dump to key them by.
+pub const AUTOTUNING_PROGRAM: &str = "unknown";
+
+/// Whether executions of `program` (a record's `program`) are the autotuner's.
+pub fn is_autotuning(program: &str) -> bool {
+    program == AUTOTUNING_PROGRAM
 }
 
 /// How a thunk execution was reconstructed (see [`Thunk::reconstructed`]).

@@ -135,6 +135,9 @@ fn report(
     };
     let claims = Default::default();
     let clocks = html && !options.partial;
+    if options.partial {
+        notes.writes_partial();
+    }
     let (mut whole, profiles) =
         partial::aggregate_and_profiles(inputs, hlo, notes, || Whole::sharing(&claims, clocks))?;
     if options.partial {

@@ -143,7 +143,12 @@ pub struct Heap {
 pub fn program_heaps(whole: &Whole) -> Vec<heap::ProgramHeap> {
     let mut heaps: Vec<(&String, &Heap)> = whole.heaps.iter().collect();
     let order = |h: &Heap| {
-        let peak = h.peaks.iter().map(|p| p.peak_bytes).max().unwrap_or(0);
+        let peak = h
+            .peaks
+            .iter()
+            .filter_map(|p| p.peak_bytes)
+            .max()
+            .unwrap_or(0);
         let name = h.peaks.first().map(|p| (p.program.clone(), p.program_id));
         (std::cmp::Reverse(peak), name)
     };

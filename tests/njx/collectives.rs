@@ -132,7 +132,7 @@ fn the_report_as_csv_has_one_table_column() {
         ]
     );
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    assert_eq!(&rows[3][col("wait_mean_ns")], "300.0");
+    assert_eq!(&rows[3][col("wait_mean_ns")], "300");
     assert_eq!(&rows[0][col("wait_mean_ns")], "");
 }
 
@@ -150,7 +150,7 @@ fn one_table_keeps_its_json_column_order() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
-        "device,instances,last,last_percent,lateness_mean_ns"
+        "table,device,instances,last,last_percent,lateness_mean_ns"
     );
     assert_eq!(text.lines().count(), 3, "{text}");
     // The table for people: that section alone, the wait one with its footnote.
@@ -206,7 +206,7 @@ fn collective_records_carry_bandwidths() {
         text.lines()
             .next()
             .unwrap()
-            .ends_with(",message_bytes,reconstructed,algbw_gbps,busbw_gbps")
+            .ends_with(",message_bytes,reconstructed,algbw_gbps,busbw_gbps,autotuning")
     );
     assert_eq!(text.lines().count(), 7);
 }
@@ -321,8 +321,13 @@ fn the_pax_profiles_match_the_peers_communication_summary() {
 /// executions 1–3; on time in the warm-up) and device 0 waits for it: both take their
 /// 1200 ns once device 1 is there, so every instance's wait is device 1's lateness.
 fn late_arrivals() -> String {
+    late_arrivals_by([300, 500, 100])
+}
+
+/// [`late_arrivals`], device 1 late by `lates` in executions 1–3.
+fn late_arrivals_by(lates: [i64; 3]) -> String {
     let mut lines = Vec::new();
-    for (exec, late) in [(0u32, 0i64), (1, 300), (2, 500), (3, 100)] {
+    for (exec, late) in [(0u32, 0i64), (1, lates[0]), (2, lates[1]), (3, lates[2])] {
         let base = 10_000 * i64::from(exec);
         for device in 0..2u32 {
             lines.push(thunk(device, exec, "fusion.1", base, 800, 0, false));
@@ -435,8 +440,85 @@ fn lateness_along_the_module() {
     );
     assert_eq!(
         out.lines().next().unwrap(),
-        "program,name,thunk,thunk_execution,collective,offset_ns,device,executions,lateness_ns"
+        "table,program,name,thunk,thunk_execution,collective,offset_ns,device,executions,\
+         lateness_ns"
     );
+}
+
+/// The tables of `njx-collectives --table`, the report's four then those on aligned
+/// clocks.
+const TABLES: [&str; 8] = [
+    "bandwidth",
+    "hidden",
+    "wait",
+    "stragglers",
+    "instances",
+    "wait-quantiles",
+    "wait-histogram",
+    "lateness",
+];
+
+#[test]
+fn each_table_has_the_same_fields_in_json_and_csv_and_times_in_whole_nanoseconds() {
+    // Device 1 late by 300, 500 and 101 ns: means and quantiles fall between nanoseconds.
+    let input = late_arrivals_by([300, 500, 101]);
+    let mut all: Vec<(String, Value)> = Vec::new();
+    for part in TABLES {
+        let rows = tables(&["--table", part], &input);
+        assert!(!rows.is_empty(), "{part}");
+        let csv = ok_with(
+            "njx-collectives",
+            &["--table", part, "--format", "csv"],
+            input.as_bytes(),
+        );
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let fields: Vec<&str> = rows[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            header, fields,
+            "{part}: the CSV's columns are the JSON's fields"
+        );
+        let lines: Vec<&str> = lines.collect();
+        assert_eq!(lines.len(), rows.len(), "{part}");
+        for (row, line) in rows.iter().zip(lines) {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!(cells.len(), header.len(), "{part}: {line}");
+            assert_eq!(cells[0], part, "{line}");
+            for (field, cell) in header.iter().zip(&cells) {
+                if field.ends_with("_ns") {
+                    let v = &row[*field];
+                    assert!(
+                        v.is_i64() || v.is_u64() || v.is_null(),
+                        "{part} {field}: {row}"
+                    );
+                    assert!(
+                        cell.is_empty() || cell.parse::<i64>().is_ok(),
+                        "{part} {field}: {line}"
+                    );
+                }
+            }
+            all.push((part.to_string(), row.clone()));
+        }
+    }
+    // Rounded to the nearest nanosecond: the mean of 300, 500 and 101 is 300.33, their
+    // first quartile 200.5.
+    let find = |part: &str| &all.iter().find(|(p, _)| p == part).unwrap().1;
+    assert_eq!(find("wait-quantiles")["wait_mean_ns"], 300);
+    assert_eq!(find("wait-quantiles")["wait_p25_ns"], 201);
+    assert_eq!(find("wait")["wait_mean_ns"], 300);
+    let late = all
+        .iter()
+        .find(|(p, r)| p == "lateness" && r["device"] == 1)
+        .unwrap();
+    assert_eq!(late.1["lateness_ns"], 300);
+    // The whole report as CSV: the same `table` column.
+    let csv = ok_with("njx-collectives", &["--format", "csv"], input.as_bytes());
+    assert!(csv.starts_with("table,collective,"), "{csv}");
 }
 
 #[test]
@@ -480,6 +562,99 @@ fn wait_and_lateness_pictures() {
         late_arrivals().as_bytes(),
     );
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Two programs over three devices: device 1 is the late one in `jit_a` (program p1),
+/// device 0 in `jit_b` (p2), so each panel of the lateness picture lists its devices in
+/// another order.
+fn late_in_turn() -> String {
+    let mut lines = Vec::new();
+    for (program, module, late_device, offset) in
+        [("p1", "jit_a", 1u32, 0i64), ("p2", "jit_b", 0, 1_000_000)]
+    {
+        for (exec, late) in [(0u32, 0i64), (1, 300), (2, 500), (3, 100)] {
+            let base = offset + 10_000 * i64::from(exec);
+            for device in 0..3u32 {
+                let (start, exposed) = if device == late_device {
+                    (base + 800 + late, 1000)
+                } else {
+                    (base + 800 + 10 * i64::from(device), 1000 + late)
+                };
+                for (name, start, dur, comm) in [
+                    ("fusion.1", base, 800, false),
+                    ("all-reduce-start", start, exposed, true),
+                ] {
+                    let mut t: Value =
+                        serde_json::from_str(&thunk(device, exec, name, start, dur, 200, comm))
+                            .unwrap();
+                    t["program"] = json!(program);
+                    t["module"] = json!(module);
+                    t["group_size"] = if comm { json!(3) } else { Value::Null };
+                    if !comm {
+                        t["hidden_ns"] = json!(0);
+                    }
+                    lines.push(t.to_string());
+                }
+            }
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Per panel of a lateness picture (by its caption), each device's colour in its legend:
+/// the legend's texts `device N (mean …)` and its lines (stroke width 3), in order.
+fn legend_colours(svg: &str, captions: &[&str]) -> Vec<Vec<(u32, String)>> {
+    let mut panels: Vec<(Vec<u32>, Vec<String>)> = Vec::new();
+    for line in svg.lines().map(str::trim) {
+        if captions.contains(&line) {
+            panels.push(Default::default());
+        }
+        let Some((devices, strokes)) = panels.last_mut() else {
+            continue;
+        };
+        if let Some(rest) = line.strip_prefix("device ") {
+            devices.push(rest.split(' ').next().unwrap().parse().unwrap());
+        } else if line.starts_with("<polyline") && line.contains(r#"stroke-width="3""#) {
+            let stroke = line.split(r#"stroke=""#).nth(1).unwrap();
+            strokes.push(stroke[..stroke.find('"').unwrap()].to_string());
+        }
+    }
+    panels
+        .into_iter()
+        .map(|(devices, strokes)| {
+            assert_eq!(devices.len(), strokes.len(), "{devices:?} {strokes:?}");
+            devices.into_iter().zip(strokes).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_device_has_one_colour_in_every_panel_of_the_lateness_picture() {
+    let dir = tempdir();
+    let late = dir.path().join("late.svg");
+    ok_with(
+        "njx-collectives",
+        &["--lateness-plot", late.to_str().unwrap()],
+        late_in_turn().as_bytes(),
+    );
+    let svg = std::fs::read_to_string(&late).unwrap();
+    let panels = legend_colours(&svg, &["jit_a (p1)", "jit_b (p2)"]);
+    assert_eq!(panels.len(), 2, "{svg}");
+    // Each panel lists its latest device first: the orders differ, the colours do not.
+    assert_eq!(panels[0][0].0, 1, "{panels:?}");
+    assert_eq!(panels[1][0].0, 0, "{panels:?}");
+    let mut colour: std::collections::BTreeMap<u32, &str> = Default::default();
+    for panel in &panels {
+        assert_eq!(panel.len(), 3, "{panels:?}");
+        for (device, stroke) in panel {
+            let c = *colour.entry(*device).or_insert(stroke);
+            assert_eq!(c, stroke, "device {device}: {panels:?}");
+        }
+    }
+    let mut distinct: Vec<&str> = colour.values().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "{colour:?}");
 }
 
 /// The notebook's wait per collective instance on the pax profiles (checked against the

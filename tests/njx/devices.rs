@@ -787,8 +787,11 @@ fn a_program_compiled_differently_by_one_process_is_reported() {
     export.extend(differ.iter().map(String::as_str));
     let thunks = run("njx-export", &export, b"");
     assert!(thunks.status.success());
+    assert!(String::from_utf8_lossy(&thunks.stderr).contains("compiled differently"));
+    // Records of one stream: said by njx-export, which wrote them, not again.
     let out = run("njx-collectives", &[], &thunks.stdout);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("compiled differently"));
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("compiled differently"));
     let parts: Vec<Vec<u8>> = differ
         .iter()
         .map(|f| {
@@ -803,6 +806,105 @@ fn a_program_compiled_differently_by_one_process_is_reported() {
         err.contains("compiled differently across devices: 2 programs"),
         "{err}"
     );
+}
+
+#[test]
+fn a_pipeline_says_once_that_a_program_was_compiled_differently() {
+    // Process 1 compiled jit_step differently: the note is the answer's, said once by
+    // whichever tool of a pipeline first sees both programs together.
+    const OTHER: &str = "0dd0000000000000000000000000beef";
+    let dir = tempdir();
+    for p in 0..2 {
+        let fp = if p == 1 { OTHER } else { FP_STEP };
+        archive_with(dir.path(), p, 2, 2, true, fp);
+    }
+    let said = |script: &str| {
+        let out = shell(script, dir.path());
+        let err = stderr_of(&out);
+        assert!(out.status.success(), "{script}: {err}");
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("compiled differently"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{script}: {err}");
+        lines[0].to_string()
+    };
+    for script in [
+        // One reads the profiles and says it; the next reads its records.
+        "njx-export --table modules rank0.zip rank1.zip | njx-modules",
+        "njx-export --table thunks rank0.zip rank1.zip | njx-collectives",
+        "njx-export --table thunks rank0.zip rank1.zip | njx-collectives --table lateness",
+        "njx-export --table thunks rank0.zip rank1.zip | njx-flamefold --by module",
+        "njx-export --table thunks rank0.zip rank1.zip | njx-flamefold --by op-name --hlo rank0.zip \
+         --hlo rank1.zip",
+        "njx-export --table thunks rank0.zip rank1.zip | njx-thunks",
+        "njx-export --table thunks rank0.zip rank1.zip | njx-pgle -o pgle",
+        "njx-export --table thunks rank0.zip rank1.zip > t.jsonl && njx-collectives t.jsonl",
+        // A partial result leaves it to the tool reading the partials.
+        "njx-modules --partial rank0.zip rank1.zip | njx-modules",
+        "njx-collectives --partial rank0.zip rank1.zip | njx-collectives",
+        "njx-modules --partial rank0.zip > 0.part && njx-modules --partial rank1.zip > 1.part \
+         && cat 0.part 1.part | njx-modules",
+        // Records of one process each: no export saw both, the reader says it.
+        "njx-export --table thunks rank0.zip > 0.jsonl && njx-export --table thunks rank1.zip \
+         > 1.jsonl && njx-collectives 0.jsonl 1.jsonl",
+    ] {
+        let line = said(script);
+        assert!(
+            line.contains(&format!("{OTHER} on devices 2-3, {FP_STEP} on devices 0-1")),
+            "{script}: {line}"
+        );
+    }
+}
+
+#[test]
+fn autotuning_executions_are_marked_in_the_records() {
+    let dir = tempdir();
+    let zip = archive(dir.path(), 0, 1, 2, true);
+    for table in TABLES {
+        let (rows, _) = records("njx-export", &["--table", table, &zip]);
+        let name = if table == "modules" { "name" } else { "module" };
+        let tuning: Vec<&Value> = rows.iter().filter(|r| r[name] == "extracted").collect();
+        assert!(!tuning.is_empty(), "{table}");
+        for r in &rows {
+            let is = r[name] == "extracted";
+            assert_eq!(r["autotuning"], is, "{table}: {r}");
+            assert_eq!(r["program"] == "unknown", is, "{table}: {r}");
+        }
+        // Steady state without autotuning is `not warmup and not autotuning`.
+        let steady: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["warmup"] == false && r["autotuning"] == false)
+            .collect();
+        assert!(steady.iter().all(|r| r[name] == "jit_step"), "{table}");
+        // CSV: the field added last, the columns before it where they were.
+        let csv = ok("njx-export", &["--table", table, "--format", "csv", &zip]);
+        let head = csv.lines().next().unwrap();
+        assert!(head.ends_with(",autotuning"), "{head}");
+        assert!(head.starts_with("profile,program,program_id,"), "{head}");
+    }
+    // njx-modules counts them as before, from the archive and from the records, whether
+    // the records carry the field or not (records written before it).
+    let (modules, _) = records("njx-export", &["--table", "modules", &zip]);
+    let old: String = modules
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            m.as_object_mut().unwrap().remove("autotuning");
+            m.to_string() + "\n"
+        })
+        .collect();
+    let new: String = modules.iter().map(|m| m.to_string() + "\n").collect();
+    for args in [&[][..], &["--include-warmup", "--include-autotuning"][..]] {
+        let mut a = vec!["--format", "json"];
+        a.extend_from_slice(args);
+        let from_archive = ok("njx-modules", &[&a[..], &[zip.as_str()]].concat());
+        assert_eq!(ok_with("njx-modules", &a, new.as_bytes()), from_archive);
+        assert_eq!(ok_with("njx-modules", &a, old.as_bytes()), from_archive);
+        let programs: Vec<Value> = json_lines(&from_archive);
+        let unknown = programs.iter().any(|p| p["program"] == "unknown");
+        assert_eq!(unknown, !args.is_empty(), "{args:?}: {programs:?}");
+    }
 }
 
 #[test]

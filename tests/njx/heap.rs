@@ -163,7 +163,17 @@ fn the_live_buffers_at_the_peak_with_their_instructions() {
     let dir = tempdir();
     let zip = archive(dir.path(), &module());
     let rows = json(&["--view", "buffers", "--format", "json", &zip]);
-    let got: Vec<(i64, i64, &str, &str, &str, &str, &str)> = rows
+    // Buffer, bytes, shape, index, instruction, op_name and source (none for `d`).
+    type Row<'a> = (
+        i64,
+        i64,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+    );
+    let got: Vec<Row> = rows
         .iter()
         .map(|r| {
             (
@@ -173,18 +183,27 @@ fn the_live_buffers_at_the_peak_with_their_instructions() {
                 r["shape_index"].as_str().unwrap(),
                 r["instruction"].as_str().unwrap(),
                 r["op_name"].as_str().unwrap(),
-                r["source"].as_str().unwrap(),
+                r["source"].as_str(),
             )
         })
         .collect();
     assert_eq!(
         got,
         vec![
-            (3, 64, "f32[16]", "{}", "b", "jit(f)/add", "f.py:11[f]"),
-            (2, 32, "f32[8]", "{}", "a", "jit(f)/mul", "f.py:10[f]"),
-            (5, 16, "f32[4]", "{1}", "d", "jit(f)/mul", ""),
+            (
+                3,
+                64,
+                "f32[16]",
+                "{}",
+                "b",
+                "jit(f)/add",
+                Some("f.py:11[f]")
+            ),
+            (2, 32, "f32[8]", "{}", "a", "jit(f)/mul", Some("f.py:10[f]")),
+            (5, 16, "f32[4]", "{1}", "d", "jit(f)/mul", None),
         ]
     );
+    assert_eq!(rows[2]["source"], Value::Null);
     assert_eq!(rows[0]["percent"], json!(57.14));
     assert_eq!(rows[0]["opcode"], json!("fusion"));
 }
@@ -204,14 +223,21 @@ fn the_peak_broken_down_by_op_name_and_by_source() {
          jit_f,7,0,jit(f)/mul,48,42.86,2\n"
     );
     let rows = json(&["--view", "by-source", "--format", "json", &zip]);
-    let got: Vec<(&str, i64)> = rows
+    let got: Vec<(Option<&str>, i64)> = rows
         .iter()
-        .map(|r| (r["key"].as_str().unwrap(), r["bytes"].as_i64().unwrap()))
+        .map(|r| (r["key"].as_str(), r["bytes"].as_i64().unwrap()))
         .collect();
     assert_eq!(
         got,
-        vec![("f.py:11[f]", 64), ("f.py:10[f]", 32), ("(none)", 16)]
+        vec![
+            (Some("f.py:11[f]"), 64),
+            (Some("f.py:10[f]"), 32),
+            (None, 16)
+        ]
     );
+    // The table for people names the group of buffers without a source line.
+    let table = ok("njx-heap", &["--view", "by-source", &zip]);
+    assert!(table.lines().any(|l| l.ends_with("(none)")), "{table}");
     // The table for people: sizes in units.
     let table = ok("njx-heap", &[&zip]);
     assert!(
@@ -361,8 +387,9 @@ fn the_pax_dumps_agree_with_their_own_allocations() {
         let buffers = json(&["--view", "buffers", "--format", "json", &zip]);
         let mut traced = 0;
         for p in &peaks {
-            let trace = p["trace"].as_i64().unwrap();
-            if trace < 0 {
+            // A program without a heap simulator trace: the fields of a trace null.
+            if p["trace"].is_null() {
+                assert!(p["peak_bytes"].is_null(), "{p}");
                 continue;
             }
             traced += 1;
@@ -627,22 +654,22 @@ fn defining_instructions_must_be_named_once() {
         "json",
         &archive(dir.path(), &proto),
     ]);
-    let got: Vec<(i64, &str, &str)> = rows
+    let got: Vec<(i64, &str, Option<&str>)> = rows
         .iter()
         .map(|r| {
             (
                 r["buffer"].as_i64().unwrap(),
                 r["instruction"].as_str().unwrap(),
-                r["op_name"].as_str().unwrap(),
+                r["op_name"].as_str(),
             )
         })
         .collect();
     assert_eq!(
         got,
         [
-            (3, "b", "jit(f)/add"),
-            (2, "a", "jit(f)/mul"),
-            (5, "a.twin", "")
+            (3, "b", Some("jit(f)/add")),
+            (2, "a", Some("jit(f)/mul")),
+            (5, "a.twin", None)
         ]
     );
 }
@@ -666,4 +693,99 @@ fn a_stale_allocation_index_past_the_allocations_is_said() {
     let out = run("njx-heap", &["--format", "json", &zip], b"");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stderr_of(&out), "");
+}
+
+/// Every value of `rows` that stands for "not there" the way only njx-heap wrote it: -1
+/// or an empty string (`(none)` as a key). The other tools write null.
+fn sentinels(rows: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
+        for (k, v) in r.as_object().unwrap() {
+            if *v == json!(-1) || *v == json!("") || *v == json!("(none)") {
+                out.push(format!("{k}: {v}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn values_not_there_are_null_in_json_and_empty_in_csv_in_every_view() {
+    // A program without a heap simulator trace (its allocation totals only), and one whose
+    // trace sized no allocation and whose buffers have no op_name or source line.
+    let dir = tempdir();
+    let untraced = changed(|ba| ba.heap_simulator_traces.clear());
+    let mut bare = changed(|ba| {
+        // The buffers of the trace assigned nowhere: no allocation it sized.
+        for a in [1, 2] {
+            ba.buffer_allocations[a].assigned.clear();
+        }
+    });
+    for c in &mut bare.hlo_module.as_mut().unwrap().computations {
+        for i in &mut c.instructions {
+            i.metadata = None;
+        }
+    }
+    for (name, proto) in [("untraced", &untraced), ("bare", &bare)] {
+        let sub = dir.path().join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        let zip = archive(&sub, proto);
+        for view in ["peak", "buffers", "by-op-name", "by-source"] {
+            let out = run("njx-heap", &["--view", view, "--format", "json", &zip], b"");
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(0), "{name} {view}: {err}");
+            let rows = common::json_lines(&String::from_utf8(out.stdout).unwrap());
+            assert_eq!(sentinels(&rows), Vec::<String>::new(), "{name} {view}");
+            let csv = ok("njx-heap", &["--view", view, "--format", "csv", &zip]);
+            assert!(
+                !csv.split([',', '\n']).any(|c| c == "-1" || c == "(none)"),
+                "{name} {view}: {csv}"
+            );
+        }
+    }
+    // The trace that sized no allocation: no size and no fragmentation (not 0 and -peak).
+    let zip = archive(&dir.path().join("bare"), &bare);
+    let row = &json(&["--format", "json", &zip])[0];
+    for field in ["allocation", "allocation_bytes", "fragmentation_bytes"] {
+        assert_eq!(row[field], Value::Null, "{field}: {row}");
+    }
+    // Every buffer of the trace counts, at its logical size (the output too).
+    assert_eq!(row["peak_bytes"], json!(128), "{row}");
+    let buffers = json(&["--view", "buffers", "--format", "json", &zip]);
+    assert!(!buffers.is_empty());
+    for b in &buffers {
+        assert_eq!(
+            (&b["op_name"], &b["source"]),
+            (&Value::Null, &Value::Null),
+            "{b}"
+        );
+    }
+    let groups = json(&["--view", "by-op-name", "--format", "json", &zip]);
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["key"], Value::Null);
+    let zip = archive(dir.path(), &untraced);
+    let row = &json(&["--format", "json", &zip])[0];
+    for field in [
+        "trace",
+        "whole_module",
+        "allocation",
+        "allocation_bytes",
+        "peak_bytes",
+        "fragmentation_bytes",
+        "peak_event",
+        "events",
+        "peak_at",
+        "live_buffers",
+    ] {
+        assert_eq!(row[field], Value::Null, "{field}: {row}");
+    }
+    assert_eq!(row["total_bytes"], json!(152));
+    // CSV: the fields not there are empty, as the other tools write them.
+    let csv = ok("njx-heap", &["--format", "csv", &zip]);
+    let line = csv.lines().nth(1).unwrap();
+    assert!(line.starts_with("jit_f,7,"), "{line}");
+    assert!(line.ends_with(",,,,,,,,,,,16,0,16,120,152"), "{line}");
+    // The table for people: a dash.
+    let table = ok("njx-heap", &[&zip]);
+    assert!(!table.contains("-1"), "{table}");
 }

@@ -254,6 +254,7 @@ fn thunk(device: u32, name: &str, start: i64, dur: i64, comm: bool) -> Thunk {
         group_size: comm.then_some(2),
         message_bytes: comm.then_some(8),
         reconstructed: None,
+        autotuning: false,
     }
 }
 

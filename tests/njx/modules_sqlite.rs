@@ -149,7 +149,7 @@ fn expected_modules(profile: &str, program: &str) -> Vec<Value> {
                 json!({"profile": profile, "program": program, "program_id": 3,
                 "name": "jit_f", "execution": k, "device": d,
                 "start_ns": base(d, k) + 20_000, "dur_ns": 25_000, "thunks": 2,
-                "warmup": k == 0}),
+                "warmup": k == 0, "autotuning": false}),
             );
         }
     }
@@ -166,7 +166,8 @@ fn expected_thunks(profile: &str, program: &str) -> Vec<Value> {
                     "module": "jit_f", "execution": k, "device": d, "name": name,
                     "thunk_execution": 0, "start_ns": base(d, k) + start, "dur_ns": dur,
                     "hidden_ns": 0, "comm": false, "warmup": k == 0, "collective": null,
-                    "group_size": null, "message_bytes": null, "reconstructed": null}),
+                    "group_size": null, "message_bytes": null, "reconstructed": null,
+                    "autotuning": false}),
                 );
             }
         }

@@ -1,7 +1,9 @@
 //! The report's tables as CSV: each row's fields as named cells (as the JSON records
 //! have them), and one table, or all in one with a `table` column, written with them.
 
-use super::format::{json_number as num, json_number_opt as opt};
+use super::format::{
+    json_number as num, json_number_opt as opt, ns_cell as ns, ns_cell_opt as ns_opt,
+};
 use super::rows::Row;
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -56,9 +58,9 @@ impl Row {
                 ("program", program.clone()),
                 ("name", name.clone()),
                 ("executions", executions.to_string()),
-                ("wait_mean_ns", num(*wait_mean_ns)),
-                ("wait_std_ns", opt(wait_std_ns)),
-                ("module_mean_ns", num(*module_mean_ns)),
+                ("wait_mean_ns", ns(*wait_mean_ns)),
+                ("wait_std_ns", ns_opt(wait_std_ns)),
+                ("module_mean_ns", ns(*module_mean_ns)),
                 ("wait_percent", num(*wait_percent)),
             ],
             Row::Stragglers {
@@ -72,7 +74,7 @@ impl Row {
                 ("instances", instances.to_string()),
                 ("last", last.to_string()),
                 ("last_percent", num(*last_percent)),
-                ("lateness_mean_ns", opt(lateness_mean_ns)),
+                ("lateness_mean_ns", ns_opt(lateness_mean_ns)),
             ],
             _ => unreachable!("a timing row has timing cells"),
         }
@@ -110,10 +112,10 @@ impl Row {
                 ("thunk", thunk.clone()),
                 ("thunk_execution", thunk_execution.to_string()),
                 ("collective", collective.clone()),
-                ("offset_ns", num(*offset_ns)),
+                ("offset_ns", ns(*offset_ns)),
                 ("device", device.to_string()),
                 ("executions", executions.to_string()),
-                ("lateness_ns", num(*lateness_ns)),
+                ("lateness_ns", ns(*lateness_ns)),
             ],
             _ => unreachable!("a row of the default report has report cells"),
         }
@@ -154,10 +156,10 @@ impl Row {
             ("devices", devices.to_string()),
             ("start_ns", start_ns.to_string()),
             ("fastest_ns", fastest_ns.to_string()),
-            ("wait_ns", num(*wait_ns)),
+            ("wait_ns", ns(*wait_ns)),
             ("wait_ratio", opt(wait_ratio)),
             ("last_device", last_device.to_string()),
-            ("last_late_ns", num(*last_late_ns)),
+            ("last_late_ns", ns(*last_late_ns)),
         ]
     }
 
@@ -184,14 +186,14 @@ impl Row {
         vec![
             ("collective", collective.clone()),
             ("instances", instances.to_string()),
-            ("wait_min_ns", num(*wait_min_ns)),
-            ("wait_p25_ns", num(*wait_p25_ns)),
-            ("wait_median_ns", num(*wait_median_ns)),
-            ("wait_p75_ns", num(*wait_p75_ns)),
-            ("wait_p90_ns", num(*wait_p90_ns)),
-            ("wait_p99_ns", num(*wait_p99_ns)),
-            ("wait_max_ns", num(*wait_max_ns)),
-            ("wait_mean_ns", num(*wait_mean_ns)),
+            ("wait_min_ns", ns(*wait_min_ns)),
+            ("wait_p25_ns", ns(*wait_p25_ns)),
+            ("wait_median_ns", ns(*wait_median_ns)),
+            ("wait_p75_ns", ns(*wait_p75_ns)),
+            ("wait_p90_ns", ns(*wait_p90_ns)),
+            ("wait_p99_ns", ns(*wait_p99_ns)),
+            ("wait_max_ns", ns(*wait_max_ns)),
+            ("wait_mean_ns", ns(*wait_mean_ns)),
             ("ratio_median", opt(ratio_median)),
             ("ratio_p90", opt(ratio_p90)),
             ("ratio_max", opt(ratio_max)),
@@ -199,12 +201,13 @@ impl Row {
     }
 }
 
-/// The tables as CSV: one table's columns as its JSON records have them (`--table`); or
-/// all four in one, a `table` column first, then every table's columns in order of first
-/// appearance, empty where a table has no such column.
-pub(super) fn write_csv(out: &mut dyn Write, rows: &[Row], one: bool) -> Result<()> {
+/// The tables as CSV, with the fields of their JSON records: a `table` column first (as
+/// the records' `table` field), then one table's columns as its JSON records have them
+/// (`--table`), or those of all four tables of the report in order of first appearance,
+/// empty where a table has no such column.
+pub(super) fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let cells: Vec<Vec<(&str, String)>> = rows.iter().map(Row::cells).collect();
-    let mut columns: Vec<&str> = if one { Vec::new() } else { vec!["table"] };
+    let mut columns: Vec<&str> = vec!["table"];
     for row in &cells {
         for (k, _) in row {
             if !columns.contains(k) {
@@ -216,7 +219,7 @@ pub(super) fn write_csv(out: &mut dyn Write, rows: &[Row], one: bool) -> Result<
     w.write_record(&columns)?;
     for (row, r) in cells.iter().zip(rows) {
         w.write_record(columns.iter().map(|&c| {
-            if c == "table" && !one {
+            if c == "table" {
                 return r.part().name().to_string();
             }
             row.iter()

@@ -109,6 +109,9 @@ pub fn run(
         let (acc, timing) = aggregate_with_timing(options, inputs, notes)?;
         return write_with_timing(options, &acc, &timing, out, notes);
     }
+    if options.partial {
+        notes.writes_partial();
+    }
     let acc = aggregate(inputs, options.program_key, notes)?;
     if options.partial {
         return crate::derived::partial::write(out, PARTIAL, &acc);

@@ -14,7 +14,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// A communication thunk execution with its bandwidths: the thunk's fields then
-/// `algbw_gbps` and `busbw_gbps`.
+/// `algbw_gbps` and `busbw_gbps`, and last the thunk's `autotuning` (added after the
+/// bandwidths: the columns written before keep their places).
 #[derive(Debug, Clone, Default)]
 pub struct CollectiveRecord {
     /// The communication thunk.
@@ -42,7 +43,7 @@ impl Serialize for CollectiveRecord {
         if fields.len() != THUNK_FIELDS.len() {
             return Err(S::Error::custom("THUNK_FIELDS is out of date"));
         }
-        for key in THUNK_FIELDS {
+        for key in THUNK_FIELDS.iter().filter(|k| **k != LAST) {
             let value = fields
                 .get(*key)
                 .ok_or_else(|| S::Error::custom(format!("thunk has no field {key}")))?;
@@ -50,9 +51,13 @@ impl Serialize for CollectiveRecord {
         }
         st.serialize_field("algbw_gbps", &self.algbw_gbps)?;
         st.serialize_field("busbw_gbps", &self.busbw_gbps)?;
+        st.serialize_field(LAST, &self.thunk.autotuning)?;
         st.end()
     }
 }
+
+/// The thunk field written after the bandwidths.
+const LAST: &str = "autotuning";
 
 /// The fields of [`Thunk`], in declaration order (checked by a test).
 const THUNK_FIELDS: &[&str] = &[
@@ -73,6 +78,7 @@ const THUNK_FIELDS: &[&str] = &[
     "group_size",
     "message_bytes",
     "reconstructed",
+    "autotuning",
 ];
 
 /// The thunk executions of `inputs` that count: thunk records, or profiles read through

@@ -1,9 +1,12 @@
 //! The report's rows, one variant per table (their JSON records), and the tables
 //! ([`Part`], `--table`) they belong to.
 
+use super::format::{serialize_ns, serialize_ns_opt};
 use serde::Serialize;
 
-/// One row of a table of the report: its JSON record, tagged with its table.
+/// One row of a table of the report: its JSON record, tagged with its table (the CSV has
+/// the same fields: a `table` column first). Times (`…_ns`) are held as computed (means,
+/// quantiles) and written in whole nanoseconds.
 #[derive(Debug, Serialize)]
 #[serde(tag = "table", rename_all = "kebab-case")]
 pub(super) enum Row {
@@ -24,8 +27,11 @@ pub(super) enum Row {
         program: String,
         name: String,
         executions: usize,
+        #[serde(serialize_with = "serialize_ns")]
         wait_mean_ns: f64,
+        #[serde(serialize_with = "serialize_ns_opt")]
         wait_std_ns: Option<f64>,
+        #[serde(serialize_with = "serialize_ns")]
         module_mean_ns: f64,
         wait_percent: f64,
     },
@@ -34,6 +40,7 @@ pub(super) enum Row {
         instances: usize,
         last: usize,
         last_percent: f64,
+        #[serde(serialize_with = "serialize_ns_opt")]
         lateness_mean_ns: Option<f64>,
     },
     Instances {
@@ -47,21 +54,31 @@ pub(super) enum Row {
         devices: u64,
         start_ns: i64,
         fastest_ns: i64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_ns: f64,
         wait_ratio: Option<f64>,
         last_device: u32,
+        #[serde(serialize_with = "serialize_ns")]
         last_late_ns: f64,
     },
     WaitQuantiles {
         collective: String,
         instances: usize,
+        #[serde(serialize_with = "serialize_ns")]
         wait_min_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_p25_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_median_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_p75_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_p90_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_p99_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_max_ns: f64,
+        #[serde(serialize_with = "serialize_ns")]
         wait_mean_ns: f64,
         ratio_median: Option<f64>,
         ratio_p90: Option<f64>,
@@ -79,9 +96,11 @@ pub(super) enum Row {
         thunk: String,
         thunk_execution: u32,
         collective: String,
+        #[serde(serialize_with = "serialize_ns")]
         offset_ns: f64,
         device: u32,
         executions: u64,
+        #[serde(serialize_with = "serialize_ns")]
         lateness_ns: f64,
     },
 }

@@ -84,7 +84,7 @@ fn write_rows(options: &Options, rows: &[Row], out: &mut dyn Write) -> Result<()
     let format = options.format;
     if format != Format::Table {
         if format == Format::Csv {
-            return write_csv(out, rows, options.table.is_some());
+            return write_csv(out, rows);
         }
         let mut w = RecordWriter::new(out, format)?;
         rows.iter().try_for_each(|r| w.write(r))?;

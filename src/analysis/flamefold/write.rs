@@ -40,6 +40,7 @@ pub fn default_title(by: super::By, diff: bool) -> &'static str {
 /// `options.diff` paired, or the folded stacks (a note when they are empty).
 pub fn make(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Made> {
     if options.partial {
+        notes.writes_partial();
         return Ok(Made::Partial(Box::new(partial(options, inputs, notes)?)));
     }
     if let Some([before, after]) = &options.diff {

@@ -98,14 +98,19 @@ impl<'m> LiveBuffers<'m> {
             buffer: id,
             bytes,
             percent: percent_rounded(bytes, peak),
-            shape,
+            shape: present(shape),
             shape_index: format!("{{{}}}", index.join(",")),
             instruction: inst.name().to_string(),
             opcode: inst.opcode().to_string(),
-            op_name: inst.op_name().to_string(),
-            source: source.clone(),
+            op_name: present(inst.op_name().to_string()),
+            source: present(source.clone()),
         })
     }
+}
+
+/// A text of the dump, null in the records where it is empty (not there).
+fn present(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
 }
 
 /// What `inst` gives the rows of the buffers it defines, decoded at the first of them and

@@ -7,14 +7,19 @@ use super::records::{PeakRecord, ProgramHeap};
 pub fn curves(heaps: &[ProgramHeap]) -> Vec<crate::output::charts::HeapCurve> {
     let mut out = Vec::new();
     for h in heaps {
-        let traced: Vec<&PeakRecord> = h.peaks.iter().filter(|p| p.trace >= 0).collect();
+        let traced: Vec<&PeakRecord> = h.peaks.iter().filter(|p| p.trace.is_some()).collect();
         for (p, totals) in traced.iter().zip(&h.totals) {
             let name = if traced.len() > 1 {
-                format!("{} ({}) trace {}", p.program, p.program_id, p.trace)
+                format!(
+                    "{} ({}) trace {}",
+                    p.program,
+                    p.program_id,
+                    p.trace.unwrap_or(0)
+                )
             } else {
                 format!("{} ({})", p.program, p.program_id)
             };
-            let peak = usize::try_from(p.peak_event).ok();
+            let peak = p.peak_event.and_then(|e| usize::try_from(e).ok());
             out.push((name, totals.clone(), peak));
         }
     }

@@ -171,26 +171,25 @@ fn peak_record(
 ) -> PeakRecord {
     let allocation_bytes = allocation
         .and_then(|a| assignment.allocations.get(&a))
-        .map_or(0, |a| a.size);
+        .map(|a| a.size);
     let peak_at = r
         .peak_event
         .and_then(|i| trace.events.get(i))
-        .map(|e| format!("{}/{}", e.computation_name, e.instruction_name))
-        .unwrap_or_default();
+        .map(|e| format!("{}/{}", e.computation_name, e.instruction_name));
     PeakRecord {
         program: hlo.name().to_string(),
         program_id: hlo.id(),
         dump: hlo.place().to_string(),
-        trace: t as i64,
-        whole_module: trace.whole_module_simulation,
-        allocation: allocation.unwrap_or(-1),
+        trace: Some(t as i64),
+        whole_module: Some(trace.whole_module_simulation),
+        allocation,
         allocation_bytes,
-        peak_bytes: r.peak,
-        fragmentation_bytes: allocation_bytes - r.peak,
-        peak_event: r.peak_event.map_or(-1, |i| i as i64),
-        events: trace.events.len(),
+        peak_bytes: Some(r.peak),
+        fragmentation_bytes: allocation_bytes.map(|a| a - r.peak),
+        peak_event: r.peak_event.map(|i| i as i64),
+        events: Some(trace.events.len()),
         peak_at,
-        live_buffers: r.live.len(),
+        live_buffers: Some(r.live.len()),
         parameter_bytes: stats.parameter,
         constant_bytes: stats.constant,
         output_bytes: stats.output,
@@ -206,9 +205,6 @@ fn untraced(hlo: &HloModule, stats: &Stats) -> PeakRecord {
         program: hlo.name().to_string(),
         program_id: hlo.id(),
         dump: hlo.place().to_string(),
-        trace: -1,
-        allocation: -1,
-        peak_event: -1,
         parameter_bytes: stats.parameter,
         constant_bytes: stats.constant,
         output_bytes: stats.output,

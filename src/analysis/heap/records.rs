@@ -12,27 +12,31 @@ pub struct PeakRecord {
     pub program_id: i64,
     /// The dump it was read from (`rank0.zip!dump/module_0040….hlo.pb.xz`).
     pub dump: String,
-    /// The trace's index among the module's heap simulator traces; -1 for the one row of
-    /// a program without any (nothing simulated: its allocation totals only).
-    pub trace: i64,
+    /// The trace's index among the module's heap simulator traces; null for the one row
+    /// of a program without any (nothing simulated: its allocation totals only, every
+    /// field of a trace null).
+    pub trace: Option<i64>,
     /// Whether XLA simulated the whole module at once (one sequential schedule).
-    pub whole_module: bool,
-    /// The allocation the trace's buffers are assigned to (-1: none).
-    pub allocation: i64,
-    /// That allocation's size in bytes (the heap simulator's packing).
-    pub allocation_bytes: i64,
+    pub whole_module: Option<bool>,
+    /// The allocation the trace's buffers are assigned to (null: none).
+    pub allocation: Option<i64>,
+    /// That allocation's size in bytes (the heap simulator's packing); null without one.
+    pub allocation_bytes: Option<i64>,
     /// The largest total of live buffers, bytes.
-    pub peak_bytes: i64,
-    /// `allocation_bytes - peak_bytes`: what the packing adds to the peak.
-    pub fragmentation_bytes: i64,
-    /// Index of the first event at which the peak is reached (-1 when nothing is live).
-    pub peak_event: i64,
+    pub peak_bytes: Option<i64>,
+    /// `allocation_bytes - peak_bytes`: what the packing adds to the peak (null without
+    /// an allocation).
+    pub fragmentation_bytes: Option<i64>,
+    /// Index of the first event at which the peak is reached (null when nothing is
+    /// live).
+    pub peak_event: Option<i64>,
     /// The events of the trace.
-    pub events: usize,
-    /// The instruction whose processing reached the peak (`computation/instruction`).
-    pub peak_at: String,
+    pub events: Option<usize>,
+    /// The instruction whose processing reached the peak (`computation/instruction`;
+    /// null when nothing is live).
+    pub peak_at: Option<String>,
     /// Buffers live at the peak.
-    pub live_buffers: usize,
+    pub live_buffers: Option<usize>,
     /// The program's entry-parameter allocations, bytes.
     pub parameter_bytes: i64,
     /// Its constant allocations, bytes.
@@ -60,18 +64,19 @@ pub struct BufferRecord {
     pub bytes: i64,
     /// Its share of the peak, percent.
     pub percent: f64,
-    /// Its shape (`f32[1024,512]`), the defining instruction's result at `shape_index`.
-    pub shape: String,
+    /// Its shape (`f32[1024,512]`), the defining instruction's result at `shape_index`
+    /// (null where the index leads nowhere in it).
+    pub shape: Option<String>,
     /// Index into the instruction's tuple result (`{}` for the whole result, `{1,0}`).
     pub shape_index: String,
     /// The defining instruction.
     pub instruction: String,
     /// Its opcode.
     pub opcode: String,
-    /// Its JAX op_name, or "".
-    pub op_name: String,
-    /// The innermost Python frame that created it (`file.py:12[f]`), or "".
-    pub source: String,
+    /// Its JAX op_name, or null.
+    pub op_name: Option<String>,
+    /// The innermost Python frame that created it (`file.py:12[f]`), or null.
+    pub source: Option<String>,
 }
 
 /// One row of `--view by-op-name` or `--view by-source`.
@@ -83,8 +88,9 @@ pub struct GroupRecord {
     pub program_id: i64,
     /// The trace's index.
     pub trace: i64,
-    /// The op_name or source line (`(none)` where the instructions have none).
-    pub key: String,
+    /// The op_name or source line; null for the buffers whose instructions have none
+    /// (`(none)` in the table for people).
+    pub key: Option<String>,
     /// Bytes of its buffers live at the peak.
     pub bytes: i64,
     /// Their share of the peak, percent.

@@ -33,9 +33,9 @@ fn all_groups(heaps: &[ProgramHeap], by_source: bool) -> Vec<GroupRecord> {
         .iter()
         .flat_map(|h| {
             if by_source {
-                groups(h, |b| &b.source)
+                groups(h, |b| b.source.as_deref())
             } else {
-                groups(h, |b| &b.op_name)
+                groups(h, |b| b.op_name.as_deref())
             }
         })
         .collect()
@@ -66,13 +66,13 @@ fn peak_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
         rows.push(vec![
             p.program.clone(),
             p.program_id.to_string(),
-            p.trace.to_string(),
-            p.allocation.to_string(),
-            mib(p.peak_bytes),
-            mib(p.allocation_bytes),
-            p.peak_event.to_string(),
-            p.peak_at.clone(),
-            p.live_buffers.to_string(),
+            or_dash(p.trace),
+            or_dash(p.allocation),
+            p.peak_bytes.map_or_else(dash, mib),
+            p.allocation_bytes.map_or_else(dash, mib),
+            or_dash(p.peak_event),
+            p.peak_at.clone().unwrap_or_else(dash),
+            or_dash(p.live_buffers),
             mib(p.parameter_bytes),
             mib(p.output_bytes),
             mib(p.temp_bytes),
@@ -106,10 +106,10 @@ fn buffers_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
             b.buffer.to_string(),
             mib(b.bytes),
             format!("{:.2}", b.percent),
-            b.shape.clone(),
+            b.shape.clone().unwrap_or_default(),
             b.instruction.clone(),
-            b.op_name.clone(),
-            b.source.clone(),
+            b.op_name.clone().unwrap_or_default(),
+            b.source.clone().unwrap_or_default(),
         ]);
     }
     write_table(out, &rows, &[1, 2, 3, 4])
@@ -130,10 +130,20 @@ fn groups_table(group_rows: Vec<GroupRecord>, by_source: bool, out: &mut dyn Wri
             mib(g.bytes),
             format!("{:.2}", g.percent),
             g.buffers.to_string(),
-            g.key,
+            g.key.unwrap_or_else(|| "(none)".to_string()),
         ]);
     }
     write_table(out, &rows, &[1, 2, 3, 4])
+}
+
+/// The cell of a value not there: `-`, as the other tools' tables have it.
+fn dash() -> String {
+    "-".to_string()
+}
+
+/// `v`, or `-` where it is not there.
+fn or_dash(v: Option<impl ToString>) -> String {
+    v.map_or_else(dash, |v| v.to_string())
 }
 
 /// Writes `rows` as records in `format`.

@@ -87,6 +87,9 @@ pub fn run(
     notes: &Notes,
 ) -> Result<()> {
     options.check()?;
+    if options.partial {
+        notes.writes_partial();
+    }
     let costs = read(inputs, notes)?;
     if options.partial {
         return partial::write(out, PARTIAL, &costs);

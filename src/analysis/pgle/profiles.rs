@@ -314,8 +314,10 @@ fn drop_shared_fingerprints(out: &mut Vec<Profile>, notes: &Notes) {
     });
 }
 
-/// Says which modules were compiled differently across devices: several programs (and
-/// profiles) of one module name.
+/// Says which modules ran as several programs (compiled differently across devices),
+/// each with a profile of its own. Not in the words of the other tools' note that a
+/// module was compiled differently: in `njx-export --table thunks | njx-pgle`, njx-export
+/// said that already.
 fn note_compiled_differently(out: &[Profile], notes: &Notes) {
     let mut by_module: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for p in out {
@@ -324,8 +326,7 @@ fn note_compiled_differently(out: &[Profile], notes: &Notes) {
     for (module, fingerprints) in by_module {
         if fingerprints.len() > 1 {
             notes.note(format!(
-                "module {module} was compiled differently across devices: {} programs \
-                 ({}), a profile each",
+                "module {module} ran as {} programs ({}): a profile each",
                 fingerprints.len(),
                 fingerprints.join(", ")
             ));

@@ -107,6 +107,7 @@ pub fn run(
     notes: &Notes,
 ) -> Result<()> {
     if options.partial {
+        notes.writes_partial();
         let time = partial(options, inputs, notes)?;
         return crate::derived::partial::write(out, PARTIAL, &time);
     }

@@ -134,5 +134,6 @@ pub(super) fn thunk_of(
         group_size: comm.map(|c| c.group_size),
         message_bytes: comm.map(|c| c.message_bytes),
         reconstructed,
+        autotuning: module.autotuning,
     }
 }

@@ -366,6 +366,7 @@ fn module_records(
             dur_ns: r.dur_ns,
             thunks: thunk_count.get(&m).copied().unwrap_or(0),
             warmup: false,
+            autotuning: crate::records::is_autotuning(key),
         });
         *n += 1;
     }

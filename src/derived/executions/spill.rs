@@ -119,7 +119,7 @@ impl Spill {
             out.i64(m.start_ns);
             out.i64(m.dur_ns);
             out.u32(m.thunks);
-            out.u8(u8::from(m.warmup));
+            out.u8(u8::from(m.warmup) | (u8::from(m.autotuning) << 1));
         }
         out.u32(thunks.len() as u32);
         for t in thunks {
@@ -139,7 +139,10 @@ impl Spill {
                 Some(Reconstructed::Module) => 1,
                 Some(Reconstructed::Nccl) => 2,
             };
-            out.u8(u8::from(t.comm) | (u8::from(t.warmup) << 1) | (how << 2));
+            out.u8(u8::from(t.comm)
+                | (u8::from(t.warmup) << 1)
+                | (how << 2)
+                | (u8::from(t.autotuning) << 4));
             out.u32(t.collective.as_deref().map_or(u32::MAX, |c| strings.id(c)));
             out.opt_u64(t.group_size.map(u64::from));
             out.opt_u64(t.message_bytes);
@@ -187,7 +190,7 @@ impl Spill {
                     .ok_or_else(|| Error::data("temporary file (TMPDIR)", "bad string index"))
             };
             for _ in 0..r.u32()? {
-                f(Execution::Module(Module {
+                let mut m = Module {
                     profile: s(r.u32()?)?.1.clone(),
                     program: s(r.u32()?)?.0.clone(),
                     program_id: r.opt_u64()?,
@@ -197,8 +200,12 @@ impl Spill {
                     start_ns: r.i64()?,
                     dur_ns: r.i64()?,
                     thunks: r.u32()?,
-                    warmup: r.u8()? != 0,
-                }))?;
+                    warmup: false,
+                    autotuning: false,
+                };
+                let flags = r.u8()?;
+                (m.warmup, m.autotuning) = (flags & 1 != 0, flags & 2 != 0);
+                f(Execution::Module(m))?;
             }
             for _ in 0..r.u32()? {
                 let profile = s(r.u32()?)?.1.clone();
@@ -232,11 +239,12 @@ impl Spill {
                     collective,
                     group_size: r.opt_u64()?.map(|g| g as u32),
                     message_bytes: r.opt_u64()?,
-                    reconstructed: match flags >> 2 {
+                    reconstructed: match (flags >> 2) & 3 {
                         1 => Some(Reconstructed::Module),
                         2 => Some(Reconstructed::Nccl),
                         _ => None,
                     },
+                    autotuning: flags & 16 != 0,
                 }))?;
             }
         }
@@ -262,6 +270,7 @@ mod tests {
             dur_ns: 1 << 40,
             thunks: 2,
             warmup: true,
+            autotuning: false,
         };
         let t = Thunk {
             profile,
@@ -281,6 +290,7 @@ mod tests {
             group_size: Some(4),
             message_bytes: Some(u64::MAX),
             reconstructed: Some(Reconstructed::Nccl),
+            autotuning: true,
         };
         let plain = Thunk {
             collective: None,
@@ -289,14 +299,22 @@ mod tests {
             comm: false,
             warmup: true,
             reconstructed: None,
+            autotuning: false,
             ..t.clone()
+        };
+        let tuning = Module {
+            program: crate::records::AUTOTUNING_PROGRAM.into(),
+            program_id: None,
+            warmup: false,
+            autotuning: true,
+            ..m.clone()
         };
         let mut spill = Spill::new().unwrap();
         spill
             .put(std::slice::from_ref(&m), &[t.clone(), plain.clone()])
             .unwrap();
         spill.put(&[], &[]).unwrap();
-        spill.put(&[m.clone(), m.clone()], &[]).unwrap();
+        spill.put(&[m.clone(), tuning.clone()], &[]).unwrap();
         let (mut ms, mut ts) = (Vec::new(), Vec::new());
         spill
             .read(&mut |e| {
@@ -307,7 +325,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        assert_eq!(ms, vec![m.clone(), m.clone(), m]);
+        assert_eq!(ms, vec![m.clone(), m, tuning]);
         assert_eq!(ts, vec![t, plain]);
     }
 }

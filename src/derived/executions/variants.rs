@@ -126,6 +126,26 @@ impl Variants {
     /// sequences agree (what makes comparing their collectives by instruction name safe)
     /// and whether a device ran several of them.
     pub fn notes(&self) -> Vec<String> {
+        self.notes_except(&BTreeSet::new())
+    }
+
+    /// The module names that ran as several programs keyed by fingerprint: each one
+    /// [`Variants::notes`] may say was compiled differently.
+    pub fn compiled_differently(&self) -> BTreeSet<String> {
+        if self.keyed_by_name {
+            return BTreeSet::new();
+        }
+        self.by_name
+            .iter()
+            .filter(|(_, keys)| keys.len() > 1)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// [`Variants::notes`] but that a module of `said` was compiled differently: the
+    /// modules one stream of records showed that of already, said by the tool that read
+    /// the profiles and wrote it.
+    pub fn notes_except(&self, said: &BTreeSet<String>) -> Vec<String> {
         let all: BTreeSet<u32> = self
             .by_name
             .values()
@@ -148,7 +168,7 @@ impl Variants {
                 .collect();
             let ran = format!("{} programs ({})", keys.len(), list.join(", "));
             if !self.keyed_by_name {
-                if count == union.len() && union == all {
+                if count == union.len() && union == all && !said.contains(name) {
                     out.push(format!(
                         "module {name} was compiled differently across devices: {ran}; each \
                          is compared only across its own devices, so wait, straggler and \

@@ -132,10 +132,10 @@ pub fn visit_with(
     })?;
     let rule = warmup.rule();
     if let Some(n) = rule.note() {
-        notes.note(n);
+        notes.on_answer(n);
     }
     for n in warmup.variants.notes() {
-        notes.note(n);
+        notes.on_answer(n);
     }
     let corrections = if align { alignment.corrections() } else { None };
     for (device, ns) in corrections.iter().flatten() {

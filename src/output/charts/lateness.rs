@@ -1,6 +1,7 @@
 //! Lateness along the module timeline (njx-collectives `--lateness-plot`): one panel per
 //! program, each device's mean lateness at each collective against the collective's mean
-//! time within the module, the latest devices drawn and the band of all.
+//! time within the module, the latest devices drawn and the band of all. A device has
+//! one colour in every panel ([`device_colours`]).
 
 use super::{self as charts, text};
 use crate::error::Result;
@@ -18,7 +19,8 @@ pub type DeviceLines = BTreeMap<u32, Vec<(f64, f64)>>;
 /// Lateness along the module timeline as a picture, one panel per program (those with
 /// the most collective instances first, at most four): each device's mean lateness at
 /// each collective against the collective's mean time within the module, for the
-/// `LATE_DEVICES` (8) latest devices, and the band of all devices (least to greatest).
+/// `LATE_DEVICES` (8) latest devices, each in its colour in every panel, and the band of
+/// all devices (least to greatest).
 pub fn svg(path: &Path, programs: &[(String, DeviceLines)]) -> Result<()> {
     charts::write(path, &svg_text(programs)?)
 }
@@ -26,6 +28,8 @@ pub fn svg(path: &Path, programs: &[(String, DeviceLines)]) -> Result<()> {
 /// The SVG text of [`svg`].
 pub fn svg_text(programs: &[(String, DeviceLines)]) -> Result<String> {
     let panels = programs.len().max(1);
+    let drawn: Vec<Vec<u32>> = programs.iter().map(|(_, d)| latest(d)).collect();
+    let colours = device_colours(&drawn);
     let size = (charts::SIZE.0, 60 + 420 * panels as u32);
     let svg = charts::render(size, |root| {
         let (title, body) = root.split_vertically(40);
@@ -37,26 +41,83 @@ pub fn svg_text(programs: &[(String, DeviceLines)]) -> Result<String> {
             )
             .map_err(text)?;
         for ((caption, devices), area) in programs.iter().zip(body.split_evenly((panels, 1))) {
-            draw_lateness_panel(&area, caption, devices)?;
+            draw_lateness_panel(&area, caption, devices, &colours)?;
         }
         Ok(())
     })?;
     Ok(svg)
 }
 
+/// The devices of a panel whose lines are drawn: the [`LATE_DEVICES`] latest on
+/// average, latest first (then by device).
+fn latest(devices: &DeviceLines) -> Vec<u32> {
+    let mut sorted: Vec<(u32, f64)> = devices
+        .iter()
+        .map(|(d, v)| (*d, mean_lateness(v)))
+        .collect();
+    sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    sorted.truncate(LATE_DEVICES);
+    sorted.into_iter().map(|(d, _)| d).collect()
+}
+
+/// The colour (index into [`charts::COLOURS`]) of each device drawn in any panel
+/// (`panels`: each panel's devices, latest first), the same in every panel: a device
+/// takes the first colour that no device of its panels holds yet, preferring one no
+/// device holds at all, so that the devices of a panel (at most [`LATE_DEVICES`], as
+/// many as there are colours) do not share one.
+pub fn device_colours(panels: &[Vec<u32>]) -> BTreeMap<u32, usize> {
+    let n = charts::COLOURS.len();
+    let mut colour: BTreeMap<u32, usize> = BTreeMap::new();
+    // The colours each panel's devices hold.
+    let mut held: Vec<Vec<bool>> = vec![vec![false; n]; panels.len()];
+    let mut used = vec![false; n];
+    for (p, devices) in panels.iter().enumerate() {
+        for &d in devices {
+            let c = match colour.get(&d) {
+                Some(&c) => c,
+                None => {
+                    // The panels the device is drawn in that hold colour `c` already:
+                    // none, where it can be had (more devices over the panels than
+                    // colours can leave none free in all of them).
+                    let clashes = |c: usize| {
+                        panels
+                            .iter()
+                            .zip(&held)
+                            .filter(|(devs, h)| devs.contains(&d) && h[c])
+                            .count()
+                    };
+                    let c = (0..n)
+                        .min_by_key(|&c| (clashes(c), used[c], c))
+                        .expect("colours");
+                    colour.insert(d, c);
+                    used[c] = true;
+                    for (devs, h) in panels.iter().zip(held.iter_mut()) {
+                        if devs.contains(&d) {
+                            h[c] = true;
+                        }
+                    }
+                    c
+                }
+            };
+            held[p][c] = true;
+        }
+    }
+    colour
+}
+
 /// One program's panel of the lateness picture: the band of all its devices, and the
-/// lines of the [`LATE_DEVICES`] latest on average.
+/// lines of the [`LATE_DEVICES`] latest on average, each device in its colour of
+/// `colours` ([`device_colours`]).
 fn draw_lateness_panel(
     area: &DrawingArea<SVGBackend, Shift>,
     caption: &str,
     devices: &DeviceLines,
+    colours: &BTreeMap<u32, usize>,
 ) -> Result<(), String> {
-    let mut sorted: Vec<(u32, &Vec<(f64, f64)>)> = devices.iter().map(|(d, v)| (*d, v)).collect();
-    sorted.sort_by(|a, b| {
-        mean_lateness(b.1)
-            .total_cmp(&mean_lateness(a.1))
-            .then(a.0.cmp(&b.0))
-    });
+    let sorted: Vec<(u32, &Vec<(f64, f64)>)> = latest(devices)
+        .into_iter()
+        .map(|d| (d, &devices[&d]))
+        .collect();
     let all = || devices.values().flatten();
     let xmax = all().map(|p| p.0).fold(0.0, f64::max).max(1e-6);
     let ymax = all().map(|p| p.1).fold(0.0, f64::max).max(1e-6);
@@ -70,7 +131,7 @@ fn draw_lateness_panel(
         // the band), so that it covers no point.
         .build_cartesian_2d(
             0.0..xmax * 1.02,
-            0.0..ymax * (1.15 + 0.07 * (sorted.len().min(LATE_DEVICES) + 1) as f64),
+            0.0..ymax * (1.15 + 0.07 * (sorted.len() + 1) as f64),
         )
         .map_err(text)?;
     charts::mesh(&mut chart.configure_mesh())
@@ -85,8 +146,8 @@ fn draw_lateness_panel(
         .map_err(text)?
         .label(format!("all {} devices (least to greatest)", devices.len()))
         .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLACK.mix(0.15).filled()));
-    for (k, (device, points)) in sorted.iter().take(LATE_DEVICES).enumerate() {
-        let c = charts::colour(k);
+    for (device, points) in &sorted {
+        let c = charts::colour(colours.get(device).copied().unwrap_or(0));
         chart
             .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
             .map_err(text)?
@@ -121,4 +182,34 @@ fn band(devices: &DeviceLines) -> Vec<(f64, f64)> {
     let upper: Vec<(f64, f64)> = band.values().map(|b| (b.0, b.2)).collect();
     let lower: Vec<(f64, f64)> = band.values().rev().map(|b| (b.0, b.1)).collect();
     upper.into_iter().chain(lower).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_has_one_colour_in_every_panel_and_none_shares_a_panels_colour() {
+        // Device 1 is latest in the first panel, device 0 in the second: the order of the
+        // panels' lines is not their colours'.
+        let panels = vec![vec![1, 0, 2], vec![0, 1], vec![3, 2]];
+        let c = device_colours(&panels);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[&1], 0);
+        assert_eq!(c[&0], 1);
+        assert_eq!(c[&2], 2);
+        assert_eq!(c[&3], 3);
+        // More devices over the panels than colours: each panel's devices still differ.
+        let panels: Vec<Vec<u32>> = (0..4).map(|p| (p * 8..p * 8 + 8).rev().collect()).collect();
+        let mixed: Vec<Vec<u32>> = vec![panels[0].clone(), vec![0, 9, 18, 27, 1, 10, 19, 28]];
+        for panels in [panels, mixed] {
+            let c = device_colours(&panels);
+            for devices in &panels {
+                let mut seen: Vec<usize> = devices.iter().map(|d| c[d]).collect();
+                seen.sort_unstable();
+                seen.dedup();
+                assert_eq!(seen.len(), devices.len(), "{panels:?}: {c:?}");
+            }
+        }
+    }
 }

@@ -61,6 +61,27 @@ pub fn run(tool: &str, args: &[&str], stdin: &[u8]) -> Output {
     out
 }
 
+/// Runs `script` with `sh -c` in `dir`, the built tools first on `PATH`: a pipeline as a
+/// user types it (`njx-export --table thunks a.zip | njx-collectives`).
+pub fn shell(script: &str, dir: &Path) -> Output {
+    let bin = Path::new(exe("njx-export"))
+        .parent()
+        .expect("the binaries' folder");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh")
+}
+
 /// The stderr of a run, as text.
 pub fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
