@@ -13,8 +13,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Parses folded output, checking every line is `stack count` with a count (decimals
-/// allowed, rounded here to whole units), no empty frame, and the lines sorted by stack
+/// Parses folded output, checking every line is `stack count` with a whole count (as
+/// speedscope and inferno read them), no empty frame, and the lines sorted by stack
 /// without repeats.
 pub(crate) fn folded(text: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
@@ -22,10 +22,10 @@ pub(crate) fn folded(text: &str) -> BTreeMap<String, u64> {
     for line in text.lines() {
         let (stack, count) = line.rsplit_once(' ').expect("a space before the count");
         assert!(
-            count.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+            !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()),
             "{line}"
         );
-        let count = count.parse::<f64>().expect("a number").round() as u64;
+        let count = count.parse::<u64>().expect("a number");
         assert!(
             stack.split(';').all(|f| !f.is_empty()),
             "empty frame: {line}"
@@ -622,6 +622,12 @@ fn diff_pairs_two_folded_files() {
     // Normalised: 16 before scaled to the 32 after.
     let out = ok("njx-flamefold", &["--diff", &a, &b, "--normalize"]);
     assert_eq!(out, "w 0 2\nx 10 0\nx;y 20 30\nz 2 0\n");
+    // Counts with decimals (flamegraph.pl's input may have them): each side whole,
+    // adding up to its total (issue 32: each rounded on its own, 1.5 became 3).
+    let c = write(dir.path(), "c.folded", b"x 0.5\ny 0.5\nz 0.5\n");
+    let d = write(dir.path(), "d.folded", b"x 1.4\ny 1.3\n");
+    let out = ok("njx-flamefold", &["--diff", &c, &d]);
+    assert_eq!(out, "x 1 2\ny 1 1\nz 0 0\n");
     // A differential SVG.
     let svg = dir.path().join("d.svg");
     ok(
@@ -649,7 +655,8 @@ fn a_bad_folded_line_is_an_error_naming_the_line() {
 }
 
 /// Folded stacks are input too: filtered output drawn (`grep -v idle | njx-flamefold
-/// --svg`), the counts kept as read (decimals too), files of stacks summed; mixed with
+/// --svg`), whole counts kept as read (decimals rounded keeping the total), files of
+/// stacks summed; mixed with
 /// ranges, refused; other tools say what they were given.
 #[test]
 fn folded_stacks_are_read_back_and_drawn() {
@@ -684,7 +691,8 @@ fn folded_stacks_are_read_back_and_drawn() {
     // Two files of stacks add up, in any count format.
     let a = write(dir.path(), "a.folded", b"x;y 1.5\nx 2\n");
     let b = write(dir.path(), "b.folded", b"x;y 0.25\n");
-    assert_eq!(ok("njx-flamefold", &[&a, &b]), "x 2\nx;y 1.75\n");
+    // Written whole (issue 32), adding up to the total: 3.75 → 4.
+    assert_eq!(ok("njx-flamefold", &[&a, &b]), "x 2\nx;y 2\n");
     // With range records: refused, naming both.
     let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
     let out = run("njx-flamefold", &[&a, &csv], b"");
