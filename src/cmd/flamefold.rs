@@ -29,7 +29,8 @@ compilations names are njx-compile-summary's (`XlaPass:#name=priority-fusion#`, 
 (this tool's output, filtered or not): whole counts are kept as read (counts with decimals are \
 rounded as above), --unit names their unit.
 
---svg draws with colours by meaning (blue communication, green Python source, red to yellow \
+--svg draws with colours by meaning (blue communication, and every frame under a \
+communication frame, as the reduction of an all-reduce; green Python source, red to yellow \
 compute and ranges, grey idle and markers), labels Python frames `run (pkg/main.py:12)` \
 (--full-names: whole paths), and leaves the [GPU idle …] stacks out, saying how much in its \
 subtitle, so that its width is the GPU's work; --idle draws them too. The folded output always \
