@@ -6,6 +6,11 @@
 //! CSV, the kind told by the first line) or the profiles themselves (read as
 //! [`Options::table`]). Held: the durations of each group (the median needs them all),
 //! 8 bytes per operation; the records themselves are not kept.
+//!
+//! Rows add up the operations of every GPU (as nsys' reports), each saying the GPU
+//! (`device`, `profile`) where its operations all ran on one; `--by device` gives one row
+//! per GPU and `--per-device` one row per group and GPU. A GPU is a device of a profile:
+//! the device ids of two processes' profiles may be the same.
 
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
@@ -38,6 +43,9 @@ pub enum By {
     /// own; `(graph, id not recorded)` for those with a graph node but no graph id, as
     /// copies and sets are in exports up to nsys 2026.2).
     Graph,
+    /// The GPU it ran on (`deviceId`): one row per GPU, `device N`, or `device N
+    /// (profile)` when the inputs hold several profiles (a GPU is a device of a profile).
+    Device,
 }
 
 /// Which table to read from profiles (record streams say what they are).
@@ -58,6 +66,9 @@ pub struct Options {
     pub format: Format,
     /// What to read from profiles.
     pub table: Table,
+    /// One row per group and GPU: each group's operations on each GPU apart (`--by device`
+    /// rows are per GPU anyway).
+    pub per_device: bool,
 }
 
 /// One row of the summary: the statistics of the durations of one group.
@@ -84,6 +95,14 @@ pub struct Row {
     pub std_ns: f64,
     /// Bytes moved or set, for memory operations; null for kernels.
     pub bytes: Option<u64>,
+    /// The GPU (`deviceId`) the row's operations ran on: in every row of `--by device` and
+    /// `--per-device`, and in any row whose operations all ran on one GPU; null for a row
+    /// of operations on several GPUs.
+    #[serde(default)]
+    pub device: Option<u32>,
+    /// The profile (input) of that GPU, with `device`.
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 /// The group of operations without the range, module, thunk or graph grouped by.
@@ -101,21 +120,65 @@ fn graph_group(graph: Option<u64>, node: Option<u64>) -> String {
     }
 }
 
-/// The durations of each group, and its bytes.
+/// A GPU: a device of a profile (the device ids of two profiles may be the same).
+type Gpu = (std::sync::Arc<str>, u32);
+
+/// The GPUs a group's operations ran on, as far as a row says: none yet, one, several.
+#[derive(Debug, Clone, Default, PartialEq)]
+enum Gpus {
+    #[default]
+    None,
+    One(Gpu),
+    Several,
+}
+
+impl Gpus {
+    fn add(&mut self, gpu: &Gpu) {
+        match self {
+            Gpus::None => *self = Gpus::One(gpu.clone()),
+            Gpus::One(g) if g != gpu => *self = Gpus::Several,
+            _ => {}
+        }
+    }
+}
+
+/// One group's durations, bytes and GPUs.
+#[derive(Default)]
+struct Group {
+    durations: Vec<i64>,
+    bytes: Option<u64>,
+    gpus: Gpus,
+}
+
+/// The durations of each group (by name, and by GPU where rows are per GPU), and its bytes.
 #[derive(Default)]
 struct Groups {
-    groups: HashMap<String, (Vec<i64>, Option<u64>)>,
+    /// Rows per GPU: `--by device` (named by [`device_name`] at the end) or `--per-device`.
+    per_device: bool,
+    groups: HashMap<String, HashMap<Option<Gpu>, Group>>,
 }
 
 impl Groups {
-    fn add(&mut self, name: &str, dur_ns: i64, bytes: Option<u64>) {
-        let entry = match self.groups.get_mut(name) {
-            Some(e) => e,
+    fn new(options: &Options) -> Groups {
+        Groups {
+            per_device: options.per_device || options.by == By::Device,
+            ..Groups::default()
+        }
+    }
+
+    fn add(&mut self, name: &str, gpu: Gpu, dur_ns: i64, bytes: Option<u64>) {
+        // Looked up by name without allocating: most records join a group already there.
+        let by_gpu = match self.groups.get_mut(name) {
+            Some(g) => g,
             None => self.groups.entry(name.to_string()).or_default(),
         };
-        entry.0.push(dur_ns);
+        let entry = by_gpu
+            .entry(self.per_device.then(|| gpu.clone()))
+            .or_default();
+        entry.durations.push(dur_ns);
+        entry.gpus.add(&gpu);
         if let Some(b) = bytes {
-            entry.1 = Some(entry.1.unwrap_or(0).saturating_add(b));
+            entry.bytes = Some(entry.bytes.unwrap_or(0).saturating_add(b));
         }
     }
 
@@ -131,8 +194,9 @@ impl Groups {
                 graph = graph_group(k.graph_id, k.graph_node_id);
                 &graph
             }
+            By::Device => "",
         };
-        self.add(name, k.dur_ns, None);
+        self.add(name, (k.profile.clone(), k.device), k.dur_ns, None);
     }
 
     fn memop(&mut self, by: By, m: &Memop) {
@@ -141,24 +205,52 @@ impl Groups {
             (By::Module, _) => m.module.clone().unwrap_or_else(|| NONE.into()),
             (By::Thunk, _) => m.thunk.clone().unwrap_or_else(|| NONE.into()),
             (By::Graph, _) => graph_group(m.graph_id, m.graph_node_id),
+            (By::Device, _) => String::new(),
             (_, Some(d)) => format!("{} {d}", m.kind),
             (_, None) => m.kind.clone(),
         };
-        self.add(&name, m.dur_ns, Some(m.bytes));
+        self.add(
+            &name,
+            (m.profile.clone(), m.device),
+            m.dur_ns,
+            Some(m.bytes),
+        );
     }
 
-    /// The rows, largest total first (then by name).
-    fn rows(self) -> Vec<Row> {
-        let grand: i128 = self
-            .groups
-            .values()
-            .flat_map(|(d, _)| d.iter())
+    /// The rows, largest total first (then by name and GPU).
+    fn rows(self, by: By) -> Vec<Row> {
+        let grand: i128 = (self.groups.values())
+            .flat_map(|g| g.values())
+            .flat_map(|g| g.durations.iter())
             .map(|&d| i128::from(d))
             .sum();
-        let mut rows: Vec<Row> = self
-            .groups
-            .into_iter()
-            .map(|(name, (mut d, bytes))| {
+        // Rows per GPU name their profile where there are several (`--by device`).
+        let profiles: std::collections::HashSet<&str> = (self.groups.values())
+            .flat_map(|g| g.values())
+            .filter_map(|g| match &g.gpus {
+                Gpus::One((p, _)) => Some(&**p),
+                _ => None,
+            })
+            .collect();
+        let several_profiles = profiles.len() > 1;
+        let mut rows: Vec<Row> = (self.groups.into_iter())
+            .flat_map(|(name, by_gpu)| by_gpu.into_values().map(move |g| (name.clone(), g)))
+            .map(|(name, group)| {
+                let Group {
+                    durations: mut d,
+                    bytes,
+                    gpus,
+                } = group;
+                let gpu = match gpus {
+                    Gpus::One(gpu) => Some(gpu),
+                    _ => None,
+                };
+                let name = match (&gpu, by) {
+                    (Some((profile, device)), By::Device) => {
+                        device_name(*device, several_profiles.then_some(&**profile))
+                    }
+                    _ => name,
+                };
                 d.sort_unstable();
                 let n = d.len();
                 let total: i128 = d.iter().map(|&v| i128::from(v)).sum();
@@ -189,6 +281,8 @@ impl Groups {
                     max_ns: d[n - 1],
                     std_ns: std,
                     bytes,
+                    device: gpu.as_ref().map(|g| g.1),
+                    profile: gpu.map(|g| g.0.to_string()),
                 }
             })
             .collect();
@@ -196,8 +290,18 @@ impl Groups {
             b.total_ns
                 .cmp(&a.total_ns)
                 .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| (&a.profile, a.device).cmp(&(&b.profile, b.device)))
         });
         rows
+    }
+}
+
+/// The `--by device` name of a GPU: `device 3`, with its profile where the inputs hold
+/// several (`device 3 (rank1)`).
+fn device_name(device: u32, profile: Option<&str>) -> String {
+    match profile {
+        Some(p) => format!("device {device} ({p})"),
+        None => format!("device {device}"),
     }
 }
 
@@ -279,7 +383,7 @@ impl Order {
 
 /// Reads `inputs` and returns the summary rows.
 pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<Row>> {
-    let mut groups = Groups::default();
+    let mut groups = Groups::new(options);
     let mut order = Order::default();
     let by = options.by;
     let what = match options.table {
@@ -335,11 +439,13 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
             Ok(())
         })?;
     }
-    Ok(groups.rows())
+    Ok(groups.rows(by))
 }
 
-/// Writes the summary rows as a table or records.
-pub fn write(format: Format, rows: &[Row], out: &mut dyn Write) -> Result<()> {
+/// Writes the summary rows (grouped `by`) as a table or records. The table shows the GPU
+/// of each row (`several` for a row over several) where the rows are of several GPUs and
+/// the name does not say it already (`--by device`).
+pub fn write(format: Format, by: By, rows: &[Row], out: &mut dyn Write) -> Result<()> {
     if format != Format::Table {
         return write_records(out, format, rows);
     }
@@ -348,6 +454,13 @@ pub fn write(format: Format, rows: &[Row], out: &mut dyn Write) -> Result<()> {
         return out.flush().map_err(Error::Output);
     }
     let with_bytes = rows.iter().any(|r| r.bytes.is_some());
+    let gpus: std::collections::HashSet<(Option<&str>, Option<u32>)> = rows
+        .iter()
+        .map(|r| (r.profile.as_deref(), r.device))
+        .collect();
+    let with_device = by != By::Device && (gpus.len() > 1 || gpus.contains(&(None, None)));
+    let profiles: std::collections::HashSet<&str> =
+        rows.iter().filter_map(|r| r.profile.as_deref()).collect();
     let mut table = vec![
         [
             "Time (%)",
@@ -366,6 +479,9 @@ pub fn write(format: Format, rows: &[Row], out: &mut dyn Write) -> Result<()> {
     if with_bytes {
         table[0].push("Total (B)".into());
     }
+    if with_device {
+        table[0].push("Device".into());
+    }
     table[0].push("Name".into());
     for r in rows {
         let mut line = vec![
@@ -381,10 +497,17 @@ pub fn write(format: Format, rows: &[Row], out: &mut dyn Write) -> Result<()> {
         if with_bytes {
             line.push(r.bytes.map_or("-".into(), |b| b.to_string()));
         }
+        if with_device {
+            line.push(match (r.device, &r.profile) {
+                (Some(d), Some(p)) if profiles.len() > 1 => format!("{d} ({p})"),
+                (Some(d), _) => d.to_string(),
+                (None, _) => "several".into(),
+            });
+        }
         line.push(r.name.clone());
         table.push(line);
     }
-    let right: Vec<usize> = (0..if with_bytes { 9 } else { 8 }).collect();
+    let right: Vec<usize> = (0..8 + usize::from(with_bytes) + usize::from(with_device)).collect();
     write_table(out, &table, &right)?;
     out.flush().map_err(Error::Output)
 }
@@ -397,5 +520,5 @@ pub fn run(
     notes: &Notes,
 ) -> Result<()> {
     let rows = summarise(options, inputs, notes)?;
-    write(options.format, &rows, out)
+    write(options.format, options.by, &rows, out)
 }

@@ -104,7 +104,8 @@ pub struct Args {
     pub top: usize,
 
     /// Also write the differential folded stacks (`stack before after`, flamegraph.pl's
-    /// difffolded lines, the table's values in ns) to FILE, for a differential flame graph.
+    /// difffolded lines, the table's values in whole ns, each side adding up to its total)
+    /// to FILE, for a differential flame graph.
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
 

@@ -15,18 +15,22 @@ use std::path::PathBuf;
     version,
     long_version = super::LONG_VERSION,
     after_help = "Writes folded stacks, `frame;frame;frame count` sorted by stack, the input of \
-flamegraph.pl, inferno-flamegraph and speedscope; counts are in --unit (whole nanoseconds by \
-default; us and ms with the decimals that keep every nanosecond). `;` and line breaks inside \
-names become `:` and spaces.
+flamegraph.pl, inferno-flamegraph and speedscope, which all read every line in every unit: \
+counts are whole numbers of --unit (speedscope reads no line with decimals, inferno truncates \
+them), rounded so that they add up to the total time rounded to the unit, the largest \
+remainders rounded up (a stack that rounds to 0 is left out: in ms, possibly one under a \
+millisecond). `;` and line breaks inside names become `:` and spaces.
 
 --by stack reads range records (or anything njx-export reads) in the order njx-export and \
 njx-ranges write them and weights each name path by self time; worker threads spliced in by \
 njx-ranges share the span they cover, so each tree adds up to its root's wall time. Within \
 compilations names are njx-compile-summary's (`XlaPass:#name=priority-fusion#`, the root \
 `XlaCompile:#module=…#`); --full-names keeps them whole. --by stack also reads folded stacks \
-(this tool's output, filtered or not): their counts are kept as read, --unit names their unit.
+(this tool's output, filtered or not): whole counts are kept as read (counts with decimals are \
+rounded as above), --unit names their unit.
 
---svg draws with colours by meaning (blue communication, green Python source, red to yellow \
+--svg draws with colours by meaning (blue communication, and every frame under a \
+communication frame, as the reduction of an all-reduce; green Python source, red to yellow \
 compute and ranges, grey idle and markers), labels Python frames `run (pkg/main.py:12)` \
 (--full-names: whole paths), and leaves the [GPU idle …] stacks out, saying how much in its \
 subtitle, so that its width is the GPU's work; --idle draws them too. The folded output always \
@@ -39,6 +43,10 @@ distinct Python stacks (or op_names) of its HLO instruction and the instructions
 [GPU active];[Unknown] without any; plus [GPU idle during module execution] and [GPU idle \
 between module executions]. source, op-name and opcode need the HLO dumps: archives among the \
 inputs are used, --hlo adds archives or XLA dump folders.
+
+--diff writes `stack before after` lines (each side's counts whole, adding up to its total), \
+the differential input of flamegraph.pl and inferno-flamegraph (speedscope draws no \
+differential graphs).
 
 Map/reduce over many ranks (GPU modes): `njx-flamefold --by source --partial rankN.zip > \
 rankN.part` per rank, then `njx-flamefold --by source *.part` gives exactly the stacks of \
@@ -71,7 +79,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub hlo: Vec<PathBuf>,
 
-    /// Unit of the counts.
+    /// Unit of the counts: whole numbers adding up to the total time rounded to the unit.
     #[arg(long, value_enum, default_value = "ns")]
     pub unit: Unit,
 

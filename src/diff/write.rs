@@ -1,7 +1,7 @@
 //! The comparison written: a table for people (largest change first, the whole step
 //! below), records (`Change`, JSON Lines or CSV), the differential folded stacks
-//! (flamegraph.pl's `difffolded` lines, `stack before after`, the very values of the
-//! table), and the CI gate (`--fail-if-slower`).
+//! (flamegraph.pl's `difffolded` lines, `stack before after`: the table's values in whole
+//! nanoseconds, each side adding up to its total), and the CI gate (`--fail-if-slower`).
 
 use super::compare::Compared;
 use super::side::Settled;
@@ -9,6 +9,7 @@ use super::{By, Options, Outcome};
 use crate::error::{Error, Result};
 use crate::output::numbers::duration;
 use crate::output::{Format, write_records, write_table};
+use crate::util::stats::round_keeping_total;
 use std::io::Write;
 use std::str::FromStr;
 
@@ -193,10 +194,11 @@ pub fn write(options: &Options, c: &Compared, out: &mut dyn Write) -> Result<()>
 }
 
 /// The differential folded stacks of the comparison: one line per key, `frames before
-/// after`, the table's values in whole nanoseconds (0 for an absent side). The frames: the
+/// after`, the table's values in whole nanoseconds (0 for an absent side), rounded so that
+/// each side adds up to its total rounded ([`round_keeping_total`]). The frames: the
 /// key's parts (module and the instruction's op_name path, `KIND;SIZE`, a name).
 pub fn folded(by: By, c: &Compared, before: &Settled, after: &Settled) -> Vec<String> {
-    let mut lines: Vec<String> = c
+    let stacks: Vec<(String, f64, f64)> = c
         .changes
         .iter()
         .map(|x| {
@@ -225,9 +227,19 @@ pub fn folded(by: By, c: &Compared, before: &Settled, after: &Settled) -> Vec<St
                 By::Collective => frame(&x.key).replacen(' ', ";", 1),
                 _ => frame(&x.key),
             };
-            let ns = |v: Option<f64>| v.map_or(0, |v| v.max(0.0).round() as u64);
-            format!("{stack} {} {}", ns(x.before_ns), ns(x.after_ns))
+            (stack, x.before_ns.unwrap_or(0.0), x.after_ns.unwrap_or(0.0))
         })
+        .collect();
+    // Whole nanoseconds adding up to each side's total (each rounded on its own, the
+    // widths drawn would not).
+    let side = |f: fn(&(String, f64, f64)) -> f64| {
+        round_keeping_total(&stacks.iter().map(f).collect::<Vec<_>>(), 1.0)
+    };
+    let (b, a) = (side(|s| s.1), side(|s| s.2));
+    let mut lines: Vec<String> = stacks
+        .iter()
+        .zip(b.into_iter().zip(a))
+        .map(|((stack, _, _), (b, a))| format!("{stack} {b} {a}"))
         .collect();
     lines.sort();
     lines

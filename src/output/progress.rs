@@ -48,6 +48,9 @@ struct Shown {
     /// How the line is laid out ([`Mode`] as a number), once inputs or a sized stream say
     /// which: read without a lock, as it is on every chunk.
     mode: AtomicU8,
+    /// What is being read or done now, whole: fitted to the terminal's width when set and
+    /// when the layout changes ([`fit`]).
+    message: Mutex<Message>,
     /// Set once the line is erased for good: later calls draw nothing.
     ended: AtomicBool,
     /// Tells the thread that shows the line after [`DELAY`] that the job ended first.
@@ -131,6 +134,7 @@ impl Progress {
             bar,
             counts,
             mode: AtomicU8::new(Mode::Spinner as u8),
+            message: Mutex::new(Message::default()),
             ended: AtomicBool::new(false),
             ending,
             shower: Mutex::new(Some(shower)),
@@ -175,7 +179,10 @@ impl Progress {
     /// of one input a bar of its bytes.
     pub fn reading(&self, place: &str, size: Option<u64>) {
         let Some(s) = self.live() else { return };
-        s.bar.set_message(short(place).to_string());
+        s.say(Message {
+            place: Some(short(place).to_string()),
+            what: None,
+        });
         if let Some(size) = size.filter(|&n| n > 0)
             && s.mode() != Mode::Inputs
         {
@@ -190,14 +197,20 @@ impl Progress {
     /// What the job is doing now with `place`, in a few words (`sorting NVTX ranges`).
     pub fn doing(&self, place: &str, what: &str) {
         let Some(s) = self.live() else { return };
-        s.bar.set_message(format!("{}: {what}", short(place)));
+        s.say(Message {
+            place: Some(short(place).to_string()),
+            what: Some(what.to_string()),
+        });
     }
 
     /// What the job is doing now, in a few words, once its inputs are read (`writing
     /// records`).
     pub fn phase(&self, what: &str) {
         let Some(s) = self.live() else { return };
-        s.bar.set_message(what.to_string());
+        s.say(Message {
+            place: None,
+            what: Some(what.to_string()),
+        });
     }
 
     /// `n` more bytes were read: called per chunk (tens of kB), not per record.
@@ -239,6 +252,44 @@ impl Shown {
     fn set_mode(&self, mode: Mode) {
         if self.mode.swap(mode as u8, Ordering::Relaxed) != mode as u8 {
             self.bar.set_style(style(mode, &self.counts));
+            // The room left for the message changed with the layout.
+            let message = self
+                .message
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            self.say(message);
+        }
+    }
+
+    /// Shows `message`, shortened to the room the line leaves it on the terminal.
+    fn say(&self, message: Message) {
+        let room = console::Term::stderr()
+            .size_checked()
+            .map(|(_, columns)| usize::from(columns).saturating_sub(self.reserved()));
+        let text = match room {
+            Some(room) => fit(&message, room),
+            None => message.whole(),
+        };
+        *self.message.lock().unwrap_or_else(|e| e.into_inner()) = message;
+        self.bar.set_message(text);
+    }
+
+    /// The most columns the line takes besides the message in its layout ([`style`]):
+    /// elapsed time up to 4 columns, byte counts up to 11 (`1023.99 MiB`), the bar 14, and
+    /// a column to spare.
+    fn reserved(&self) -> usize {
+        const ELAPSED: usize = 4;
+        const BYTES: usize = 11;
+        const READ: usize = BYTES + " read  ".len();
+        let digits = |n: u64| n.max(1).ilog10() as usize + 1;
+        1 + match self.mode() {
+            Mode::Spinner => 2 + ELAPSED + 2 + READ,
+            Mode::Inputs => {
+                let n = digits(self.bar.length().unwrap_or(0));
+                ELAPSED + 16 + (2 * n + 1) + " inputs  ".len() + READ
+            }
+            Mode::Bytes => ELAPSED + 16 + 2 * BYTES + 1 + 2,
         }
     }
 
@@ -286,6 +337,102 @@ fn style(mode: Mode, counts: &Arc<Counts>) -> ProgressStyle {
         )
 }
 
+/// What the line says is being read or done: a place (`rank0.zip!dump/m.xz`), what is
+/// done (`sorting NVTX ranges`), or both (`report.sqlite: sorting NVTX ranges`).
+#[derive(Debug, Clone, Default)]
+struct Message {
+    place: Option<String>,
+    what: Option<String>,
+}
+
+impl Message {
+    fn whole(&self) -> String {
+        match (&self.place, &self.what) {
+            (Some(p), Some(w)) => format!("{p}: {w}"),
+            (Some(p), None) => p.clone(),
+            (None, Some(w)) => w.clone(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// The fewest characters of a place kept when it is shortened for the words after it.
+const PLACE_AT_LEAST: usize = 16;
+
+/// `message` in at most `room` characters: whole when it fits; else the place shortened
+/// first, to its start and `…` (the archive and member stay readable), then the words
+/// cut after the last that fits, with `…`: never in the middle of a word (issue 32: the
+/// line said `reading the HLO dumps' stack fram`).
+fn fit(message: &Message, room: usize) -> String {
+    let whole = message.whole();
+    if width(&whole) <= room {
+        return whole;
+    }
+    match (&message.place, &message.what) {
+        (Some(place), Some(what)) => {
+            // `place: what`, the place given what room the words leave it.
+            let words = width(what) + 2;
+            let keep = room
+                .saturating_sub(words)
+                .max(PLACE_AT_LEAST.min(width(place)));
+            let place = shorten(place, keep.min(room));
+            let left = room.saturating_sub(width(&place) + 2);
+            match cut_words(what, left) {
+                Some(what) => format!("{place}: {what}"),
+                None => place,
+            }
+        }
+        (Some(place), None) => shorten(place, room),
+        (None, Some(what)) => cut_words(what, room).unwrap_or_default(),
+        (None, None) => String::new(),
+    }
+}
+
+/// Columns of `text` (one per character: places and phrases are mostly ASCII).
+fn width(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` in `room` characters: whole, or its start and `…`.
+fn shorten(text: &str, room: usize) -> String {
+    if width(text) <= room {
+        return text.to_string();
+    }
+    match room {
+        0 => String::new(),
+        _ => text.chars().take(room - 1).chain(['…']).collect(),
+    }
+}
+
+/// The words of `text` that fit in `room` characters with `…` after them, whole words
+/// only; `…` alone when not even the first fits; none without room for that.
+fn cut_words(text: &str, room: usize) -> Option<String> {
+    if width(text) <= room {
+        return Some(text.to_string());
+    }
+    if room == 0 {
+        return None;
+    }
+    let mut kept = String::new();
+    for word in text.split(' ') {
+        let with = if kept.is_empty() {
+            width(word)
+        } else {
+            width(&kept) + 1 + width(word)
+        };
+        if with + 1 > room {
+            break;
+        }
+        if !kept.is_empty() {
+            kept.push(' ');
+        }
+        kept.push_str(word);
+    }
+    // No word ends on punctuation before the ellipsis (`stack frames,…`).
+    let kept = kept.trim_end_matches([',', ';', ':', ' ']);
+    Some(format!("{kept}…"))
+}
+
 /// `place` without the folders of its file: `/data/rank0.zip!dump/m.xz` → `rank0.zip!dump/m.xz`;
 /// `stdin` for `-`.
 fn short(place: &str) -> &str {
@@ -301,8 +448,64 @@ fn short(place: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{Counts, Progress, short};
+    use super::{Counts, Message, Progress, fit, short};
     use std::path::Path;
+
+    fn message(place: Option<&str>, what: Option<&str>) -> Message {
+        Message {
+            place: place.map(str::to_string),
+            what: what.map(str::to_string),
+        }
+    }
+
+    // Issue 32: the line was cut mid-word (`reading the HLO dumps' stack fram`).
+    #[test]
+    fn a_shortened_line_ends_on_a_whole_word_or_a_shortened_place() {
+        let what = "reading the HLO dumps' stack frames";
+        let place =
+            "rank0.zip!dump/module_0040.jit_train_step.sm_9.0_gpu_after_optimizations.hlo.pb.xz";
+        // Fits: whole.
+        assert_eq!(fit(&message(None, Some(what)), 80), what);
+        assert_eq!(
+            fit(&message(Some("a.zip"), Some(what)), 80),
+            format!("a.zip: {what}")
+        );
+        // Words: whole ones, then `…`, in the room given.
+        for room in 0..what.len() {
+            let got = fit(&message(None, Some(what)), room);
+            assert!(got.chars().count() <= room, "{room}: {got}");
+            let kept = got.trim_end_matches('…');
+            assert!(
+                kept.is_empty() || what.starts_with(&format!("{kept} ")),
+                "{room}: `{got}` cuts a word"
+            );
+        }
+        assert_eq!(
+            fit(&message(None, Some(what)), 33),
+            "reading the HLO dumps' stack…"
+        );
+        // The place is shortened first, the words kept whole while they can be.
+        let both = message(Some(place), Some(what));
+        let got = fit(&both, 70);
+        assert!(got.ends_with(&format!("…: {what}")), "{got}");
+        assert!(got.starts_with("rank0.zip!dump/module_0040"), "{got}");
+        assert_eq!(got.chars().count(), 70);
+        // Then the words, the place kept to its start.
+        for room in 0..70 {
+            let got = fit(&both, room);
+            assert!(got.chars().count() <= room, "{room}: {got}");
+            if let Some((_, words)) = got.split_once(": ") {
+                let kept = words.trim_end_matches('…');
+                assert!(
+                    kept.is_empty() || what == kept || what.starts_with(&format!("{kept} ")),
+                    "{room}: `{got}` cuts a word"
+                );
+            }
+        }
+        assert_eq!(fit(&both, 30), "rank0.zip!dump/…: reading the…");
+        // A place alone: its start and `…`.
+        assert_eq!(fit(&message(Some(place), None), 20), "rank0.zip!dump/modu…");
+    }
 
     #[test]
     fn places_lose_their_folders_not_their_members() {

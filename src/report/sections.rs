@@ -330,13 +330,14 @@ fn kernel_sections(
             by: kernels::By::Name,
             format: Format::Table,
             table,
+            per_device: false,
         };
         // The notes of reading the tables are said once, by the kernels.
         let quiet = Notes::kept();
         let said = if id == "kernels" { notes } else { &quiet };
         let rows = kernels::summarise(&options, &with, said)?;
         out.push(section(id, 1, &mut |format, buf| {
-            kernels::write(format, &rows, buf)
+            kernels::write(format, kernels::By::Name, &rows, buf)
         })?);
     }
     Ok(())

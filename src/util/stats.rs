@@ -71,9 +71,67 @@ pub fn quantile(v: &[f64], p: f64) -> f64 {
     v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }
 
+/// `values` (non-negative; NaN and negatives count as 0) in whole units of `per`, each
+/// rounded down or up so that they add up to exactly their total rounded to the unit
+/// (largest-remainder rounding): the values with the largest fractions get the units their
+/// fractions add up to, ties to the earlier value. Rounding each value to the nearest unit
+/// on its own would gain or lose up to half a unit per value, which a reader that sums
+/// them (a flame graph's width) shows as time that was never there or is missing.
+pub fn round_keeping_total(values: &[f64], per: f64) -> Vec<u64> {
+    let scaled: Vec<f64> = values
+        .iter()
+        .map(|&v| if v > 0.0 { v / per } else { 0.0 })
+        .collect();
+    // Neumaier's compensated sum: the total's rounding must not depend on the order.
+    let (mut sum, mut carry) = (0.0f64, 0.0f64);
+    for &x in &scaled {
+        let t = sum + x;
+        carry += if sum.abs() >= x.abs() {
+            (sum - t) + x
+        } else {
+            (x - t) + sum
+        };
+        sum = t;
+    }
+    let total = (sum + carry).round();
+    let mut out: Vec<u64> = scaled.iter().map(|x| x.floor() as u64).collect();
+    let floors: f64 = out.iter().map(|&c| c as f64).sum();
+    let missing = ((total - floors).max(0.0) as usize).min(out.len());
+    if missing > 0 {
+        let mut order: Vec<usize> = (0..out.len()).collect();
+        let fraction = |i: usize| scaled[i] - scaled[i].floor();
+        order.sort_by(|&a, &b| fraction(b).total_cmp(&fraction(a)).then(a.cmp(&b)));
+        for &i in &order[..missing] {
+            out[i] += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounding_keeps_the_total() {
+        // Each to the nearest: 0 + 0 + 0 = 0 of 1.2; 3 × 333 = 999 of 1000.
+        assert_eq!(round_keeping_total(&[0.4, 0.4, 0.4], 1.0), vec![1, 0, 0]);
+        assert_eq!(
+            round_keeping_total(&[1000.0 / 3.0; 3], 1.0),
+            vec![334, 333, 333]
+        );
+        // The largest fractions get the units: 2.6 ms, 0.3 ms, 1.45 ms → 4 ms in all.
+        let ms = round_keeping_total(&[2.6e6, 0.3e6, 1.45e6], 1e6);
+        assert_eq!(ms, vec![3, 0, 1]);
+        assert_eq!(ms.iter().sum::<u64>(), (4.35f64).round() as u64);
+        // Whole values stay as they are; NaN and negatives are 0.
+        assert_eq!(round_keeping_total(&[7.0, 0.0, 3.0], 1.0), vec![7, 0, 3]);
+        assert_eq!(
+            round_keeping_total(&[f64::NAN, -2.0, 1.5], 1.0),
+            vec![0, 0, 2]
+        );
+        assert!(round_keeping_total(&[], 1e3).is_empty());
+    }
 
     #[test]
     fn quantiles_interpolate_as_numpy() {

@@ -330,13 +330,15 @@ fn kernels_run(paths: &[PathBuf], input: &Input) -> Result<()> {
             By::Module,
             By::Thunk,
             By::Graph,
-        ][input.pick(3, 6) as usize],
+            By::Device,
+        ][input.pick(3, 7) as usize],
         format: format(input, 6, true),
         table: if input.bit(7) {
             Table::Memops
         } else {
             Table::Kernels
         },
+        per_device: input.bit(12),
     };
     njx::analysis::kernels::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);

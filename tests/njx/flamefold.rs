@@ -13,8 +13,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Parses folded output, checking every line is `stack count` with a count (decimals
-/// allowed, rounded here to whole units), no empty frame, and the lines sorted by stack
+/// Parses folded output, checking every line is `stack count` with a whole count (as
+/// speedscope and inferno read them), no empty frame, and the lines sorted by stack
 /// without repeats.
 pub(crate) fn folded(text: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
@@ -22,10 +22,10 @@ pub(crate) fn folded(text: &str) -> BTreeMap<String, u64> {
     for line in text.lines() {
         let (stack, count) = line.rsplit_once(' ').expect("a space before the count");
         assert!(
-            count.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+            !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()),
             "{line}"
         );
-        let count = count.parse::<f64>().expect("a number").round() as u64;
+        let count = count.parse::<u64>().expect("a number");
         assert!(
             stack.split(';').all(|f| !f.is_empty()),
             "empty frame: {line}"
@@ -622,6 +622,12 @@ fn diff_pairs_two_folded_files() {
     // Normalised: 16 before scaled to the 32 after.
     let out = ok("njx-flamefold", &["--diff", &a, &b, "--normalize"]);
     assert_eq!(out, "w 0 2\nx 10 0\nx;y 20 30\nz 2 0\n");
+    // Counts with decimals (flamegraph.pl's input may have them): each side whole,
+    // adding up to its total (issue 32: each rounded on its own, 1.5 became 3).
+    let c = write(dir.path(), "c.folded", b"x 0.5\ny 0.5\nz 0.5\n");
+    let d = write(dir.path(), "d.folded", b"x 1.4\ny 1.3\n");
+    let out = ok("njx-flamefold", &["--diff", &c, &d]);
+    assert_eq!(out, "x 1 2\ny 1 1\nz 0 0\n");
     // A differential SVG.
     let svg = dir.path().join("d.svg");
     ok(
@@ -649,7 +655,8 @@ fn a_bad_folded_line_is_an_error_naming_the_line() {
 }
 
 /// Folded stacks are input too: filtered output drawn (`grep -v idle | njx-flamefold
-/// --svg`), the counts kept as read (decimals too), files of stacks summed; mixed with
+/// --svg`), whole counts kept as read (decimals rounded keeping the total), files of
+/// stacks summed; mixed with
 /// ranges, refused; other tools say what they were given.
 #[test]
 fn folded_stacks_are_read_back_and_drawn() {
@@ -684,7 +691,8 @@ fn folded_stacks_are_read_back_and_drawn() {
     // Two files of stacks add up, in any count format.
     let a = write(dir.path(), "a.folded", b"x;y 1.5\nx 2\n");
     let b = write(dir.path(), "b.folded", b"x;y 0.25\n");
-    assert_eq!(ok("njx-flamefold", &[&a, &b]), "x 2\nx;y 1.75\n");
+    // Written whole (issue 32), adding up to the total: 3.75 → 4.
+    assert_eq!(ok("njx-flamefold", &[&a, &b]), "x 2\nx;y 2\n");
     // With range records: refused, naming both.
     let csv = write(dir.path(), "trace.csv", COMPILE_CSV.as_bytes());
     let out = run("njx-flamefold", &[&a, &csv], b"");
@@ -760,6 +768,130 @@ fn svg_leaves_idle_out_and_colours_by_meaning() {
         "{}",
         stderr_of(&out)
     );
+}
+
+/// The fill of the frame whose title starts `title` in an SVG inferno drew.
+fn fill_of(svg: &str, title: &str) -> (u8, u8, u8) {
+    let at = svg
+        .find(&format!("<title>{title}"))
+        .unwrap_or_else(|| panic!("{title} drawn"));
+    let rest = &svg[at..];
+    let f = &rest[rest.find("fill=\"rgb(").unwrap() + 10..];
+    let v: Vec<u8> = f[..f.find(')').unwrap()]
+        .split(',')
+        .map(|x| x.trim().parse().unwrap())
+        .collect();
+    (v[0], v[1], v[2])
+}
+
+/// Issue 32: `--by op-name --svg` coloured `jit(_psum)` as communication and its
+/// all-reduce's leaf `reduce_sum[axes=(0,)]` as compute. A frame under communication is
+/// communication however it is named; the same name reached from compute stays compute.
+#[test]
+fn frames_under_communication_are_coloured_as_communication() {
+    let dir = tempdir();
+    let entry = HloComputationProto {
+        id: 2,
+        name: "main.2".into(),
+        instructions: vec![
+            inst(
+                10,
+                "all-reduce-start.1",
+                "all-reduce-start",
+                metadata("jit(_psum)/reduce_sum[axes=(0,)]", 0),
+                &[],
+            ),
+            inst(
+                11,
+                "fusion.2",
+                "fusion",
+                metadata("jit(f)/reduce_sum[axes=(0,)]", 0),
+                &[],
+            ),
+        ],
+        root_id: 11,
+        ..Default::default()
+    };
+    let proto = HloProto {
+        hlo_module: Some(HloModuleProto {
+            id: 3,
+            name: "jit_f".into(),
+            entry_computation_id: 2,
+            entry_computation_name: "main.2".into(),
+            computations: vec![entry],
+            frontend_attributes: Some(FrontendAttributes {
+                map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
+            }),
+            ..Default::default()
+        }),
+        buffer_assignment: None,
+    };
+    let dump = dir.path().join("xla_dump");
+    write(
+        &dump,
+        "module_0003.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb",
+        &proto.encode_to_vec(),
+    );
+    let (mut modules, mut thunks) = (String::new(), String::new());
+    for k in 0..3u32 {
+        let start = 1_000_000 * i64::from(k);
+        modules += &(json!({"profile": "r0", "program": FP, "program_id": 3, "name": "jit_f",
+            "execution": k, "device": 0, "start_ns": start, "dur_ns": 500_000, "thunks": 2,
+            "warmup": k == 0})
+        .to_string()
+            + "\n");
+        for (i, (name, dur, comm)) in [
+            ("all-reduce-start.1", 300_000, true),
+            ("fusion.2", 100_000, false),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            thunks += &(json!({"profile": "r0", "program": FP, "program_id": 3,
+                "module": "jit_f", "execution": k, "device": 0, "name": name,
+                "thunk_execution": 0, "start_ns": start + 300_000 * i as i64, "dur_ns": dur,
+                "hidden_ns": 0, "comm": comm, "warmup": k == 0,
+                "collective": comm.then_some("all-reduce"), "group_size": null,
+                "message_bytes": null})
+            .to_string()
+                + "\n");
+        }
+    }
+    let m = write(dir.path(), "modules.jsonl", modules.as_bytes());
+    let t = write(dir.path(), "thunks.jsonl", thunks.as_bytes());
+    let svg = dir.path().join("op.svg");
+    let out = run(
+        "njx-flamefold",
+        &[
+            "--by",
+            "op-name",
+            &m,
+            &t,
+            "--hlo",
+            dump.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let blue = |(r, g, b): (u8, u8, u8)| b > r && b >= g;
+    let warm = |(r, g, b): (u8, u8, u8)| r > g && g >= b;
+    // Two executions of steady state: 600,000 ns of the all-reduce, 200,000 of the fusion.
+    for title in ["jit(_psum) (", "reduce_sum[axes=(0,)] (600,000 ns"] {
+        let fill = fill_of(&text, title);
+        assert!(blue(fill), "{title}: {fill:?} is not communication's blue");
+    }
+    for title in ["jit(f) (", "reduce_sum[axes=(0,)] (200,000 ns"] {
+        let fill = fill_of(&text, title);
+        assert!(
+            warm(fill),
+            "{title}: {fill:?} is not compute's red to yellow"
+        );
+    }
+    // The name is shown as it is, under communication too.
+    assert!(!text.contains("_[k]"), "the palette's suffix is not shown");
 }
 
 /// A table for people, or an nsys stats report of another kind, given to a range tool:

@@ -297,6 +297,187 @@ fn the_summary_gives_nsys_statistics_per_kernel_name() {
     assert_eq!(direct, m);
 }
 
+/// Rows of `--per-device` (and `--by device`): (name, device) → row.
+fn rows_per_gpu(json: &str) -> BTreeMap<(String, u64), Value> {
+    json_lines(json)
+        .into_iter()
+        .map(|r| {
+            let key = (
+                r["name"].as_str().unwrap().to_string(),
+                r["device"].as_u64().expect("a device in every row per GPU"),
+            );
+            (key, r)
+        })
+        .collect()
+}
+
+/// Issue 32: kernels per GPU. The fixture's kernels: k1 on device 0 (100, 300 ns) and on
+/// device 1 (400 ns); k2 on device 0 (50, 10 ns). `--by device`: one row per GPU;
+/// `--per-device`: one per name and GPU; every row says its GPU where it has one; the
+/// table shows it when there are several; records summarise as the export does.
+#[test]
+fn kernels_per_gpu() {
+    let (dir, file) = fixture(false);
+    let by_device = ok(
+        "njx-kernels",
+        &["--by", "device", "--format", "json", &file],
+    );
+    let rows = rows_per_gpu(&by_device);
+    assert_eq!(rows.len(), 2, "{by_device}");
+    let d0 = &rows[&("device 0".to_string(), 0)];
+    assert_eq!(
+        (d0["count"].clone(), d0["total_ns"].clone()),
+        (4.into(), 460.into())
+    );
+    assert_eq!(d0["min_ns"], 10);
+    assert_eq!(d0["max_ns"], 300);
+    assert!(close(&d0["percent"], 460.0 * 100.0 / 860.0));
+    let d1 = &rows[&("device 1".to_string(), 1)];
+    assert_eq!(
+        (d1["count"].clone(), d1["total_ns"].clone()),
+        (1.into(), 400.into())
+    );
+    assert_eq!(d0["profile"], d1["profile"]);
+    assert!(d0["profile"].is_string());
+    // The largest GPU first.
+    assert_eq!(json_lines(&by_device)[0]["device"], 0);
+
+    // Per name and GPU.
+    let per = rows_per_gpu(&ok(
+        "njx-kernels",
+        &["--per-device", "--format", "json", &file],
+    ));
+    let k1 = "void k1<float>(int)".to_string();
+    let k2 = "void k2()".to_string();
+    assert_eq!(per.len(), 3);
+    assert_eq!(per[&(k1.clone(), 0)]["total_ns"], 400);
+    assert_eq!(per[&(k1.clone(), 0)]["count"], 2);
+    assert_eq!(per[&(k1.clone(), 1)]["total_ns"], 400);
+    assert_eq!(per[&(k2.clone(), 0)]["total_ns"], 60);
+    // Over every GPU (the default, as nsys' cuda_gpu_kern_sum): k1 ran on two, k2 on one.
+    let all = summary_rows(&ok("njx-kernels", &["--format", "json", &file]));
+    assert_eq!(all[&k1]["device"], Value::Null);
+    assert_eq!(all[&k1]["profile"], Value::Null);
+    assert_eq!(all[&k2]["device"], 0);
+    // CSV has the columns too, after the others.
+    let csv = ok("njx-kernels", &["--by", "device", "--format", "csv", &file]);
+    let header = csv.lines().next().unwrap();
+    assert!(header.ends_with(",bytes,device,profile"), "{header}");
+
+    // The table: the GPU of each row when there are several (`several` for k1).
+    let table = ok("njx-kernels", &[&file]);
+    let head = table.lines().next().unwrap();
+    assert!(head.contains("Device") && head.ends_with("Name"), "{table}");
+    let k1_line = table.lines().find(|l| l.ends_with(&k1)).unwrap();
+    assert!(k1_line.contains(" several "), "{table}");
+    let k2_line = table.lines().find(|l| l.ends_with(&k2)).unwrap();
+    assert!(k2_line.contains(" 0 "), "{table}");
+    // --by device names the GPU already: no Device column.
+    let table = ok("njx-kernels", &["--by", "device", &file]);
+    assert!(!table.lines().next().unwrap().contains("Device"), "{table}");
+    assert!(table.contains("device 1"), "{table}");
+
+    // Records (the map step of many ranks: njx-export per rank, then `cat`) give the same.
+    let records = ok("njx-export", &["--table", "kernels", &file]);
+    let from_records = ok_with(
+        "njx-kernels",
+        &["--by", "device", "--format", "json"],
+        records.as_bytes(),
+    );
+    assert_eq!(from_records, by_device);
+    // Two profiles, both with a device 0: four GPUs, named with their profile.
+    let other = dir.path().join("other.sqlite");
+    std::fs::copy(&file, &other).unwrap();
+    let other_records = ok("njx-export", &["--table", "kernels", path_str(&other)]);
+    let both = ok_with(
+        "njx-kernels",
+        &["--by", "device", "--format", "json"],
+        (records + &other_records).as_bytes(),
+    );
+    let names: Vec<String> = json_lines(&both)
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), 4, "{both}");
+    assert!(names.contains(&"device 0 (other)".to_string()), "{names:?}");
+    assert!(names.contains(&"device 1 (k)".to_string()), "{names:?}");
+    // Memory operations per GPU too (all on device 0 here).
+    let memops = rows_per_gpu(&ok(
+        "njx-kernels",
+        &[
+            "--by", "device", "--table", "memops", "--format", "json", &file,
+        ],
+    ));
+    assert_eq!(memops[&("device 0".to_string(), 0)]["count"], 4);
+    assert_eq!(
+        memops[&("device 0".to_string(), 0)]["bytes"],
+        4096 + 100 + 16 + 64
+    );
+}
+
+/// Per GPU on the real 2-GPU export against SQLite's own `GROUP BY deviceId`.
+#[test]
+#[cfg_attr(njx_no_shared_data, ignore = "needs ../shared/data, the real profiles")]
+fn real_two_gpu_export_per_device_matches_sql() {
+    let Some(dir) = shared_data("pytorch_nsys2026_sqlite") else {
+        return;
+    };
+    let file = dir.join("h100_2gpu_1s.sqlite");
+    if !file.is_file() {
+        eprintln!("SKIPPED: {} not found", file.display());
+        return;
+    }
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT deviceId, count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL \
+             GROUP BY deviceId",
+        )
+        .unwrap();
+    let want: BTreeMap<u64, (u64, i64)> = stmt
+        .query_map([], |r| {
+            let (device, count): (i64, i64) = (r.get(0)?, r.get(1)?);
+            Ok((device as u64, (count as u64, r.get(2)?)))
+        })
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(want.len(), 2, "two GPUs in {}", file.display());
+    let got: BTreeMap<u64, (u64, i64)> = json_lines(&ok(
+        "njx-kernels",
+        &["--by", "device", "--format", "json", path_str(&file)],
+    ))
+    .iter()
+    .map(|r| {
+        let device = r["device"].as_u64().unwrap();
+        assert_eq!(r["name"], format!("device {device}"));
+        (
+            device,
+            (
+                r["count"].as_u64().unwrap(),
+                r["total_ns"].as_i64().unwrap(),
+            ),
+        )
+    })
+    .collect();
+    assert_eq!(got, want);
+    // Per name and GPU: each GPU's rows add up to its total.
+    let per = json_lines(&ok(
+        "njx-kernels",
+        &["--per-device", "--format", "json", path_str(&file)],
+    ));
+    for (device, (count, total)) in &want {
+        let rows = per.iter().filter(|r| r["device"] == *device);
+        let (c, t) = rows.fold((0, 0), |(c, t), r| {
+            (
+                c + r["count"].as_u64().unwrap(),
+                t + r["total_ns"].as_i64().unwrap(),
+            )
+        });
+        assert_eq!((c, t), (*count, *total), "device {device}");
+    }
+}
+
 /// A record given twice in a row counts once; records out of njx-export's order (the same
 /// file given twice) are said, not counted silently (issue 28).
 #[test]

@@ -146,21 +146,68 @@ fn a_tool_waiting_on_a_terminal_says_so() {
     assert!(!stderr_of(&piped).contains("reading stdin"));
 }
 
+/// Issue 32: `--unit ms` wrote counts with decimals, which speedscope's folded importer
+/// (`^(.*) (\d+)$`) reads no line of and inferno-flamegraph truncates (69,121 ms drawn of
+/// 69,388). Every line is whole in every unit, read by flamegraph.pl, inferno and speedscope
+/// alike, and the counts add up to the total time rounded to the unit: no time is lost, in
+/// the lines or in the SVG drawn from them.
 #[test]
 fn folded_counts_in_ms_lose_no_time() {
     let ranges = range_records();
     let prepared = run("njx-ranges", &["--xla-compile"], ranges.as_bytes());
-    let ns = run("njx-flamefold", &[], &prepared.stdout);
-    let ms = run("njx-flamefold", &["--unit", "ms"], &prepared.stdout);
-    let total = |text: &[u8]| -> f64 {
+    let total = |text: &[u8]| -> u64 {
         String::from_utf8_lossy(text)
             .lines()
-            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<f64>().unwrap())
+            .map(|l| {
+                let (stack, count) = l.rsplit_once(' ').unwrap();
+                // speedscope's pattern, and what inferno reads without truncating.
+                assert!(
+                    !stack.is_empty()
+                        && !count.is_empty()
+                        && count.bytes().all(|b| b.is_ascii_digit()),
+                    "not a whole count: {l}"
+                );
+                count.parse::<u64>().unwrap()
+            })
             .sum()
     };
-    let (a, b) = (total(&ns.stdout), total(&ms.stdout) * 1e6);
-    assert!((a - b).abs() < 1.0, "{a} ns against {b} ns");
-    assert!(String::from_utf8_lossy(&ms.stdout).contains('.'));
+    let ns = total(&run("njx-flamefold", &[], &prepared.stdout).stdout);
+    assert!(ns > 10_000_000, "{ns} ns: enough for whole milliseconds");
+    for (unit, per) in [("us", 1e3), ("ms", 1e6)] {
+        let out = run("njx-flamefold", &["--unit", unit], &prepared.stdout);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert_eq!(
+            total(&out.stdout),
+            (ns as f64 / per).round() as u64,
+            "{unit}: the counts add up to the total, {ns} ns"
+        );
+    }
+    // The SVG (drawn by the inferno crate) is as wide as the total.
+    let dir = tempdir();
+    let svg = dir.path().join("ms.svg");
+    let out = run(
+        "njx-flamefold",
+        &["--unit", "ms", "--svg", svg.to_str().unwrap()],
+        &prepared.stdout,
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let ms = (ns as f64 / 1e6).round() as u64;
+    let all = format!("all ({} ms, 100%)", thousands(ms));
+    assert!(text.contains(&all), "{all} not in the SVG");
+}
+
+/// `n` with `,` between thousands, as inferno writes counts.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[test]

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::hlo::thunk_info;
 use crate::output::notes::Notes;
 use crate::source;
+use crate::util::stats::round_keeping_total;
 use clap::ValueEnum;
 use gpu::{GpuMode, GpuOptions};
 use stack::StackFolder;
@@ -223,25 +224,6 @@ impl Unit {
         }
     }
 
-    /// A folded count: `ns` nanoseconds (rounded to whole nanoseconds) in this unit,
-    /// exactly, with the decimals it needs (`1.5` ms for 1,500,000 ns; `0.000042` ms for
-    /// 42 ns): no time is lost to rounding to whole units (flamegraph.pl and inferno read
-    /// decimal counts).
-    pub fn count(self, ns: f64) -> String {
-        let ns = ns.round() as u64;
-        let (per, digits) = match self {
-            Unit::Ns => return ns.to_string(),
-            Unit::Us => (1_000, 3),
-            Unit::Ms => (1_000_000, 6),
-        };
-        let (whole, part) = (ns / per, ns % per);
-        if part == 0 {
-            return whole.to_string();
-        }
-        let decimals = format!("{part:0digits$}");
-        format!("{whole}.{}", decimals.trim_end_matches('0'))
-    }
-
     /// The unit's short name (`ns`).
     pub fn name(self) -> &'static str {
         match self {
@@ -367,8 +349,8 @@ impl Folded {
     }
 
     /// The folded lines, `stack count`: every stack holding time with its time in `unit`
-    /// ([`Unit::count`]: whole nanoseconds, with decimals in `us` and `ms`), sorted by
-    /// stack.
+    /// as a whole number ([`Folded::counts`]), sorted by stack; a stack whose count is 0
+    /// is left out.
     pub fn lines(&self, unit: Unit) -> Vec<String> {
         let mut out = Vec::new();
         self.write_lines(unit, &mut |line| {
@@ -377,6 +359,17 @@ impl Folded {
         })
         .expect("collecting cannot fail");
         out
+    }
+
+    /// The count of each stack (by node) as written: whole `unit`s (whole counts for
+    /// stacks read as folded, in whatever unit they were written) rounded so that they add
+    /// up to the total rounded to the unit ([`round_keeping_total`]). Every reader of
+    /// folded stacks takes whole counts (speedscope reads no line with decimals, inferno
+    /// truncates them), and the width they draw is the sum: each count rounded on its own
+    /// would draw time that is not there, or leave some out.
+    pub fn counts(&self, unit: Unit) -> Vec<u64> {
+        let weights: Vec<f64> = self.nodes.iter().map(|n| n.weight).collect();
+        round_keeping_total(&weights, if self.as_read { 1.0 } else { unit.ns() })
     }
 
     /// [`Folded::lines`], handed one at a time to `emit` in the same order, holding only
@@ -411,6 +404,7 @@ impl Folded {
             });
             ev
         };
+        let counts = self.counts(unit);
         let mut path = String::new();
         let mut line = String::new();
         // Per level: its events, the next one, the length of its stack's name.
@@ -432,16 +426,12 @@ impl Folded {
                 levels.push((events(child), 0, len));
                 continue;
             }
-            let weight = self.nodes[child as usize].weight;
-            if weight > 0.0 {
+            let count = counts[child as usize];
+            if count > 0 {
                 line.clear();
                 line.push_str(&path);
                 line.push(' ');
-                if self.as_read {
-                    line.push_str(&weight.to_string());
-                } else {
-                    line.push_str(&unit.count(weight));
-                }
+                line.push_str(&count.to_string());
                 emit(&line)?;
             }
         }
@@ -474,7 +464,8 @@ pub fn read_folded(path: &Path) -> Result<BTreeMap<String, f64>> {
 }
 
 /// Pairs two folded files for a differential flame graph: every stack of either with its
-/// count before and after (0 where absent), sorted by stack. `normalize` scales the
+/// count before and after (0 where absent), sorted by stack, each side's counts whole and
+/// adding up to its total rounded ([`round_keeping_total`]). `normalize` scales the
 /// counts before so both files have the same total, as `inferno-diff-folded -n`.
 pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String, u64, u64)>> {
     let a = read_folded(before)?;
@@ -496,25 +487,36 @@ pub fn diff(before: &Path, after: &Path, normalize: bool) -> Result<Vec<(String,
     let mut stacks: Vec<&String> = a.keys().chain(b.keys()).collect();
     stacks.sort_unstable();
     stacks.dedup();
-    // Counts are written as integers: one past u64 cannot be written.
-    let count = |v: f64, path: &Path, stack: &str| -> Result<u64> {
-        let v = v.round();
-        if v >= u64::MAX as f64 {
+    // Each side's counts whole, adding up to its total rounded (`round_keeping_total`):
+    // readers take whole counts and draw their sums.
+    let side = |counts: &BTreeMap<String, f64>, scale: f64, path: &Path| -> Result<Vec<u64>> {
+        let values: Vec<f64> = stacks
+            .iter()
+            .map(|s| counts.get(*s).copied().unwrap_or(0.0) * scale)
+            .collect();
+        // Counts are written as integers: one past u64 cannot be written.
+        if let Some((s, v)) = stacks
+            .iter()
+            .zip(&values)
+            .find(|(_, v)| v.round() >= u64::MAX as f64)
+        {
             return Err(Error::data(
                 crate::source::place_of(path),
-                format!("stack {stack}: its count {v} is past the largest integer count"),
+                format!(
+                    "stack {s}: its count {} is past the largest integer count",
+                    v.round()
+                ),
             ));
         }
-        Ok(v as u64)
+        Ok(round_keeping_total(&values, 1.0))
     };
-    stacks
+    let x = side(&a, scale, before)?;
+    let y = side(&b, 1.0, after)?;
+    Ok(stacks
         .into_iter()
-        .map(|s| {
-            let x = a.get(s).copied().unwrap_or(0.0) * scale;
-            let y = b.get(s).copied().unwrap_or(0.0);
-            Ok((s.clone(), count(x, before, s)?, count(y, after, s)?))
-        })
-        .collect()
+        .zip(x.into_iter().zip(y))
+        .map(|(s, (x, y))| (s.clone(), x, y))
+        .collect())
 }
 
 #[cfg(test)]
@@ -535,18 +537,44 @@ mod tests {
         f.add_path(&["a"], 1e6);
         f.add_path(&["b", "c"], 1.4e6);
         f.add_path(&["b"], 0.0);
-        assert_eq!(f.lines(Unit::Ms), vec!["a 1", "b;c 3.4"]);
+        assert_eq!(f.lines(Unit::Ms), vec!["a 1", "b;c 3"]);
         assert_eq!(f.len(), 2);
         assert_eq!(f.total_ns(), 4.4e6);
     }
 
+    // Issue 32: `--unit ms` wrote `1.5`, which speedscope reads no line of and inferno
+    // truncates (69,121 ms drawn of 69,388).
     #[test]
-    fn counts_keep_every_nanosecond() {
-        assert_eq!(Unit::Ms.count(42.0), "0.000042");
-        assert_eq!(Unit::Ms.count(1_500_000.4), "1.5");
-        assert_eq!(Unit::Ms.count(3e6), "3");
-        assert_eq!(Unit::Us.count(1_234_567.0), "1234.567");
-        assert_eq!(Unit::Us.count(10.0), "0.01");
-        assert_eq!(Unit::Ns.count(7.6), "8");
+    fn counts_are_whole_and_add_up_to_the_total() {
+        let mut f = Folded::default();
+        for (i, ns) in [400_000.0, 400_000.0, 400_000.0, 1_700_000.0, 42.0]
+            .into_iter()
+            .enumerate()
+        {
+            f.add_path(&[format!("s{i}")], ns);
+        }
+        // 2.900042 ms: 3 ms drawn, the largest fractions rounded up (ties: the first).
+        assert_eq!(f.lines(Unit::Ms), vec!["s0 1", "s3 2"]);
+        assert_eq!(
+            f.lines(Unit::Us),
+            vec!["s0 400", "s1 400", "s2 400", "s3 1700"]
+        );
+        let ns = f.lines(Unit::Ns);
+        assert_eq!(ns.len(), 5);
+        assert!(ns.contains(&"s4 42".to_string()));
+        // A thunk shared among three stacks: its 1000 ns, not 999.
+        let mut f = Folded::default();
+        for s in ["a", "b", "c"] {
+            f.add_path(&[s], 1000.0 / 3.0);
+        }
+        assert_eq!(f.lines(Unit::Ns), vec!["a 334", "b 333", "c 333"]);
+        // Read counts with decimals: whole, their total kept.
+        let mut f = Folded {
+            as_read: true,
+            ..Folded::default()
+        };
+        f.add_path(&["x"], 2.0);
+        f.add_path(&["x", "y"], 1.75);
+        assert_eq!(f.lines(Unit::Ms), vec!["x 2", "x;y 2"]);
     }
 }

@@ -79,20 +79,37 @@ pub fn render_svg<W: Write>(lines: &[String], options: &SvgOptions, out: W) -> R
     // The root, all stacks together (an empty name to inferno).
     palette.insert("", colour("[all]"));
     let mut labelled = Vec::with_capacity(drawn.len());
-    // Each distinct frame labelled and coloured once (deep stacks repeat their frames).
-    let mut labels: HashMap<&str, Cow<'_, str>> = HashMap::new();
+    // Each distinct frame labelled and coloured once (deep stacks repeat their frames),
+    // apart as it is reached under communication or not.
+    let mut labels: HashMap<(&str, bool), Cow<'_, str>> = HashMap::new();
     for line in &drawn {
         let stack = stack_of(line);
         let mut out = String::with_capacity(line.len());
+        // Whether a frame above is communication: what runs under it is (the reduction
+        // of an all-reduce, `jit(_psum);reduce_sum`), whatever its own name says.
+        let mut under_communication = false;
         for (i, frame) in stack.split(';').enumerate() {
-            let label = labels.entry(frame).or_insert_with(|| {
+            let own = meaning(frame);
+            let inherited = under_communication && own == Meaning::Compute;
+            under_communication |= own == Meaning::Communication;
+            let label = labels.entry((frame, inherited)).or_insert_with(|| {
                 let label = if options.full_names {
                     frame.into()
                 } else {
                     python_label(frame)
                 };
+                // inferno colours by name: a frame reached both ways needs two names. It
+                // shows `name_[k]` as `name` (flamegraph.pl's annotation suffix), so the
+                // one under communication is told apart without a visible change.
+                let (label, colour) = if inherited {
+                    let label = format!("{label}{UNDER_COMMUNICATION}");
+                    let colour = colour_as(frame, Meaning::Communication);
+                    (Cow::Owned(label), colour)
+                } else {
+                    (label, colour(frame))
+                };
                 if palette.get(&label).is_none() {
-                    palette.insert(&label, colour(frame));
+                    palette.insert(&label, colour);
                 }
                 label
             });
@@ -214,16 +231,26 @@ fn meaning(frame: &str) -> Meaning {
     }
 }
 
+/// The suffix of a frame's name under communication whose own name says compute
+/// (`reduce_sum_[k]`): a name of its own in inferno's palette, shown without the suffix
+/// (inferno, as flamegraph.pl, strips the annotations `_[k]`, `_[w]`, `_[i]`, `_[j]`).
+const UNDER_COMMUNICATION: &str = "_[k]";
+
 /// A frame's colour: its meaning's family of hues, and within it a hue and lightness
 /// from a hash of the whole name, so that neighbouring frames differ.
 fn colour(frame: &str) -> Color {
+    colour_as(frame, meaning(frame))
+}
+
+/// The colour of `frame` taken to mean `meaning`.
+fn colour_as(frame: &str, meaning: Meaning) -> Color {
     // FNV-1a: stable across builds and platforms, so a profile always draws alike.
     let hash = frame.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     });
     let a = (hash & 0xffff) as f64 / 65535.0;
     let b = ((hash >> 16) & 0xffff) as f64 / 65535.0;
-    let (hue, sat, light) = match meaning(frame) {
+    let (hue, sat, light) = match meaning {
         Meaning::Idle => (0.0, 0.0, 0.62 + 0.1 * b),
         Meaning::Marker => (215.0, 0.15, 0.74 + 0.1 * b),
         Meaning::Python => (80.0 + 70.0 * a, 0.5, 0.52 + 0.14 * b),

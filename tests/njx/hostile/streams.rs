@@ -189,17 +189,62 @@ pub fn cases() -> Vec<Case> {
             Refused,
         ),
     ];
-    for &(label, make, expect) in kernels {
-        v.push(Case::new(
-            format!("kernel records: {label}"),
-            "njx-kernels",
-            expect,
-            move |d: &Path| {
-                let path = d.join("k.jsonl");
-                std::fs::write(&path, lines(&make())).unwrap();
-                Run::new(args![path.to_str().unwrap()]).name("k.jsonl")
+    // Each through the grouping by GPU and the rows per GPU too (issue 32), and GPUs that
+    // are hostile themselves.
+    /// A kernel of 5 ns at `start` on `device`, consistent but for what the case breaks.
+    fn on(device: Value, start: i64) -> Value {
+        let mut k = kernel("k", json!(start), json!(5));
+        k["end_ns"] = json!(start + 5);
+        k["device"] = device;
+        k
+    }
+    fn kernels_on(device: Value) -> Vec<Value> {
+        vec![on(json!(0), 0), on(device, 10)]
+    }
+    let gpus: &[(&str, Make, Expect)] = &[
+        (
+            "a device id past 32 bits",
+            || kernels_on(json!(4_294_967_296u64)),
+            Refused,
+        ),
+        ("a negative device id", || kernels_on(json!(-1)), Refused),
+        (
+            "a device id that is text",
+            || kernels_on(json!("0")),
+            Refused,
+        ),
+        ("no device id", || kernels_on(Value::Null), Refused),
+        (
+            "100,000 GPUs of one profile",
+            || {
+                (0..100_000u32)
+                    .map(|g| on(json!(g), i64::from(g)))
+                    .collect()
             },
-        ));
+            Accepted,
+        ),
+    ];
+    let grouped: [&[&str]; 3] = [&[], &["--by", "device"], &["--per-device"]];
+    for &(label, make, expect) in kernels.iter().chain(gpus) {
+        for by in grouped {
+            let named = if by.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", by.join(" "))
+            };
+            v.push(Case::new(
+                format!("kernel records: {label}{named}"),
+                "njx-kernels",
+                expect,
+                move |d: &Path| {
+                    let path = d.join("k.jsonl");
+                    std::fs::write(&path, lines(&make())).unwrap();
+                    let mut a: Vec<String> = by.iter().map(|s| s.to_string()).collect();
+                    a.push(path.to_str().unwrap().into());
+                    Run::new(a).name("k.jsonl")
+                },
+            ));
+        }
     }
     v
 }
