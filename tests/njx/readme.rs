@@ -630,3 +630,53 @@ fn pip_reaches_pypi(dir: &Path) -> Option<String> {
     }
     Some(python.to_string())
 }
+
+/// The field index of `docs/formats.md` ("Every record's fields"): a table of record kind,
+/// the command that writes it as CSV (run in the README's staged folder) and its fields in
+/// order. Each command's header line must be those fields, exactly: a field added, removed,
+/// renamed or moved in the code and not in the contract fails here.
+#[test]
+fn every_record_kind_has_the_fields_the_contract_lists() {
+    let text = read(&repo().join("docs/formats.md"));
+    let index = text
+        .split("## Every record's fields")
+        .nth(1)
+        .expect("docs/formats.md has the field index");
+    let rows: Vec<(String, String)> = index
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            let code = |c: &str| {
+                let c = c.trim().trim_end_matches('|').trim();
+                c.strip_prefix('`')?.strip_suffix('`').map(str::to_string)
+            };
+            Some((code(cells.get(1)?)?, code(cells.get(2)?)?))
+        })
+        .collect();
+    assert!(rows.len() >= 20, "the field index has {} rows", rows.len());
+    let dir = tempdir();
+    let dir = dir.path();
+    stage(dir);
+    let tools = Path::new(exe("njx-export")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut wrong = Vec::new();
+    for (command, fields) in rows {
+        let out = bash(&command, dir, &path, &[]);
+        assert_ran(&command, &out);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let header = stdout.lines().next().unwrap_or_default().replace(',', ", ");
+        if header != fields {
+            wrong.push(format!("`{command}`\n  docs: {fields}\n  tool: {header}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/formats.md lists other fields than the tools write:\n{}",
+        wrong.join("\n")
+    );
+}
