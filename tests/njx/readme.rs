@@ -680,3 +680,61 @@ fn every_record_kind_has_the_fields_the_contract_lists() {
         wrong.join("\n")
     );
 }
+
+/// `scripts/demo.sh` finds the tools where cargo's settings put them (`CARGO_TARGET_DIR`,
+/// `build.target-dir` in a config file), not in `target/`: run from a copy of the
+/// repository's scripts beside its examples, with a stand-in `cargo` whose builds land in
+/// another folder and whose `cargo metadata` says so, as a user's config makes it.
+#[test]
+fn the_demo_finds_the_tools_where_cargo_puts_them() {
+    let dir = tempdir();
+    let dir = dir.path();
+    let copy = dir.join("repo");
+    std::fs::create_dir_all(copy.join("scripts")).unwrap();
+    std::fs::copy(repo().join("scripts/demo.sh"), copy.join("scripts/demo.sh")).unwrap();
+    std::os::unix::fs::symlink(repo().join("examples"), copy.join("examples")).unwrap();
+    let elsewhere = dir.join("elsewhere");
+    let tools = Path::new(exe("njx-export")).parent().unwrap();
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    executable(
+        &dir.join("bin/cargo"),
+        &format!(
+            "#!/bin/sh\n# A stand-in for cargo with build.target-dir set to {target}.\n\
+             case \"$1\" in\n\
+             build) mkdir -p '{target}/release' && for t in '{tools}'/njx-*; do \
+                    ln -sf \"$t\" '{target}/release/'; done;;\n\
+             metadata) printf '{{\"packages\":[],\"target_directory\":\"%s\",\"version\":1}}\\n' \
+                       '{target}';;\n\
+             *) exit 101;;\n\
+             esac\n",
+            target = elsewhere.display(),
+            tools = tools.display()
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let command = copy.join("scripts/demo.sh");
+    let out = bash(&format!("'{}'", command.display()), dir, &path, &[]);
+    assert_ran("scripts/demo.sh", &out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("$ njx-report") && text.contains("Compilation time"),
+        "{text}"
+    );
+}
+
+/// Counts written in prose drift from what they count (the README once said 23
+/// conformance tests where there were 28): the README states none.
+#[test]
+fn the_readme_counts_nothing_that_drifts() {
+    let text = read(&repo().join("README.md"));
+    let counted = regex::Regex::new(
+        r"(?i)\b(\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty)\s+(conformance\s+|integration\s+|unit\s+)?(tests|tools|binaries|commands|test cases)\b",
+    )
+    .unwrap();
+    let found: Vec<&str> = counted.find_iter(&text).map(|m| m.as_str()).collect();
+    assert!(found.is_empty(), "counts in the README: {found:?}");
+}
