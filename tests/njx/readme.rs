@@ -738,3 +738,59 @@ fn the_readme_counts_nothing_that_drifts() {
     let found: Vec<&str> = counted.find_iter(&text).map(|m| m.as_str()).collect();
     assert!(found.is_empty(), "counts in the README: {found:?}");
 }
+
+/// GitHub's anchor of a heading: lower case, punctuation other than `-` and `_` dropped,
+/// spaces made `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every relative link of the README and `docs/` names a file of the repository, and a
+/// heading of it where the link has an anchor: the reference moved into `docs/` and must
+/// stay reachable from the guide.
+#[test]
+fn every_link_in_the_docs_leads_somewhere() {
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut broken = Vec::new();
+    for doc in documents() {
+        let text = read(&doc);
+        let here = doc.parent().unwrap();
+        for m in link.captures_iter(&text) {
+            let target = &m[1];
+            if target.starts_with("http://") || target.starts_with("https://") {
+                continue;
+            }
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target, None),
+            };
+            let path = if file.is_empty() {
+                doc.clone()
+            } else {
+                here.join(file)
+            };
+            let name = doc.strip_prefix(repo()).unwrap().display().to_string();
+            if !path.exists() {
+                broken.push(format!("{name}: {target}: no such file"));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                let headings: Vec<String> = read(&path)
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .map(|l| slug(l.trim_start_matches('#')))
+                    .collect();
+                if !headings.iter().any(|h| h == anchor) {
+                    broken.push(format!("{name}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
