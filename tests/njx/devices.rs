@@ -855,6 +855,25 @@ fn a_pipeline_says_once_that_a_program_was_compiled_differently() {
             "{script}: {line}"
         );
     }
+    // Never left out: where the records show it by themselves, the reader says it again in
+    // one short line, which is all there is when the export was silenced or the stream is
+    // two exports joined (neither saw both programs).
+    for script in [
+        "njx-export --table thunks rank0.zip rank1.zip | njx-collectives",
+        "njx-export -q --table thunks rank0.zip rank1.zip | njx-collectives",
+        "njx-export --table thunks rank0.zip > 0.jsonl && njx-export --table thunks rank1.zip \
+         > 1.jsonl && cat 0.jsonl 1.jsonl | njx-collectives",
+    ] {
+        let out = shell(script, dir.path());
+        let err = stderr_of(&out);
+        assert!(out.status.success(), "{script}: {err}");
+        assert!(
+            err.contains(
+                "njx-collectives: module jit_step ran as 2 programs, each on devices of its own"
+            ),
+            "{script}: {err}"
+        );
+    }
 }
 
 #[test]

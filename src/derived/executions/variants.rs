@@ -142,9 +142,9 @@ impl Variants {
             .collect()
     }
 
-    /// [`Variants::notes`] but that a module of `said` was compiled differently: the
-    /// modules one stream of records showed that of already, said by the tool that read
-    /// the profiles and wrote it.
+    /// [`Variants::notes`], a module of `said` in one short line: the modules one stream of
+    /// records showed that of already, said in full by the tool that read the profiles and
+    /// wrote it (where it was not silenced, or the stream is not several exports joined).
     pub fn notes_except(&self, said: &BTreeSet<String>) -> Vec<String> {
         let all: BTreeSet<u32> = self
             .by_name
@@ -174,6 +174,15 @@ impl Variants {
                          is compared only across its own devices, so wait, straggler and \
                          alignment figures leave the others out (--program-key name \
                          analyses them together)"
+                    ));
+                } else if count == union.len() && union == all {
+                    // One stream of records showed it: the tool that wrote them from the
+                    // profiles said it in full, unless it was silenced or the stream is
+                    // several exports put together. Said again, shorter, never left out.
+                    out.push(format!(
+                        "module {name} ran as {} programs, each on devices of its own: its \
+                         figures compare each program's devices only",
+                        keys.len()
                     ));
                 }
                 continue;
