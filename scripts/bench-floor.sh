@@ -10,9 +10,9 @@
 # Environment: NJX_BIN=DIR  binaries to measure (default: target/release, built first);
 #              NJX_FLOOR_ONLY=REGEX  jobs whose label matches.
 #
-# Jobs (the README's pipelines):
+# Jobs (the pipelines of docs/pipelines.md):
 #   compile proc0     njx-compile-summary --total proc0.zip
-#   summary           the three outputs of the summary as the README gives them:
+#   summary           the three outputs of the summary as docs/pipelines.md gives them:
 #                     njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total;
 #                     njx-modules rank*.zip; njx-collectives rank*.zip (wait is in it)
 #   communication     njx-collectives rank*.zip

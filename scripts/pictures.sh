@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Draws the default flame graphs and the charts (njx-collectives' bandwidth, wait and
 # lateness plots, njx-heap's) of the real profiles and renders each SVG in headless
-# Chromium to a PNG (docs/flame/*.png and docs/charts/*.png, shown in the README), so
+# Chromium to a PNG (docs/flame/*.png and docs/charts/*.png, shown in docs/flamefold.md and docs/collectives.md), so
 # that every picture is looked at as a browser draws it.
 #   scripts/pictures.sh [DATA] [OUT] [CHARTS]
 # DATA: the folder of the real profiles (default ../shared/data); OUT: docs/flame;

@@ -741,6 +741,21 @@ fn values_not_there_are_null_in_json_and_empty_in_csv_in_every_view() {
                 !csv.split([',', '\n']).any(|c| c == "-1" || c == "(none)"),
                 "{name} {view}: {csv}"
             );
+            // The table for people: a `-` where a value is not there, never an empty
+            // cell (which a split on blanks would not see).
+            let table = ok("njx-heap", &["--view", view, &zip]);
+            for line in table.lines() {
+                assert_eq!(
+                    line,
+                    line.trim_end(),
+                    "{name} {view}: an empty last cell: {table}"
+                );
+            }
+            if name == "bare" && view == "buffers" {
+                for line in table.lines().skip(1) {
+                    assert!(line.ends_with(" -        -"), "{name} {view}: {table}");
+                }
+            }
         }
     }
     // The trace that sized no allocation: no size and no fragmentation (not 0 and -peak).

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use std::io::Write;
 
 impl Row {
-    /// The row's fields as CSV cells, in the order of the JSON records (and the README):
+    /// The row's fields as CSV cells, in the order of the JSON records (and docs/formats.md):
     /// numbers as JSON writes them, nulls empty.
     fn cells(&self) -> Vec<(&'static str, String)> {
         if self.part().is_timing() {

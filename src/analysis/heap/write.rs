@@ -106,10 +106,10 @@ fn buffers_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
             b.buffer.to_string(),
             mib(b.bytes),
             format!("{:.2}", b.percent),
-            b.shape.clone().unwrap_or_default(),
+            b.shape.clone().unwrap_or_else(dash),
             b.instruction.clone(),
-            b.op_name.clone().unwrap_or_default(),
-            b.source.clone().unwrap_or_default(),
+            b.op_name.clone().unwrap_or_else(dash),
+            b.source.clone().unwrap_or_else(dash),
         ]);
     }
     write_table(out, &rows, &[1, 2, 3, 4])
