@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
+use crate::output::numbers::serialize_ns;
 use crate::output::{Format, write_records, write_table};
 use crate::records::{Kernel, Memop};
 use crate::source::{self, gpu_ops};
@@ -83,15 +84,20 @@ pub struct Row {
     pub total_ns: i64,
     /// Share of the total of all rows, percent.
     pub percent: f64,
-    /// Mean duration, nanoseconds.
+    /// Mean duration, nanoseconds (written to the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub mean_ns: f64,
-    /// The middle duration; for an even count the mean of the two middle ones.
+    /// The middle duration; for an even count the mean of the two middle ones (written to
+    /// the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub median_ns: f64,
     /// Shortest duration, nanoseconds.
     pub min_ns: i64,
     /// Longest duration, nanoseconds.
     pub max_ns: i64,
-    /// Sample standard deviation (divisor n − 1, as nsys' reports); 0 for one operation.
+    /// Sample standard deviation (divisor n − 1, as nsys' reports); 0 for one operation
+    /// (written to the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub std_ns: f64,
     /// Bytes moved or set, for memory operations; null for kernels.
     pub bytes: Option<u64>,

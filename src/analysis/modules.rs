@@ -4,7 +4,7 @@ use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::derived::partial;
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
-use crate::output::numbers::ms_exact;
+use crate::output::numbers::{ms_exact, serialize_ns, serialize_ns_opt};
 use crate::output::{Format, write_records, write_table};
 use crate::records::Module;
 use crate::source::records::RecordStream;
@@ -42,9 +42,12 @@ pub struct ProgramSummary {
     pub thunks_mean: f64,
     /// Thunks per execution, sample standard deviation (null for one execution).
     pub thunks_std: Option<f64>,
-    /// GPU time per execution, mean, nanoseconds.
+    /// GPU time per execution, mean, nanoseconds (written to the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub dur_mean_ns: f64,
-    /// GPU time per execution, sample standard deviation (null for one execution).
+    /// GPU time per execution, sample standard deviation (null for one execution;
+    /// written to the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns_opt")]
     pub dur_std_ns: Option<f64>,
     /// Total GPU time, nanoseconds.
     pub dur_sum_ns: i64,

@@ -1,7 +1,8 @@
 //! Numbers as the tools write them for people: durations in milliseconds and
 //! microseconds, shares as percentages, bytes in binary units. One place, so that two
 //! tables never format the same quantity two ways by accident; where two ways are
-//! wanted, each has its own name.
+//! wanted, each has its own name. And the one rule for a time the records write (a field
+//! `…_ns`) from a mean, quantile or difference: whole nanoseconds ([`whole_ns`]).
 
 /// Nanoseconds as milliseconds, three decimals.
 pub fn ms(ns: f64) -> String {
@@ -70,6 +71,27 @@ pub fn mib(bytes: i64) -> String {
         unit += 1;
     }
     format!("{v:.2} {}", UNITS[unit])
+}
+
+/// A time in nanoseconds as the records write it (their fields `…_ns`, integer
+/// nanoseconds by the records' contract): the nearest whole number of nanoseconds (halves
+/// away from zero) to a mean, quantile or difference computed, none where there is no
+/// number (NaN). The tables for people format the value computed, not this one.
+pub fn whole_ns(v: f64) -> Option<i64> {
+    // `as` saturates: a time past 292 years exists only in made-up records.
+    v.is_finite().then(|| v.round() as i64)
+}
+
+/// Serialises a time in nanoseconds as [`whole_ns`] writes it, in JSON and CSV alike
+/// (`#[serde(serialize_with = "crate::output::numbers::serialize_ns")]`): a record holds
+/// the value computed, its readers see whole nanoseconds.
+pub fn serialize_ns<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&whole_ns(*v), s)
+}
+
+/// [`serialize_ns`] of an optional time: null (an empty CSV cell) where there is none.
+pub fn serialize_ns_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&v.and_then(whole_ns), s)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! definition writes JSON Lines and CSV and reads both back. Field names and meanings
 //! are fixed by SPEC.md; fields may be added, never renamed.
 
+use crate::output::numbers::{serialize_ns, serialize_ns_opt};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -797,16 +798,22 @@ pub struct Change {
     pub matched_by: Option<String>,
     /// Before: mean per execution (`program`, `collective`), time per module execution
     /// (`instruction`), or total (`kernel`, `compile-pass`), nanoseconds; null if absent.
+    /// Held as computed, written to the nearest nanosecond.
+    #[serde(serialize_with = "serialize_ns_opt")]
     pub before_ns: Option<f64>,
     /// After, as `before_ns`.
+    #[serde(serialize_with = "serialize_ns_opt")]
     pub after_ns: Option<f64>,
     /// Samples before: executions, thunk executions, instances, compilations.
     pub before_count: u64,
     /// Samples after.
     pub after_count: u64,
-    /// after − before, nanoseconds (an absent side counts 0).
+    /// after − before, nanoseconds (an absent side counts 0), of the values computed,
+    /// written to the nearest nanosecond.
+    #[serde(serialize_with = "serialize_ns")]
     pub change_ns: f64,
-    /// after / before − 1, percent; null for a key on one side only.
+    /// after / before − 1, percent, of the values computed (not those written); null for
+    /// a key on one side only.
     pub change_pct: Option<f64>,
     /// The interval of `change_pct` (Welch on the log ratio; level 1 − --alpha, 95 % by
     /// default); null where a side has too few samples.

@@ -241,22 +241,23 @@ fn the_summary_gives_nsys_statistics_per_kernel_name() {
     let rows = summary_rows(&out);
     assert_eq!(rows.len(), 2);
     // k1: 100, 300, 400 ns. Mean 266.67; median 300; sample std
-    // sqrt(((−166.67)² + 33.33² + 133.33²) / 2) = sqrt(23333.33) = 152.75.
+    // sqrt(((−166.67)² + 33.33² + 133.33²) / 2) = sqrt(23333.33) = 152.75; the records
+    // write times to the nearest nanosecond.
     let k1 = &rows["void k1<float>(int)"];
     assert_eq!(k1["count"], 3);
     assert_eq!(k1["total_ns"], 800);
-    assert!(close(&k1["mean_ns"], 800.0 / 3.0));
-    assert!(close(&k1["median_ns"], 300.0));
+    assert_eq!(k1["mean_ns"], 267);
+    assert_eq!(k1["median_ns"], 300);
     assert_eq!(k1["min_ns"], 100);
     assert_eq!(k1["max_ns"], 400);
-    assert!(close(&k1["std_ns"], (70_000.0f64 / 3.0).sqrt()));
+    assert_eq!(k1["std_ns"], 153);
     assert!(close(&k1["percent"], 800.0 * 100.0 / 860.0));
     assert_eq!(k1["bytes"], Value::Null);
-    // k2: 50 and 10 ns: median the mean of the two, std sqrt(2 · 20²).
+    // k2: 50 and 10 ns: median the mean of the two, std sqrt(2 · 20²) = 28.28.
     let k2 = &rows["void k2()"];
     assert_eq!(k2["count"], 2);
-    assert!(close(&k2["median_ns"], 30.0));
-    assert!(close(&k2["std_ns"], 800f64.sqrt()));
+    assert_eq!(k2["median_ns"], 30);
+    assert_eq!(k2["std_ns"], 28);
     // The largest total first.
     let first = json_lines(&out)[0]["name"].clone();
     assert_eq!(first, "void k1<float>(int)");

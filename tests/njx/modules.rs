@@ -318,8 +318,9 @@ fn njx_modules_summarises_module_records() {
     let rows = json_lines(&String::from_utf8(out.stdout).unwrap());
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["executions"], 2);
-    assert_eq!(rows[0]["dur_mean_ns"], 15.0);
-    assert!((rows[0]["dur_std_ns"].as_f64().unwrap() - 50f64.sqrt()).abs() < 1e-12);
+    assert_eq!(rows[0]["dur_mean_ns"], 15);
+    // sqrt(50) = 7.07, to the nearest nanosecond.
+    assert_eq!(rows[0]["dur_std_ns"], 7);
     assert_eq!(rows[0]["percent"], 100.0);
     let out = run(
         "njx-modules",
@@ -429,13 +430,12 @@ fn steady_state_summary_matches_the_peer() {
         let want = &steady[r["program"].as_str().unwrap()];
         assert_eq!(r["executions"], want["count"]);
         assert_eq!(r["name"], want["name"]);
-        assert!(close(
-            r["dur_mean_ns"].as_f64().unwrap() / 1e6,
-            want["dur_mean_ms"].as_f64().unwrap(),
-            1e-6
-        ));
+        // The records write the nearest nanosecond.
+        let ns = |ms: f64| Value::from((ms * 1e6).round() as i64);
+        let mean = want["dur_mean_ms"].as_f64().unwrap();
+        assert_eq!(r["dur_mean_ns"], ns(mean), "{r}");
         match want["dur_std_ms"].as_f64() {
-            Some(s) => assert!(close(r["dur_std_ns"].as_f64().unwrap() / 1e6, s, 1e-6)),
+            Some(s) => assert_eq!(r["dur_std_ns"], ns(s), "{r}"),
             None => assert!(r["dur_std_ns"].is_null()),
         }
         assert_eq!(r["thunks_mean"].as_f64(), want["thunks_mean"].as_f64());

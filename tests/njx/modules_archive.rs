@@ -483,8 +483,9 @@ fn assert_summary(
     assert_eq!(s["executions"], executions, "{what}");
     assert!(close(s["thunks_mean"].as_f64().unwrap(), thunks), "{what}");
     assert!(close(s["thunks_std"].as_f64().unwrap(), 0.0), "{what}");
-    assert!(close(s["dur_mean_ns"].as_f64().unwrap(), mean), "{what}");
-    assert!(close(s["dur_std_ns"].as_f64().unwrap(), std), "{what}");
+    // Times are written to the nearest nanosecond.
+    assert_eq!(s["dur_mean_ns"], mean.round() as i64, "{what}");
+    assert_eq!(s["dur_std_ns"], std.round() as i64, "{what}");
     assert_eq!(s["dur_sum_ns"], sum, "{what}");
     assert!(close(s["percent"].as_f64().unwrap(), percent), "{what}");
 }

@@ -1,7 +1,8 @@
 //! Outputs, through the built binaries: written under a temporary name beside the
 //! destination and moved into place only on success; an output that is also an input is
 //! refused before anything is read; a folder that cannot be written is refused before the
-//! work; write errors name the file.
+//! work; write errors name the file; every time a record writes (a field `…_ns`) is whole
+//! nanoseconds, in JSON and CSV alike.
 
 use crate::common::*;
 use std::path::Path;
@@ -197,4 +198,172 @@ fn a_signal_removes_the_staged_output_and_exits_with_its_number() {
         assert_eq!(staged(dir.path()), 0, "{tool}: staged file left");
         assert!(!dir.path().join(dest).exists(), "{tool}");
     }
+}
+
+/// The records' contract (docs/formats.md): times are integer nanoseconds. Every tool that
+/// writes records (`--format json|csv`) is run on the example run and on an SQLite export,
+/// in each of its tables and views, and every field whose name ends in `_ns` must be an
+/// integer or null in the JSON (`5.0` is not one) and an integer or empty cell in the CSV:
+/// a mean, standard deviation, quantile or difference is written as the nearest whole
+/// nanosecond.
+#[test]
+fn every_ns_field_of_every_record_is_whole_nanoseconds() {
+    use serde_json::Value;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/run");
+    let (r0, r1) = (root.join("rank0.zip"), root.join("rank1.zip"));
+    let (r0, r1) = (r0.to_str().unwrap(), r1.to_str().unwrap());
+    let dir = tempdir();
+    let db = dir.path().join("xla.sqlite");
+    crate::kernels::xla_export(&db);
+    let db = db.to_str().unwrap();
+    let pgle = dir.path().join("pgle");
+    let pgle = pgle.to_str().unwrap();
+
+    let mut cases: Vec<(&str, Vec<&str>)> = Vec::new();
+    for table in ["ranges", "gpu-ranges", "modules", "thunks"] {
+        cases.push(("njx-export", vec!["--table", table, r0, r1]));
+    }
+    for table in ["ranges", "gpu-ranges", "kernels", "memops"] {
+        cases.push(("njx-export", vec!["--table", table, db]));
+    }
+    cases.push(("njx-ranges", vec![r0, r1]));
+    cases.push(("njx-ranges", vec!["--xla-compile", r0, r1]));
+    for extra in [
+        &[][..],
+        &["--total"],
+        &["--passes"],
+        &["--total", "--passes"],
+    ] {
+        for by in ["category", "name"] {
+            let mut args = extra.to_vec();
+            args.extend(["--by", by, r0, r1]);
+            cases.push(("njx-compile-summary", args));
+        }
+    }
+    cases.push(("njx-modules", vec![r0, r1]));
+    cases.push((
+        "njx-modules",
+        vec!["--include-warmup", "--include-autotuning", r0, r1],
+    ));
+    cases.push(("njx-modules", vec![db]));
+    for view in ["top", "opcode", "variability"] {
+        cases.push(("njx-thunks", vec!["--view", view, r0, r1]));
+        cases.push((
+            "njx-thunks",
+            vec!["--view", view, "--include-warmup", r0, r1],
+        ));
+    }
+    for by in ["name", "short-name", "range", "module", "thunk", "graph"] {
+        cases.push(("njx-kernels", vec!["--by", by, db]));
+    }
+    cases.push(("njx-kernels", vec!["--table", "memops", db]));
+    cases.push(("njx-collectives", vec![r0, r1]));
+    cases.push(("njx-collectives", vec!["--records", r0, r1]));
+    for table in [
+        "bandwidth",
+        "hidden",
+        "wait",
+        "stragglers",
+        "instances",
+        "wait-quantiles",
+        "wait-histogram",
+        "lateness",
+    ] {
+        cases.push(("njx-collectives", vec!["--table", table, r0, r1]));
+    }
+    for view in ["peak", "buffers", "by-op-name", "by-source"] {
+        cases.push(("njx-heap", vec!["--view", view, r0]));
+    }
+    cases.push(("njx-pgle", vec!["-o", pgle, r0, r1]));
+    for by in ["program", "instruction", "collective", "compile-pass"] {
+        cases.push(("njx-diff", vec!["--by", by, r0, "--vs", r1]));
+    }
+    cases.push(("njx-diff", vec!["--by", "kernel", db, "--vs", db]));
+    // njx-report writes JSON only: each section is its tool's records.
+    cases.push(("njx-report", vec![r0, r1]));
+    cases.push(("njx-report", vec![db]));
+
+    /// The fields `…_ns` of `v` (at any depth) that are neither an integer nor null.
+    fn fractions(v: &Value, bad: &mut Vec<String>, seen: &mut usize) {
+        match v {
+            Value::Object(o) => {
+                for (k, v) in o {
+                    if k.ends_with("_ns") {
+                        *seen += 1;
+                        if !(v.is_null() || v.is_i64() || v.is_u64()) {
+                            bad.push(format!("{k}: {v}"));
+                        }
+                    }
+                    fractions(v, bad, seen);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| fractions(v, bad, seen)),
+            _ => {}
+        }
+    }
+
+    let mut bad = Vec::new();
+    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (tool, args) in &cases {
+        let formats: &[&str] = if *tool == "njx-report" {
+            &["json"]
+        } else {
+            &["json", "csv"]
+        };
+        for format in formats {
+            let mut full = vec!["-q", "--format", format];
+            full.extend(args);
+            let text = ok(tool, &full);
+            let mut wrong = Vec::new();
+            let count = seen.entry(tool).or_default();
+            if *format == "json" {
+                for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                    let v: Value = serde_json::from_str(line).expect("a JSON record");
+                    fractions(&v, &mut wrong, count);
+                }
+            } else {
+                let mut r = csv::Reader::from_reader(text.as_bytes());
+                let header = r.headers().expect("a CSV header").clone();
+                for row in r.records() {
+                    let row = row.expect("a CSV row");
+                    for (k, cell) in header.iter().zip(row.iter()) {
+                        if k.ends_with("_ns") {
+                            *count += 1;
+                            if !(cell.is_empty() || cell.parse::<i64>().is_ok()) {
+                                wrong.push(format!("{k}: {cell}"));
+                            }
+                        }
+                    }
+                }
+            }
+            wrong.sort();
+            wrong.dedup_by(|a, b| a.split(':').next() == b.split(':').next());
+            if !wrong.is_empty() {
+                bad.push(format!("{tool} {full:?}: {}", wrong.join(", ")));
+            }
+        }
+    }
+    // Each tool wrote times to check (njx-heap's records hold none, njx-pgle's its
+    // `module_ms`).
+    for tool in [
+        "njx-export",
+        "njx-ranges",
+        "njx-compile-summary",
+        "njx-modules",
+        "njx-thunks",
+        "njx-kernels",
+        "njx-collectives",
+        "njx-diff",
+        "njx-report",
+    ] {
+        assert!(
+            seen.get(tool).is_some_and(|&n| n > 0),
+            "{tool} wrote no …_ns field: {seen:?}"
+        );
+    }
+    assert!(
+        bad.is_empty(),
+        "fields …_ns that are not whole nanoseconds (the first of each field):\n{}",
+        bad.join("\n")
+    );
 }

@@ -1,7 +1,7 @@
 //! The report's rows, one variant per table (their JSON records), and the tables
 //! ([`Part`], `--table`) they belong to.
 
-use super::format::{serialize_ns, serialize_ns_opt};
+use crate::output::numbers::{serialize_ns, serialize_ns_opt};
 use serde::Serialize;
 
 /// One row of a table of the report: its JSON record, tagged with its table (the CSV has

@@ -4,7 +4,7 @@
 use super::stats::clamp;
 use super::table::Run;
 use super::{Chosen, Named, Rows};
-use crate::output::numbers::percent_i128;
+use crate::output::numbers::{percent_i128, serialize_ns};
 use serde::Serialize;
 
 /// A row of the top view.
@@ -25,7 +25,8 @@ pub struct TopRow {
     pub executions: u64,
     /// GPU time over devices and executions (exposed time for communication), ns.
     pub total_ns: i64,
-    /// GPU time per execution, mean, ns.
+    /// GPU time per execution, mean, ns (written to the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub mean_ns: f64,
     /// Share of the time of all thunks shown and not, percent.
     pub percent: f64,

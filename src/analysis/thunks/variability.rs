@@ -5,6 +5,7 @@
 use super::stats::{Slow, Stats};
 use super::table::Run;
 use super::{Chosen, Named, Rows};
+use crate::output::numbers::serialize_ns;
 use serde::Serialize;
 
 /// A row of the variability view.
@@ -22,9 +23,12 @@ pub struct VariabilityRow {
     pub opcode: Option<String>,
     /// Executions, over devices.
     pub executions: u64,
-    /// Mean execution time, ns.
+    /// Mean execution time, ns (written to the nearest nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub mean_ns: f64,
-    /// Sample standard deviation (divisor n − 1, as pandas), ns.
+    /// Sample standard deviation (divisor n − 1, as pandas), ns (written to the nearest
+    /// nanosecond).
+    #[serde(serialize_with = "serialize_ns")]
     pub std_ns: f64,
     /// Coefficient of variation, std / mean (null for a mean of 0).
     pub cv: Option<f64>,
