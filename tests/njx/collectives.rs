@@ -447,7 +447,7 @@ fn lateness_along_the_module() {
 
 /// The tables of `njx-collectives --table`, the report's four then those on aligned
 /// clocks.
-const TABLES: [&str; 8] = [
+pub(crate) const TABLES: [&str; 8] = [
     "bandwidth",
     "hidden",
     "wait",

@@ -253,22 +253,22 @@ fn every_ns_field_of_every_record_is_whole_nanoseconds() {
             vec!["--view", view, "--include-warmup", r0, r1],
         ));
     }
-    for by in ["name", "short-name", "range", "module", "thunk", "graph"] {
+    for by in [
+        "name",
+        "short-name",
+        "range",
+        "module",
+        "thunk",
+        "graph",
+        "device",
+    ] {
         cases.push(("njx-kernels", vec!["--by", by, db]));
     }
+    cases.push(("njx-kernels", vec!["--per-device", db]));
     cases.push(("njx-kernels", vec!["--table", "memops", db]));
     cases.push(("njx-collectives", vec![r0, r1]));
     cases.push(("njx-collectives", vec!["--records", r0, r1]));
-    for table in [
-        "bandwidth",
-        "hidden",
-        "wait",
-        "stragglers",
-        "instances",
-        "wait-quantiles",
-        "wait-histogram",
-        "lateness",
-    ] {
+    for table in crate::collectives::TABLES {
         cases.push(("njx-collectives", vec!["--table", table, r0, r1]));
     }
     for view in ["peak", "buffers", "by-op-name", "by-source"] {

@@ -463,20 +463,27 @@ fn stage(dir: &Path) {
     );
 }
 
-#[test]
-fn every_pipeline_in_the_readme_runs() {
-    let commands = readme_commands(Kind::Pipeline);
-    assert!(commands.len() >= 20, "{commands:?}");
+/// A [`stage`]d folder, and the `PATH` its commands run with: the built tools, then the
+/// stand-ins of `bin/`, then the system's.
+fn staged() -> (tempfile::TempDir, String) {
     let dir = tempdir();
-    let dir = dir.path();
-    stage(dir);
+    stage(dir.path());
     let tools = Path::new(exe("njx-export")).parent().unwrap();
     let path = format!(
         "{}:{}:{}",
         tools.display(),
-        dir.join("bin").display(),
+        dir.path().join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    (dir, path)
+}
+
+#[test]
+fn every_pipeline_in_the_readme_runs() {
+    let commands = readme_commands(Kind::Pipeline);
+    assert!(commands.len() >= 20, "{commands:?}");
+    let (dir, path) = staged();
+    let dir = dir.path();
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     let tmp = dir.join("tmp");
     for command in &commands {
@@ -682,15 +689,8 @@ fn every_record_kind_has_the_fields_the_contract_lists() {
         lines,
         "rows of the field index that were not read"
     );
-    let dir = tempdir();
+    let (dir, path) = staged();
     let dir = dir.path();
-    stage(dir);
-    let tools = Path::new(exe("njx-export")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        tools.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut wrong = Vec::new();
     for (command, fields) in rows {
         let out = bash(&command, dir, &path, &[]);
