@@ -347,6 +347,11 @@ mod tests {
         }
     }
 
+    /// One instruction of module `m`, settled.
+    fn one(inst: &str, sig: (&str, &str, &str, &str), durations: &[i64]) -> Settled {
+        settled(vec![key("m", inst, sig, durations)])
+    }
+
     fn settled(keys: Vec<Key>) -> Settled {
         Settled {
             keys: keys
@@ -366,18 +371,8 @@ mod tests {
     #[test]
     fn an_edit_above_an_instruction_moves_its_line_not_its_match() {
         let d = [100, 101, 99];
-        let before = settled(vec![key(
-            "m",
-            "fusion.1",
-            ("fusion", "f/a", "x.py:10[f]", "f32[8]"),
-            &d,
-        )]);
-        let after = settled(vec![key(
-            "m",
-            "fusion.1",
-            ("fusion", "f/a", "x.py:14[f]", "f32[8]"),
-            &d,
-        )]);
+        let before = one("fusion.1", ("fusion", "f/a", "x.py:10[f]", "f32[8]"), &d);
+        let after = one("fusion.1", ("fusion", "f/a", "x.py:14[f]", "f32[8]"), &d);
         let c = compare(By::Instruction, &before, &after, &RULES);
         assert_eq!(c.matched.by_name, 1);
         assert_eq!(c.changes[0].matched_by.as_deref(), Some("name"));
@@ -386,18 +381,8 @@ mod tests {
     #[test]
     fn renamed_instructions_pair_by_dumps_even_with_moved_lines() {
         let d = [100, 101, 99];
-        let before = settled(vec![key(
-            "m",
-            "fusion.1",
-            ("fusion", "f/a", "x.py:10[f]", "f32[8]"),
-            &d,
-        )]);
-        let after = settled(vec![key(
-            "m",
-            "fusion.7",
-            ("fusion", "f/a", "x.py:12[f]", "f32[8]"),
-            &d,
-        )]);
+        let before = one("fusion.1", ("fusion", "f/a", "x.py:10[f]", "f32[8]"), &d);
+        let after = one("fusion.7", ("fusion", "f/a", "x.py:12[f]", "f32[8]"), &d);
         let c = compare(By::Instruction, &before, &after, &RULES);
         assert_eq!(
             (c.matched.by_dumps, c.matched.new, c.matched.gone),
@@ -410,18 +395,8 @@ mod tests {
     #[test]
     fn a_name_held_by_another_instruction_after_gives_two_rows_of_distinct_keys() {
         let d = [100, 101, 99];
-        let before = settled(vec![key(
-            "m",
-            "fusion.1",
-            ("fusion", "f/a", "", "f32[8]"),
-            &d,
-        )]);
-        let after = settled(vec![key(
-            "m",
-            "fusion.1",
-            ("copy", "f/b", "", "f32[4]"),
-            &d,
-        )]);
+        let before = one("fusion.1", ("fusion", "f/a", "", "f32[8]"), &d);
+        let after = one("fusion.1", ("copy", "f/b", "", "f32[4]"), &d);
         let c = compare(By::Instruction, &before, &after, &RULES);
         assert_eq!((c.matched.new, c.matched.gone), (1, 1));
         let mut keys: Vec<(&str, &str)> = c

@@ -316,6 +316,11 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
+    /// A side of `n` samples of mean `mean` and deviation `sd`, its value `scale` means.
+    fn side(n: u64, mean: f64, sd: Option<f64>, scale: f64) -> Side {
+        Side { n, mean, sd, scale }
+    }
+
     fn close(a: f64, b: f64, rel: f64) {
         assert!(
             (a - b).abs() <= rel * b.abs().max(1e-300),
@@ -372,18 +377,8 @@ mod tests {
 
     #[test]
     fn ratio_interval_covers_the_change_and_is_exact_without_spread() {
-        let before = Side {
-            n: 50,
-            mean: 100.0,
-            sd: Some(5.0),
-            scale: 1.0,
-        };
-        let after = Side {
-            n: 50,
-            mean: 110.0,
-            sd: Some(5.0),
-            scale: 1.0,
-        };
+        let before = side(50, 100.0, Some(5.0), 1.0);
+        let after = side(50, 110.0, Some(5.0), 1.0);
         let c = welch_ratio(&before, &after, 0.95, 2).unwrap();
         close(c.change, 0.1, 1e-12);
         assert!(c.low < 0.1 && c.high > 0.1 && c.low > 0.05, "{c:?}");
@@ -393,51 +388,21 @@ mod tests {
         assert_eq!((same.change, same.p), (0.0, 1.0));
         // Totals: counts are exact, so twice the instances of identical durations are
         // exactly twice the time.
-        let one = Side {
-            n: 4,
-            mean: 7.0,
-            sd: Some(0.0),
-            scale: 4.0,
-        };
-        let two = Side {
-            n: 8,
-            mean: 7.0,
-            sd: Some(0.0),
-            scale: 8.0,
-        };
+        let one = side(4, 7.0, Some(0.0), 4.0);
+        let two = side(8, 7.0, Some(0.0), 8.0);
         let c = welch_ratio(&one, &two, 0.95, 2).unwrap();
         assert_eq!((c.change, c.low, c.high, c.p), (1.0, 1.0, 1.0, 0.0));
         // Too few samples: no interval.
-        let few = Side {
-            n: 1,
-            mean: 7.0,
-            sd: None,
-            scale: 1.0,
-        };
+        let few = side(1, 7.0, None, 1.0);
         assert_eq!(welch_ratio(&few, &two, 0.95, 2), None);
         assert_eq!(welch_ratio(&one, &two, 0.95, 5), None);
     }
 
     #[test]
     fn a_sum_with_a_large_part_of_too_few_samples_is_not_tested() {
-        let many = Side {
-            n: 50,
-            mean: 100.0,
-            sd: Some(5.0),
-            scale: 1.0,
-        };
-        let one = Side {
-            n: 1,
-            mean: 100.0,
-            sd: None,
-            scale: 1.0,
-        };
-        let tiny = Side {
-            n: 1,
-            mean: 0.5,
-            sd: None,
-            scale: 1.0,
-        };
+        let many = side(50, 100.0, Some(5.0), 1.0);
+        let one = side(1, 100.0, None, 1.0);
+        let tiny = side(1, 0.5, None, 1.0);
         assert!(welch_ratio_of_sums(&[many, one], &[many, one], 0.95, 3).is_none());
         // Under 1 % of the sum: its value only.
         let c = welch_ratio_of_sums(&[many, tiny], &[many, tiny], 0.95, 3).unwrap();

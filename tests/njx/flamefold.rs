@@ -734,18 +734,7 @@ fn svg_leaves_idle_out_and_colours_by_meaning() {
         "{text}"
     );
     assert!(!text.contains("<title>[GPU idle"));
-    let fill = |name: &str| -> (u8, u8, u8) {
-        let at = text
-            .find(&format!("<title>{name}"))
-            .unwrap_or_else(|| panic!("{name} drawn"));
-        let rest = &text[at..];
-        let f = &rest[rest.find("fill=\"rgb(").unwrap() + 10..];
-        let v: Vec<u8> = f[..f.find(')').unwrap()]
-            .split(',')
-            .map(|x| x.trim().parse().unwrap())
-            .collect();
-        (v[0], v[1], v[2])
-    };
+    let fill = |name: &str| fill_of(&text, name);
     let (r, g, b) = fill("all-reduce-start");
     assert!(b > r && b > g, "communication is blue: {r},{g},{b}");
     let (r, g, b) = fill("fusion.1");
