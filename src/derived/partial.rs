@@ -93,9 +93,9 @@ pub trait Aggregate: Sized + DeserializeOwned {
 /// then profiles read one input path per core at a time ([`executions::each_mapped`], HLO
 /// dumps also from `hlo`), each aggregated on the thread that read it and merged in input
 /// order. `empty` makes an empty aggregate. The notes on the answer (the warm-up warning,
-/// modules compiled differently across devices) go to `notes` ([`Notes::on_answer`]),
-/// but that a module was compiled differently where one stream of records showed it
-/// alone: the tool that wrote the stream read the profiles and said it.
+/// modules compiled differently across devices) go to `notes` ([`Notes::on_answer`]); that
+/// a module was compiled differently is said in one short line where one stream of records
+/// showed it alone: the tool that wrote the stream read the profiles and said it in full.
 pub fn aggregate<A: Aggregate + Send>(
     inputs: &[PathBuf],
     hlo: executions::Hlo<'_>,
@@ -116,7 +116,7 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
     let (mut acc, mut records) = (empty(), empty());
     let mut parts = Vec::new();
     // The modules a stream of records showed compiled differently on its own: the tool
-    // that wrote it (njx-export, reading the profiles) said so.
+    // that wrote it (njx-export, reading the profiles) said so in full; said short here.
     let mut said = BTreeSet::new();
     let keep = Kept {
         dumps: acc.wants_dumps(),
