@@ -109,7 +109,11 @@ pub fn run_child(command: &mut std::process::Command) -> std::io::Result<std::pr
     let waited = wait_no_reap(child.id());
     set_child(0);
     let status = waited.and_then(|()| child.wait());
-    exit_if_signalled();
+    // A signal sent to the whole process group (the terminal's Ctrl-C) ends the child and
+    // this process together: its handler has run by now, but the cleaning thread may not
+    // have, and would find CHILD cleared and clean up while this thread went on to drop
+    // the same paths. Left to that thread instead.
+    await_signal_exit();
     status
 }
 

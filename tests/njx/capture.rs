@@ -96,6 +96,8 @@ if [ -n "$dump" ]; then
   echo 'not a dump' > "$dump/{DUMP}.txt"
   echo 'not a dump' > "$dump/autotune_results.pb"
 fi
+# Its process id, for a test that waits for the sleep below to start.
+echo $$ > "$log/program-pid"
 [ -z "$PROGRAM_SLEEP" ] || sleep "$PROGRAM_SLEEP"
 [ -z "$PROGRAM_SIGNAL" ] || kill -"$PROGRAM_SIGNAL" $$
 exit "${{PROGRAM_STATUS:-0}}"
@@ -753,10 +755,20 @@ fn an_interrupted_capture_leaves_nothing_behind() {
             .spawn()
             .unwrap();
         let start = std::time::Instant::now();
-        while s.log("program-args").is_none() && start.elapsed().as_secs() < 20 {
+        // Signalled once the program sleeps, its dump written: a shell signalled while it
+        // starts a command may lose the signal (dash catches SIGINT, and a child signalled
+        // between fork and exec drops it), and after SIGTERM the program outlives the
+        // stand-in nsys (real nsys passes the signal on; the stand-in dies of it), so it
+        // must have nothing more to write.
+        let sleeper = loop {
+            if let Some(pid) = s.log("program-pid").and_then(|p| p.trim().parse().ok()) {
+                if let Some(sleeper) = child_named(pid, "sleep") {
+                    break (pid, sleeper);
+                }
+            }
+            assert!(start.elapsed().as_secs() < 20, "the program never slept");
             std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        assert!(s.log("program-args").is_some(), "the program never ran");
+        };
         let pid = child.id().to_string();
         let target = if group { format!("-{pid}") } else { pid };
         let killed = Command::new("kill")
@@ -786,7 +798,27 @@ fn an_interrupted_capture_leaves_nothing_behind() {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect()
         };
+        // The stand-in program, if the signal left it sleeping, ends now (checked again
+        // first: a process id is reused once its process has ended).
+        if child_named(sleeper.0, "sleep") == Some(sleeper.1) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &sleeper.1.to_string()])
+                .status();
+        }
         assert!(left("tmp").is_empty(), "SIG{signal}: {:?}", left("tmp"));
         assert!(left("work").is_empty(), "SIG{signal}: {:?}", left("work"));
     }
+}
+
+/// The process id of a child of `parent` running the program `name` (its exec done).
+fn child_named(parent: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let (head, rest) = stat.rsplit_once(") ")?;
+        let comm = head.split_once(" (")?.1;
+        let ppid: u32 = rest.split(' ').nth(1)?.parse().ok()?;
+        (ppid == parent && comm == name).then_some(pid)
+    })
 }
