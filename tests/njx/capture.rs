@@ -761,10 +761,9 @@ fn an_interrupted_capture_leaves_nothing_behind() {
         // stand-in nsys (real nsys passes the signal on; the stand-in dies of it), so it
         // must have nothing more to write.
         let sleeper = loop {
-            if let Some(pid) = s.log("program-pid").and_then(|p| p.trim().parse().ok()) {
-                if let Some(sleeper) = child_named(pid, "sleep") {
-                    break (pid, sleeper);
-                }
+            let pid: Option<u32> = s.log("program-pid").and_then(|p| p.trim().parse().ok());
+            if let Some(found) = pid.and_then(|p| Some((p, child_named(p, "sleep")?))) {
+                break found;
             }
             assert!(start.elapsed().as_secs() < 20, "the program never slept");
             std::thread::sleep(std::time::Duration::from_millis(20));
