@@ -15,7 +15,7 @@
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::output::numbers::serialize_ns;
-use crate::output::{Format, write_records, write_table};
+use crate::output::{Format, or_dash, write_records, write_table};
 use crate::records::{Kernel, Memop};
 use crate::source::{self, gpu_ops};
 use clap::ValueEnum;
@@ -501,7 +501,7 @@ pub fn write(format: Format, by: By, rows: &[Row], out: &mut dyn Write) -> Resul
             format!("{:.1}", r.std_ns),
         ];
         if with_bytes {
-            line.push(r.bytes.map_or("-".into(), |b| b.to_string()));
+            line.push(or_dash(r.bytes));
         }
         if with_device {
             line.push(match (r.device, &r.profile) {

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::output::numbers::{ms_exact, serialize_ns, serialize_ns_opt};
 use crate::output::{Format, write_records, write_table};
-use crate::records::Module;
+use crate::records::{Module, is_autotuning};
 use crate::source::records::RecordStream;
 use crate::util::stats::Sums;
 use serde::{Deserialize, Serialize};
@@ -113,7 +113,7 @@ impl Partial {
         let mut acc: BTreeMap<&str, Acc> = BTreeMap::new();
         for ((program, phase), a) in &self.programs {
             if (!include_warmup && rule.module_is_warmup(program, *phase))
-                || (program == "unknown" && !include_autotuning)
+                || (is_autotuning(program) && !include_autotuning)
             {
                 continue;
             }

@@ -13,7 +13,7 @@ use crate::derived::partial;
 use crate::error::Result;
 use crate::hlo::thunk_info::{self, Infos, Wanted};
 use crate::output::notes::Notes;
-use crate::records::{Module, Thunk};
+use crate::records::{Module, Thunk, is_autotuning};
 use crate::source::records::RecordStream;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -352,7 +352,7 @@ impl GpuTime {
         let rule = self.warmup.rule();
         // Autotuning executions (program `unknown`) belong to initialisation too.
         let counts =
-            |program: &str, warmup: bool| include_warmup || (!warmup && program != "unknown");
+            |program: &str, warmup: bool| include_warmup || (!warmup && !is_autotuning(program));
         let mut out = Settled {
             programs: BTreeMap::new(),
             spans: BTreeMap::new(),
@@ -520,7 +520,8 @@ impl<'a> Selection<'a> {
     /// Whether the thunk executions of `program` in `phase` count (steady state unless
     /// warm-up is included, never autotuning), whatever the program's share.
     pub fn thunk_counts(&self, program: &str, phase: Phase) -> bool {
-        self.include_warmup || (!self.rule.thunk_is_warmup(program, phase) && program != "unknown")
+        self.include_warmup
+            || (!self.rule.thunk_is_warmup(program, phase) && !is_autotuning(program))
     }
 
     /// Whether `program` is among those that cover the fraction of the time.

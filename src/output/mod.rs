@@ -348,6 +348,11 @@ pub fn write_records<T: Serialize + Default>(
     w.finish::<T>()
 }
 
+/// A table cell for people: `v`, or `-` where there is no value.
+pub fn or_dash(v: Option<impl ToString>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
 /// Writes rows of text cells as a table aligned on a terminal: the first row is the header,
 /// columns listed in `right` are right-aligned (numbers).
 pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], right: &[usize]) -> Result<()> {

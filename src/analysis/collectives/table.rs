@@ -6,7 +6,7 @@ use super::rows::{Part, Row};
 use crate::error::{Error, Result};
 use crate::output::charts::{round_label, significant};
 use crate::output::numbers::ms;
-use crate::output::write_table;
+use crate::output::{or_dash, write_table};
 use std::io::Write;
 
 /// A table for people: title, column headings, the right-aligned (numeric) columns, and
@@ -287,7 +287,7 @@ impl Row {
             execution.to_string(),
             thunk.clone(),
             thunk_execution.to_string(),
-            message_bytes.map_or("-".to_string(), |b| b.to_string()),
+            or_dash(*message_bytes),
             devices.to_string(),
             ms(*fastest_ns as f64),
             ms(*wait_ns),

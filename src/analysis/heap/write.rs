@@ -5,7 +5,7 @@ use super::records::{GroupRecord, ProgramHeap};
 use super::{Options, View};
 use crate::error::Result;
 use crate::output::numbers::mib;
-use crate::output::{Format, RecordWriter, write_table};
+use crate::output::{Format, RecordWriter, or_dash, write_table};
 use serde::Serialize;
 use std::io::Write;
 
@@ -68,10 +68,10 @@ fn peak_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
             p.program_id.to_string(),
             or_dash(p.trace),
             or_dash(p.allocation),
-            p.peak_bytes.map_or_else(dash, mib),
-            p.allocation_bytes.map_or_else(dash, mib),
+            or_dash(p.peak_bytes.map(mib)),
+            or_dash(p.allocation_bytes.map(mib)),
             or_dash(p.peak_event),
-            p.peak_at.clone().unwrap_or_else(dash),
+            or_dash(p.peak_at.as_deref()),
             or_dash(p.live_buffers),
             mib(p.parameter_bytes),
             mib(p.output_bytes),
@@ -106,10 +106,10 @@ fn buffers_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
             b.buffer.to_string(),
             mib(b.bytes),
             format!("{:.2}", b.percent),
-            b.shape.clone().unwrap_or_else(dash),
+            or_dash(b.shape.as_deref()),
             b.instruction.clone(),
-            b.op_name.clone().unwrap_or_else(dash),
-            b.source.clone().unwrap_or_else(dash),
+            or_dash(b.op_name.as_deref()),
+            or_dash(b.source.as_deref()),
         ]);
     }
     write_table(out, &rows, &[1, 2, 3, 4])
@@ -134,16 +134,6 @@ fn groups_table(group_rows: Vec<GroupRecord>, by_source: bool, out: &mut dyn Wri
         ]);
     }
     write_table(out, &rows, &[1, 2, 3, 4])
-}
-
-/// The cell of a value not there: `-`, as the other tools' tables have it.
-fn dash() -> String {
-    "-".to_string()
-}
-
-/// `v`, or `-` where it is not there.
-fn or_dash(v: Option<impl ToString>) -> String {
-    v.map_or_else(dash, |v| v.to_string())
 }
 
 /// Writes `rows` as records in `format`.

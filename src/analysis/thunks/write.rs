@@ -7,7 +7,7 @@ use super::variability::VariabilityRow;
 use super::{Chosen, Rows};
 use crate::error::{Error, Result};
 use crate::output::numbers::{ms, us_tenths};
-use crate::output::{Format, RecordWriter, write_table_with};
+use crate::output::{Format, RecordWriter, or_dash, write_table_with};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::io::Write;
@@ -37,11 +37,6 @@ pub fn write(format: Format, rows: &Rows<'_>, out: &mut dyn Write) -> Result<()>
     out.flush().map_err(Error::Output)
 }
 
-/// What the dumps say, `-` where they say nothing.
-fn text(s: Option<String>) -> String {
-    s.unwrap_or_else(|| "-".into())
-}
-
 /// The header row of a table.
 fn header(cells: &[&str]) -> Cow<'static, [String]> {
     Cow::Owned(cells.iter().map(|c| c.to_string()).collect())
@@ -69,9 +64,9 @@ fn top_table(rows: &Rows<'_>, runs: &[Run], total: i128, out: &mut dyn Write) ->
             x.executions.to_string(),
             us_tenths(x.mean_ns),
             x.thunk,
-            text(x.opcode),
+            or_dash(x.opcode),
             format!("{} ({})", x.module, x.program),
-            text(x.op_name),
+            or_dash(x.op_name),
         ])
     };
     write_table_with(out, runs.len() + 1, &row, &[0, 1, 2, 3])

@@ -168,23 +168,26 @@ impl Variants {
                 .collect();
             let ran = format!("{} programs ({})", keys.len(), list.join(", "));
             if !self.keyed_by_name {
-                if count == union.len() && union == all && !said.contains(name) {
-                    out.push(format!(
+                if count != union.len() || union != all {
+                    continue;
+                }
+                out.push(if said.contains(name) {
+                    // One stream of records showed it: the tool that wrote them from the
+                    // profiles said it in full, unless it was silenced or the stream is
+                    // several exports put together. Said again, shorter, never left out.
+                    format!(
+                        "module {name} ran as {} programs, each on devices of its own: its \
+                         figures compare each program's devices only",
+                        keys.len()
+                    )
+                } else {
+                    format!(
                         "module {name} was compiled differently across devices: {ran}; each \
                          is compared only across its own devices, so wait, straggler and \
                          alignment figures leave the others out (--program-key name \
                          analyses them together)"
-                    ));
-                } else if count == union.len() && union == all {
-                    // One stream of records showed it: the tool that wrote them from the
-                    // profiles said it in full, unless it was silenced or the stream is
-                    // several exports put together. Said again, shorter, never left out.
-                    out.push(format!(
-                        "module {name} ran as {} programs, each on devices of its own: its \
-                         figures compare each program's devices only",
-                        keys.len()
-                    ));
-                }
+                    )
+                });
                 continue;
             }
             let digests: BTreeSet<u64> = keys

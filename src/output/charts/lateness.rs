@@ -40,8 +40,9 @@ pub fn svg_text(programs: &[(String, DeviceLines)]) -> Result<String> {
                 ("sans-serif", 18),
             )
             .map_err(text)?;
-        for ((caption, devices), area) in programs.iter().zip(body.split_evenly((panels, 1))) {
-            draw_lateness_panel(&area, caption, devices, &colours)?;
+        let areas = body.split_evenly((panels, 1));
+        for (((caption, devices), latest), area) in programs.iter().zip(&drawn).zip(areas) {
+            draw_lateness_panel(&area, caption, devices, latest, &colours)?;
         }
         Ok(())
     })?;
@@ -106,18 +107,16 @@ pub fn device_colours(panels: &[Vec<u32>]) -> BTreeMap<u32, usize> {
 }
 
 /// One program's panel of the lateness picture: the band of all its devices, and the
-/// lines of the [`LATE_DEVICES`] latest on average, each device in its colour of
-/// `colours` ([`device_colours`]).
+/// lines of the [`LATE_DEVICES`] latest on average (`latest`, [`latest`]), each device in
+/// its colour of `colours` ([`device_colours`]).
 fn draw_lateness_panel(
     area: &DrawingArea<SVGBackend, Shift>,
     caption: &str,
     devices: &DeviceLines,
+    latest: &[u32],
     colours: &BTreeMap<u32, usize>,
 ) -> Result<(), String> {
-    let sorted: Vec<(u32, &Vec<(f64, f64)>)> = latest(devices)
-        .into_iter()
-        .map(|d| (d, &devices[&d]))
-        .collect();
+    let sorted: Vec<(u32, &Vec<(f64, f64)>)> = latest.iter().map(|&d| (d, &devices[&d])).collect();
     let all = || devices.values().flatten();
     let xmax = all().map(|p| p.0).fold(0.0, f64::max).max(1e-6);
     let ymax = all().map(|p| p.1).fold(0.0, f64::max).max(1e-6);
