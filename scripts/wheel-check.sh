@@ -21,7 +21,7 @@ if ! "$work/build/bin/pip" install -q --disable-pip-version-check 'maturin>=1.5,
     exit 0
 fi
 
-echo "wheel-check: pip wheel . (a release build of the fifteen tools)" >&2
+echo "wheel-check: pip wheel . (a release build of every tool)" >&2
 mkdir -p "$wheels"
 rm -f "$wheels"/njx-*.whl
 start=$(date +%s)

@@ -171,13 +171,6 @@ exit "${{PROGRAM_STATUS:-0}}"
     }
 }
 
-/// An executable script at `path`.
-fn script(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// An HloProto whose stack frame index names `files`.
 fn hlo_dump(files: &[&str]) -> Vec<u8> {
     HloProto {

@@ -462,7 +462,7 @@ pub(crate) const TABLES: [&str; 8] = [
 fn each_table_has_the_same_fields_in_json_and_csv_and_times_in_whole_nanoseconds() {
     // Device 1 late by 300, 500 and 101 ns: means and quantiles fall between nanoseconds.
     let input = late_arrivals_by([300, 500, 101]);
-    let mut all: Vec<(String, Value)> = Vec::new();
+    let mut all: Vec<Value> = Vec::new();
     for part in TABLES {
         let rows = tables(&["--table", part], &input);
         assert!(!rows.is_empty(), "{part}");
@@ -502,20 +502,21 @@ fn each_table_has_the_same_fields_in_json_and_csv_and_times_in_whole_nanoseconds
                     );
                 }
             }
-            all.push((part.to_string(), row.clone()));
+            all.push(row.clone());
         }
     }
     // Rounded to the nearest nanosecond: the mean of 300, 500 and 101 is 300.33, their
     // first quartile 200.5.
-    let find = |part: &str| &all.iter().find(|(p, _)| p == part).unwrap().1;
-    assert_eq!(find("wait-quantiles")["wait_mean_ns"], 300);
-    assert_eq!(find("wait-quantiles")["wait_p25_ns"], 201);
-    assert_eq!(find("wait")["wait_mean_ns"], 300);
-    let late = all
-        .iter()
-        .find(|(p, r)| p == "lateness" && r["device"] == 1)
+    // Each row says its table (`cells[0] == part` above, the `table` field).
+    let quantiles = table(&all, "wait-quantiles")[0];
+    assert_eq!(quantiles["wait_mean_ns"], 300);
+    assert_eq!(quantiles["wait_p25_ns"], 201);
+    assert_eq!(table(&all, "wait")[0]["wait_mean_ns"], 300);
+    let late = table(&all, "lateness")
+        .into_iter()
+        .find(|r| r["device"] == 1)
         .unwrap();
-    assert_eq!(late.1["lateness_ns"], 300);
+    assert_eq!(late["lateness_ns"], 300);
     // The whole report as CSV: the same `table` column.
     let csv = ok_with("njx-collectives", &["--format", "csv"], input.as_bytes());
     assert!(csv.starts_with("table,collective,"), "{csv}");

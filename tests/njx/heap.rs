@@ -12,6 +12,7 @@ use njx::hlo::proto::{
 };
 use prost::Message;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 const MEMBER: &str = "dump/module_0007.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb.xz";
 
@@ -726,15 +727,12 @@ fn values_not_there_are_null_in_json_and_empty_in_csv_in_every_view() {
             i.metadata = None;
         }
     }
+    // Each proto's views, as JSON rows, CSV and the table, by (proto, view).
+    let mut views: HashMap<(&str, &str), (Vec<Value>, String, String)> = HashMap::new();
     for (name, proto) in [("untraced", &untraced), ("bare", &bare)] {
-        let sub = dir.path().join(name);
-        std::fs::create_dir_all(&sub).unwrap();
-        let zip = archive(&sub, proto);
+        let zip = archive(&dir.path().join(name), proto);
         for view in ["peak", "buffers", "by-op-name", "by-source"] {
-            let out = run("njx-heap", &["--view", view, "--format", "json", &zip], b"");
-            let err = stderr_of(&out);
-            assert_eq!(out.status.code(), Some(0), "{name} {view}: {err}");
-            let rows = common::json_lines(&String::from_utf8(out.stdout).unwrap());
+            let rows = json(&["--view", view, "--format", "json", &zip]);
             assert_eq!(sentinels(&rows), Vec::<String>::new(), "{name} {view}");
             let csv = ok("njx-heap", &["--view", view, "--format", "csv", &zip]);
             assert!(
@@ -756,30 +754,30 @@ fn values_not_there_are_null_in_json_and_empty_in_csv_in_every_view() {
                     assert!(line.ends_with(" -        -"), "{name} {view}: {table}");
                 }
             }
+            views.insert((name, view), (rows, csv, table));
         }
     }
     // The trace that sized no allocation: no size and no fragmentation (not 0 and -peak).
-    let zip = archive(&dir.path().join("bare"), &bare);
-    let row = &json(&["--format", "json", &zip])[0];
+    let row = &views[&("bare", "peak")].0[0];
     for field in ["allocation", "allocation_bytes", "fragmentation_bytes"] {
         assert_eq!(row[field], Value::Null, "{field}: {row}");
     }
     // Every buffer of the trace counts, at its logical size (the output too).
     assert_eq!(row["peak_bytes"], json!(128), "{row}");
-    let buffers = json(&["--view", "buffers", "--format", "json", &zip]);
+    let buffers = &views[&("bare", "buffers")].0;
     assert!(!buffers.is_empty());
-    for b in &buffers {
+    for b in buffers {
         assert_eq!(
             (&b["op_name"], &b["source"]),
             (&Value::Null, &Value::Null),
             "{b}"
         );
     }
-    let groups = json(&["--view", "by-op-name", "--format", "json", &zip]);
+    let groups = &views[&("bare", "by-op-name")].0;
     assert_eq!(groups.len(), 1);
     assert_eq!(groups[0]["key"], Value::Null);
-    let zip = archive(dir.path(), &untraced);
-    let row = &json(&["--format", "json", &zip])[0];
+    let (rows, csv, table) = &views[&("untraced", "peak")];
+    let row = &rows[0];
     for field in [
         "trace",
         "whole_module",
@@ -796,11 +794,9 @@ fn values_not_there_are_null_in_json_and_empty_in_csv_in_every_view() {
     }
     assert_eq!(row["total_bytes"], json!(152));
     // CSV: the fields not there are empty, as the other tools write them.
-    let csv = ok("njx-heap", &["--format", "csv", &zip]);
     let line = csv.lines().nth(1).unwrap();
     assert!(line.starts_with("jit_f,7,"), "{line}");
     assert!(line.ends_with(",,,,,,,,,,,16,0,16,120,152"), "{line}");
     // The table for people: a dash.
-    let table = ok("njx-heap", &[&zip]);
     assert!(!table.contains("-1"), "{table}");
 }

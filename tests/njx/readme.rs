@@ -13,7 +13,7 @@
 //! - Every long option of every tool is named somewhere in the README, `docs/` or the
 //!   tool's `--help` prose and examples, so `docs/` says what each one is for.
 
-use crate::common::{exe, tempdir, write};
+use crate::common::{exe, script, tempdir, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -361,12 +361,6 @@ fn readme_commands(of: Kind) -> Vec<String> {
         .collect()
 }
 
-fn executable(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 fn bash(command: &str, dir: &Path, path: &str, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new("bash");
     cmd.args(["-o", "pipefail", "-c", command])
@@ -426,7 +420,7 @@ fn stage(dir: &Path) {
         .to_string();
     write(dir, "fixture.hlo.pb", &dump);
     std::fs::create_dir_all(dir.join("bin")).unwrap();
-    executable(
+    script(
         &dir.join("bin/python"),
         &format!(
             "#!/bin/sh\n# A stand-in for a JAX program: its HLO dump where XLA_FLAGS says.\n\
@@ -437,7 +431,7 @@ fn stage(dir: &Path) {
             dir.join("fixture.hlo.pb").display()
         ),
     );
-    executable(
+    script(
         &dir.join("bin/nsys"),
         &format!(
             "#!/bin/sh\n# A stand-in for nsys: `profile` runs the program and writes a report,\n\
@@ -540,7 +534,7 @@ fn every_install_command_in_the_readme_runs() {
     let install_root = dir.join("cargo");
     let (mut ran, mut skipped) = (0, 0);
     for command in &commands {
-        let out = if command.starts_with("pip ") {
+        if command.starts_with("pip ") {
             let Some(python) = &pip_ok else {
                 skipped += 1;
                 continue;
@@ -569,15 +563,17 @@ fn every_install_command_in_the_readme_runs() {
                 }
             }
             let venv_str = venv.to_str().unwrap();
-            let out = bash(command, &repo, &path, &[("VIRTUAL_ENV", venv_str)]);
-            assert_ran(command, &out);
-            let check = bash(
-                "command -v cargo rustc; njx-report --version && njx-diff --version",
-                dir,
-                &path,
-                &[],
+            assert_ran(
+                command,
+                &bash(command, &repo, &path, &[("VIRTUAL_ENV", venv_str)]),
             );
             if no_rust || command.starts_with("pip install") {
+                let check = bash(
+                    "command -v cargo rustc; njx-report --version && njx-diff --version",
+                    dir,
+                    &path,
+                    &[],
+                );
                 let text = String::from_utf8_lossy(&check.stdout).to_string();
                 assert!(
                     check.status.success() && text.contains("njx-report "),
@@ -594,7 +590,6 @@ fn every_install_command_in_the_readme_runs() {
                     );
                 }
             }
-            out
         } else if command.starts_with("cargo install") {
             let path = format!("{}:{system}", install_root.join("bin").display());
             let out = bash(
@@ -611,11 +606,9 @@ fn every_install_command_in_the_readme_runs() {
                     tool.get_name()
                 );
             }
-            out
         } else {
-            bash(command, &repo, &system, &[])
-        };
-        assert_ran(command, &out);
+            assert_ran(command, &bash(command, &repo, &system, &[]));
+        }
         ran += 1;
     }
     assert_eq!(ran + skipped, commands.len(), "{commands:?}");
@@ -738,7 +731,7 @@ fn the_demo_finds_the_tools_where_cargo_puts_them() {
     let elsewhere = dir.join("elsewhere");
     let tools = Path::new(exe("njx-export")).parent().unwrap();
     std::fs::create_dir_all(dir.join("bin")).unwrap();
-    executable(
+    script(
         &dir.join("bin/cargo"),
         &format!(
             "#!/bin/sh\n# A stand-in for cargo with build.target-dir set to {target}.\n\

@@ -3,6 +3,7 @@
 //! folded counts.
 
 use crate::common::*;
+use crate::flamefold::folded;
 use std::process::Command;
 
 /// Range records of the example compilation.
@@ -154,30 +155,19 @@ fn a_tool_waiting_on_a_terminal_says_so() {
 #[test]
 fn folded_counts_in_ms_lose_no_time() {
     let ranges = range_records();
-    let prepared = run("njx-ranges", &["--xla-compile"], ranges.as_bytes());
-    let total = |text: &[u8]| -> u64 {
-        String::from_utf8_lossy(text)
-            .lines()
-            .map(|l| {
-                let (stack, count) = l.rsplit_once(' ').unwrap();
-                // speedscope's pattern, and what inferno reads without truncating.
-                assert!(
-                    !stack.is_empty()
-                        && !count.is_empty()
-                        && count.bytes().all(|b| b.is_ascii_digit()),
-                    "not a whole count: {l}"
-                );
-                count.parse::<u64>().unwrap()
-            })
+    let prepared = ok_with("njx-ranges", &["--xla-compile"], ranges.as_bytes());
+    // `folded` checks every line is whole: speedscope's pattern, and what inferno reads
+    // without truncating.
+    let total = |args: &[&str]| -> u64 {
+        folded(&ok_with("njx-flamefold", args, prepared.as_bytes()))
+            .values()
             .sum()
     };
-    let ns = total(&run("njx-flamefold", &[], &prepared.stdout).stdout);
+    let ns = total(&[]);
     assert!(ns > 10_000_000, "{ns} ns: enough for whole milliseconds");
     for (unit, per) in [("us", 1e3), ("ms", 1e6)] {
-        let out = run("njx-flamefold", &["--unit", unit], &prepared.stdout);
-        assert!(out.status.success(), "{}", stderr_of(&out));
         assert_eq!(
-            total(&out.stdout),
+            total(&["--unit", unit]),
             (ns as f64 / per).round() as u64,
             "{unit}: the counts add up to the total, {ns} ns"
         );
@@ -185,12 +175,11 @@ fn folded_counts_in_ms_lose_no_time() {
     // The SVG (drawn by the inferno crate) is as wide as the total.
     let dir = tempdir();
     let svg = dir.path().join("ms.svg");
-    let out = run(
+    ok_with(
         "njx-flamefold",
         &["--unit", "ms", "--svg", svg.to_str().unwrap()],
-        &prepared.stdout,
+        prepared.as_bytes(),
     );
-    assert!(out.status.success(), "{}", stderr_of(&out));
     let text = std::fs::read_to_string(&svg).unwrap();
     let ms = (ns as f64 / 1e6).round() as u64;
     let all = format!("all ({} ms, 100%)", thousands(ms));

@@ -390,7 +390,6 @@ pub fn entries(dir: &std::path::Path) -> Vec<String> {
 /// line on stdout, pauses `pause` seconds (a slow export), copies `fixture` to the
 /// `--output` path and exits with `status`.
 pub fn fake_nsys(bin: &Path, fixture: &Path, status: i32, pause: f64) {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(bin).unwrap();
     let script = format!(
         "#!/bin/sh\n\
@@ -407,9 +406,14 @@ pub fn fake_nsys(bin: &Path, fixture: &Path, status: i32, pause: f64) {
         log = bin.join("args").display(),
         fixture = fixture.display(),
     );
-    let path = bin.join("nsys");
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    self::script(&bin.join("nsys"), &script);
+}
+
+/// An executable script at `path`.
+pub fn script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// The texts of an SVG chart's `<text>` elements, whitespace trimmed, in order.

@@ -8,7 +8,7 @@
 use super::fixtures::*;
 use super::harness::{Case, Expect, Run, at};
 use crate::args;
-use crate::common::{write, xz};
+use crate::common::{script, write, xz};
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
@@ -413,13 +413,6 @@ pub fn cases() -> Vec<Case> {
     }
     v.extend(capture());
     v
-}
-
-/// An executable script at `path`.
-fn script(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A stand-in `nsys` in `d/bin` (no log, so the case's folder keeps its content):
