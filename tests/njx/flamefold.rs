@@ -339,15 +339,25 @@ fn records() -> (String, String) {
 
 /// Module and thunk records and an XLA dump folder, in a fresh folder.
 pub(crate) fn gpu_fixture() -> (tempfile::TempDir, String, String, String) {
-    let dir = tempdir();
     let (modules, thunks) = records();
+    gpu_fixture_of(&modules, &thunks, &hlo_dump())
+}
+
+/// [`gpu_fixture`] of these records and program 3's dump (`jit_f`, after optimizations):
+/// the folder, the records' paths and the dump folder's.
+fn gpu_fixture_of(
+    modules: &str,
+    thunks: &str,
+    dump_bytes: &[u8],
+) -> (tempfile::TempDir, String, String, String) {
+    let dir = tempdir();
     let m = write(dir.path(), "modules.jsonl", modules.as_bytes());
     let t = write(dir.path(), "thunks.jsonl", thunks.as_bytes());
     let dump = dir.path().join("xla_dump");
     write(
         &dump,
         "module_0003.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb",
-        &hlo_dump(),
+        dump_bytes,
     );
     // A dump of another stage, and another program's: never read.
     write(
@@ -778,48 +788,30 @@ fn fill_of(svg: &str, title: &str) -> (u8, u8, u8) {
 /// communication however it is named; the same name reached from compute stays compute.
 #[test]
 fn frames_under_communication_are_coloured_as_communication() {
-    let dir = tempdir();
-    let entry = HloComputationProto {
-        id: 2,
-        name: "main.2".into(),
-        instructions: vec![
-            inst(
-                10,
-                "all-reduce-start.1",
-                "all-reduce-start",
-                metadata("jit(_psum)/reduce_sum[axes=(0,)]", 0),
-                &[],
-            ),
-            inst(
-                11,
-                "fusion.2",
-                "fusion",
-                metadata("jit(f)/reduce_sum[axes=(0,)]", 0),
-                &[],
-            ),
-        ],
-        root_id: 11,
-        ..Default::default()
-    };
-    let proto = HloProto {
-        hlo_module: Some(HloModuleProto {
-            id: 3,
-            name: "jit_f".into(),
-            entry_computation_id: 2,
-            entry_computation_name: "main.2".into(),
-            computations: vec![entry],
-            frontend_attributes: Some(FrontendAttributes {
-                map: [("fingerprint_before_lhs".to_string(), FP.to_string())].into(),
-            }),
-            ..Default::default()
-        }),
-        buffer_assignment: None,
-    };
-    let dump = dir.path().join("xla_dump");
-    write(
-        &dump,
-        "module_0003.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb",
-        &proto.encode_to_vec(),
+    let proto = hlo_of(
+        3,
+        "jit_f",
+        Some(FP),
+        vec![computation(
+            2,
+            "main.2",
+            vec![
+                inst(
+                    10,
+                    "all-reduce-start.1",
+                    "all-reduce-start",
+                    metadata("jit(_psum)/reduce_sum[axes=(0,)]", 0),
+                    &[],
+                ),
+                inst(
+                    11,
+                    "fusion.2",
+                    "fusion",
+                    metadata("jit(f)/reduce_sum[axes=(0,)]", 0),
+                    &[],
+                ),
+            ],
+        )],
     );
     let (mut modules, mut thunks) = (String::new(), String::new());
     for k in 0..3u32 {
@@ -846,10 +838,9 @@ fn frames_under_communication_are_coloured_as_communication() {
                 + "\n");
         }
     }
-    let m = write(dir.path(), "modules.jsonl", modules.as_bytes());
-    let t = write(dir.path(), "thunks.jsonl", thunks.as_bytes());
+    let (dir, m, t, dump) = gpu_fixture_of(&modules, &thunks, &proto.encode_to_vec());
     let svg = dir.path().join("op.svg");
-    let out = run(
+    ok(
         "njx-flamefold",
         &[
             "--by",
@@ -857,13 +848,11 @@ fn frames_under_communication_are_coloured_as_communication() {
             &m,
             &t,
             "--hlo",
-            dump.to_str().unwrap(),
+            &dump,
             "--svg",
             svg.to_str().unwrap(),
         ],
-        b"",
     );
-    assert!(out.status.success(), "{}", stderr_of(&out));
     let text = std::fs::read_to_string(&svg).unwrap();
     let blue = |(r, g, b): (u8, u8, u8)| b > r && b >= g;
     let warm = |(r, g, b): (u8, u8, u8)| r > g && g >= b;
