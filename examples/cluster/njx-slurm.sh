@@ -30,17 +30,18 @@ archives() {
 }
 
 # map_one ARCHIVE: every analysis' partial result of one rank, each written under a
-# temporary name and renamed, so a killed task leaves no partial that looks complete.
+# temporary name and renamed, so a killed task leaves no partial that looks complete (-f:
+# a partial is an input of njx, which a retried task writes over).
 map_one() {
     local a=$1 r p
     r=$(basename "$a" .zip)
     p=$out/parts
-    "${NJX}njx-modules" --partial "$a" -o "$p/$r.modules.tmp"
-    "${NJX}njx-collectives" --partial "$a" -o "$p/$r.collectives.tmp"
-    "${NJX}njx-flamefold" --by source --partial "$a" -o "$p/$r.source.tmp"
-    "${NJX}njx-flamefold" --by op-name --partial "$a" -o "$p/$r.op-name.tmp"
+    "${NJX}njx-modules" --partial -f "$a" -o "$p/$r.modules.tmp"
+    "${NJX}njx-collectives" --partial -f "$a" -o "$p/$r.collectives.tmp"
+    "${NJX}njx-flamefold" --by source --partial -f "$a" -o "$p/$r.source.tmp"
+    "${NJX}njx-flamefold" --by op-name --partial -f "$a" -o "$p/$r.op-name.tmp"
     "${NJX}njx-export" "$a" | "${NJX}njx-ranges" --xla-compile -o "$p/$r.compile.tmp"
-    "${NJX}njx-report" --partial "$a" -o "$p/$r.report.tmp"
+    "${NJX}njx-report" --partial -f "$a" -o "$p/$r.report.tmp"
     for k in modules collectives source op-name compile report; do
         mv "$p/$r.$k.tmp" "$p/$r.$k"
     done

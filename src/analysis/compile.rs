@@ -552,7 +552,12 @@ fn write_total(
             compilations,
             if compilations == 1 { "" } else { "s" },
             profiles,
-            if profiles == 1 { "" } else { "s" }
+            // Each profile's compiling, added up: not how long the run took.
+            if profiles == 1 {
+                ""
+            } else {
+                "s, summed: not wall time"
+            }
         )
         .map_err(Error::Output)?;
         let mut table = vec![vec![

@@ -34,6 +34,10 @@ pub enum By {
     ShortName,
     /// The NVTX range that launched it (`(none)` outside every range).
     Range,
+    /// The NVTX range that launched it without what PyTorch's `emit_nvtx` appends to an
+    /// operator's name (`, seq = N`, `, op_id = N`, `, sizes = […]`, `, input_op_ids =
+    /// […]`): one row per operator (`aten::mm`), not per call.
+    Op,
     /// The XLA module (HLO module name) that launched it (`(none)` outside every module
     /// range).
     Module,
@@ -194,6 +198,7 @@ impl Groups {
             By::Name => &k.name,
             By::ShortName => &k.short_name,
             By::Range => k.range.as_deref().unwrap_or(NONE),
+            By::Op => k.range.as_deref().map_or(NONE, operator),
             By::Module => k.module.as_deref().unwrap_or(NONE),
             By::Thunk => k.thunk.as_deref().unwrap_or(NONE),
             By::Graph => {
@@ -208,6 +213,7 @@ impl Groups {
     fn memop(&mut self, by: By, m: &Memop) {
         let name = match (by, &m.direction) {
             (By::Range, _) => m.range.clone().unwrap_or_else(|| NONE.into()),
+            (By::Op, _) => m.range.as_deref().map_or(NONE, operator).to_string(),
             (By::Module, _) => m.module.clone().unwrap_or_else(|| NONE.into()),
             (By::Thunk, _) => m.thunk.clone().unwrap_or_else(|| NONE.into()),
             (By::Graph, _) => graph_group(m.graph_id, m.graph_node_id),
@@ -527,4 +533,16 @@ pub fn run(
 ) -> Result<()> {
     let rows = summarise(options, inputs, notes)?;
     write(options.format, options.by, &rows, out)
+}
+
+/// An operator's name from PyTorch's NVTX range name: what comes before the first of the
+/// fields `emit_nvtx` appends (torch/csrc/profiler/util.cpp, `getNvtxStr`: `, seq = N`,
+/// `, op_id = N`, `, sizes = [...]`, `, input_op_ids = [...]`); other names as they are.
+pub fn operator(range: &str) -> &str {
+    const FIELDS: [&str; 4] = [", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "];
+    FIELDS
+        .iter()
+        .filter_map(|f| range.find(f))
+        .min()
+        .map_or(range, |at| &range[..at])
 }

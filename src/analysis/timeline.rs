@@ -140,10 +140,13 @@ struct RangeArgs {
     self_ns: i64,
 }
 
+/// What a trace starts with.
+const HEADER: &[u8] = b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+
 impl<'w> Trace<'w> {
+    /// A trace writing to `out`; its header is written with the first event (or by
+    /// `finish`), so that an input refused before any event leaves no half trace.
     fn new(out: &'w mut dyn Write) -> Result<Trace<'w>> {
-        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")
-            .map_err(Error::Output)?;
         Ok(Trace {
             out,
             first: true,
@@ -160,6 +163,9 @@ impl<'w> Trace<'w> {
     /// Writes one event: `body` writes its fields between the braces.
     fn event(&mut self, body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
         let sep: &[u8] = if self.first { b"\n{" } else { b",\n{" };
+        if self.first {
+            self.out.write_all(HEADER).map_err(Error::Output)?;
+        }
         self.first = false;
         self.out
             .write_all(sep)
@@ -368,6 +374,9 @@ impl<'w> Trace<'w> {
     }
 
     fn finish(self) -> Result<u64> {
+        if self.first {
+            self.out.write_all(HEADER).map_err(Error::Output)?;
+        }
         self.out.write_all(b"\n]}\n").map_err(Error::Output)?;
         Ok(self.events)
     }

@@ -327,10 +327,10 @@ fn say_combined(notes: &Notes, dest: &Path, inputs: usize, copies: &[Copy]) {
         notes,
         dest,
         format!(
-            "{} archives combined: {} members stored once, {per_profile} per profile, {reports} \
-             report{} ({:.1} MB)",
-            inputs,
-            once,
+            "{inputs} archive{} combined: {once} member{} stored once, {per_profile} per \
+             profile, {reports} report{} ({:.1} MB)",
+            if inputs == 1 { "" } else { "s" },
+            if once == 1 { "" } else { "s" },
             if reports == 1 { "" } else { "s" },
             size as f64 / 1e6
         ),

@@ -61,7 +61,7 @@ pub struct Args {
 
     /// Overwrite the archive if it exists (without -f an existing archive is an error,
     /// found before the program runs).
-    #[arg(short, long)]
+    #[arg(short, long, visible_alias = "force")]
     pub force_overwrite: bool,
 
     /// Say nothing on stderr but errors (njx-capture's own notes; nsys and the program

@@ -127,6 +127,11 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.io.inputs_or_stdin();
+    args.io.files.check_outputs(&[
+        ("--plot", args.plot.as_deref()),
+        ("--wait-plot", args.wait_plot.as_deref()),
+        ("--lateness-plot", args.lateness_plot.as_deref()),
+    ])?;
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes = super::notes_and_progress(
         "njx-collectives",

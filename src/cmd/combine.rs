@@ -55,7 +55,7 @@ pub struct Args {
     pub output: PathBuf,
 
     /// Overwrite the output if it exists.
-    #[arg(short, long)]
+    #[arg(short, long, visible_alias = "force")]
     pub force_overwrite: bool,
 
     /// Which inputs' .nsys-rep reports to keep, each as <profile>.nsys-rep (an njx-capture

@@ -79,6 +79,10 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Overwrite output files that look like inputs.
+    #[arg(short, long, help = super::FORCE_HELP)]
+    pub force: bool,
+
     /// Exit 3 when a significant slowdown exceeds PCT percent: of any key (`5`), or of the
     /// whole step, the sum of every key's value (`total:2`). Repeatable.
     #[arg(long, value_name = "PCT")]
@@ -192,11 +196,20 @@ pub fn run(args: &Args) -> Result<Ended> {
             inputs: Vec::new(),
             output: None,
             quiet: args.quiet,
+            force: args.force,
         }
         .inputs_or_stdin()
     } else {
         args.before.clone()
     };
+    crate::output::guard::check_all(
+        &[
+            ("-o", args.output.as_deref()),
+            ("--folded", args.folded.as_deref()),
+            ("--svg", args.svg.as_deref()),
+        ],
+        args.force,
+    )?;
     let mut read = before.clone();
     read.extend(args.vs.iter().cloned());
     read.extend(args.hlo.iter().cloned());

@@ -170,6 +170,8 @@ pub fn run(args: &Args) -> Result<()> {
     read.extend(args.hlo.iter().cloned());
     read.extend(args.diff.iter().flatten().cloned());
     // Outputs are opened (under temporary names) before the work, moved into place after.
+    args.files
+        .check_outputs(&[("--svg", args.svg.as_deref())])?;
     let mut svg_out = match &args.svg {
         Some(svg) => Some((svg, open_output(Some(svg), &read)?)),
         None => None,

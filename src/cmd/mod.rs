@@ -52,9 +52,27 @@ pub struct Files {
     /// assumed (clock alignment, warm-up, skipped rows…).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Overwrite output files that look like inputs.
+    #[arg(short, long, help = FORCE_HELP)]
+    pub force: bool,
 }
 
+/// The help of `-f`, `--force`, the same on every tool that writes files.
+pub const FORCE_HELP: &str = "Write an output file even over a file that holds a profile or \
+    another input of njx (a zip archive, SQLite, .nsys-rep, a partial result, gzip or xz \
+    data, an HLO dump) or at a path named like one (.zip, .sqlite, .nsys-rep): refused \
+    without it, so that a file name left out (`--html run/*.zip`) never costs a profile";
+
 impl Files {
+    /// Refuses, before anything is read, an output that would overwrite an input of njx
+    /// (`output::guard`): `-o` and the tool's other `outputs` (`(option, path)`).
+    pub fn check_outputs(&self, outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+        let mut all = vec![("-o", self.output.as_deref())];
+        all.extend_from_slice(outputs);
+        crate::output::guard::check_all(&all, self.force)
+    }
+
     /// The inputs to read, with stdin standing in when none were named (said on stderr
     /// when stdin is a terminal: a tool waiting silently looks hung).
     pub fn inputs_or_stdin(&self) -> Vec<PathBuf> {

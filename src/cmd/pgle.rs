@@ -62,6 +62,10 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Overwrite output files that look like inputs.
+    #[arg(short, long, help = super::FORCE_HELP)]
+    pub force: bool,
+
     /// Format of the table of files written on stdout [default: table].
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
@@ -96,7 +100,9 @@ pub fn run(args: &Args) -> Result<()> {
         inputs: args.inputs.clone(),
         output: None,
         quiet: args.quiet,
+        force: args.force,
     };
+    crate::output::guard::check_all(&[("-o", args.output.as_deref())], args.force)?;
     let inputs = files.inputs_or_stdin();
     let mut out = open_output(None, &inputs)?;
     let notes = super::notes_and_progress("njx-pgle", args.quiet, &inputs, Some(&mut out));

@@ -71,6 +71,11 @@ pub struct Args {
     /// njx-report, or `cat` them into it, for the report of all).
     #[arg(long)]
     pub partial: bool,
+
+    /// The thunk sections and flame graphs keep the largest programs until they cover
+    /// this fraction of module time (as njx-thunks and njx-flamefold do).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.99)]
+    pub top_modules: f64,
 }
 
 impl Args {
@@ -84,6 +89,7 @@ impl Args {
             rows: self.rows,
             hlo: self.hlo.clone(),
             partial: self.partial,
+            top_modules: self.top_modules,
             each_note: !on_terminal,
         }
     }
@@ -101,6 +107,8 @@ pub fn run(args: &Args) -> Result<()> {
             page.display()
         )));
     }
+    args.files
+        .check_outputs(&[("--html", args.html.as_deref())])?;
     let mut out = open_output(args.files.output.as_deref(), &inputs)?;
     let mut page = args
         .html

@@ -77,6 +77,7 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.files.inputs_or_stdin();
+    args.files.check_outputs(&[])?;
     let mut out = open_output(args.files.output.as_deref(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-timeline", args.files.quiet, &inputs, Some(&mut out));

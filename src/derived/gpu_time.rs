@@ -463,6 +463,11 @@ impl partial::Aggregate for GpuTime {
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 
+    // GPU time per program: no figure compares a program's devices.
+    fn compares_devices(&self) -> bool {
+        false
+    }
+
     fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
         if s.first_line_has("thunk_execution")? {
             s.read(&mut |t: Thunk| {
@@ -685,20 +690,40 @@ impl GpuTime {
         Ok(out)
     }
 
+    /// An error naming `inputs` when they held module executions but not one thunk
+    /// execution: module records alone (`njx-export --table modules … | njx-thunks`) only
+    /// say which executions are warm-up; the thunks' tables would be empty.
+    pub fn check_has_thunks(&self, inputs: &[PathBuf]) -> Result<()> {
+        if self.thunks_read > 0 || self.modules_read == 0 {
+            return Ok(());
+        }
+        Err(crate::error::Error::data(
+            places(inputs),
+            "module executions only, no thunk executions: give thunk records (njx-export \
+             --table thunks; module records may come beside them for the warm-up rule), \
+             partial results, or the profiles",
+        ))
+    }
+
     /// An error naming `inputs` when thunks take more time than their module executions
     /// ([`GpuTime::thunks_beyond_modules`]).
     pub fn check_within_modules(&self, inputs: &[PathBuf]) -> Result<()> {
         let Some(problem) = self.thunks_beyond_modules() else {
             return Ok(());
         };
-        let mut place: Vec<String> = inputs
-            .iter()
-            .take(3)
-            .map(|p| p.display().to_string())
-            .collect();
-        if inputs.len() > 3 {
-            place.push(format!("and {} more", inputs.len() - 3));
-        }
-        Err(crate::error::Error::data(place.join(", "), problem))
+        Err(crate::error::Error::data(places(inputs), problem))
     }
+}
+
+/// The first three of `inputs` for a message about them all, with how many more.
+fn places(inputs: &[PathBuf]) -> String {
+    let mut place: Vec<String> = inputs
+        .iter()
+        .take(3)
+        .map(|p| p.display().to_string())
+        .collect();
+    if inputs.len() > 3 {
+        place.push(format!("and {} more", inputs.len() - 3));
+    }
+    place.join(", ")
 }

@@ -82,6 +82,13 @@ pub trait Aggregate: Sized + DeserializeOwned {
     fn wants_ranges(&self) -> bool {
         false
     }
+    /// Whether its figures compare a program's devices (wait, stragglers, alignment): the
+    /// note on a module compiled differently across devices says what that leaves out;
+    /// an aggregate of GPU time (flame graphs, thunk tables, PGLE costs) says only that
+    /// the programs are apart.
+    fn compares_devices(&self) -> bool {
+        true
+    }
     /// What becomes of an input path without XLA module ranges: refused (the tools that
     /// read executions only), or aggregated as it is (no records, what was kept).
     fn without_xla(&self) -> WithoutXla {
@@ -156,7 +163,11 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
     if let Some(n) = acc.warmup().rule().note() {
         notes.on_answer(n);
     }
-    for n in acc.warmup().variants.notes_except(&said) {
+    for n in acc
+        .warmup()
+        .variants
+        .notes_except(&said, acc.compares_devices())
+    {
         notes.on_answer(n);
     }
     Ok((acc, profiles))

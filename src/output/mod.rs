@@ -3,6 +3,7 @@
 //! pipes are fast, line-buffered on a terminal so that people see progress.
 
 pub mod charts;
+pub mod guard;
 pub mod notes;
 pub mod numbers;
 pub mod progress;
@@ -71,7 +72,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
     };
     let place = dest.display().to_string();
     // A link is written through: the file it names gets the output, the link stays.
-    let resolved = through_links(dest);
+    let resolved = guard::through_links(dest);
     let dest = resolved.as_path();
     if let Some(input) = inputs.iter().find(|i| inside_folder(dest, i)) {
         return Err(Error::Usage(format!(
@@ -153,24 +154,6 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<Output> {
         },
         progress: None,
     })
-}
-
-/// The file `path` names once symbolic links are followed (at most 40 of them, as the
-/// kernel does), whether or not it exists yet; `path` itself when it is no link.
-fn through_links(path: &Path) -> PathBuf {
-    let mut path = path.to_path_buf();
-    for _ in 0..40 {
-        match std::fs::read_link(&path) {
-            Ok(target) => {
-                path = match path.parent() {
-                    Some(folder) if target.is_relative() => folder.join(target),
-                    _ => target,
-                };
-            }
-            Err(_) => break,
-        }
-    }
-    path
 }
 
 /// Whether `dest` would be written inside `input`, a folder read as an input (an

@@ -14,13 +14,14 @@ pub fn ms_exact(ns: f64) -> String {
     format!("{:.6}", ns / 1e6)
 }
 
-/// A duration for people, its unit by its size: `812 ns`, `15.3 us`, `2.481 ms`, `1.204 s`.
+/// A duration for people, its unit by its size: `812 ns`, `15.3 µs`, `2.481 ms`, `1.204 s`
+/// (`µs` as every table's heading spells it).
 pub fn duration(ns: f64) -> String {
     let a = ns.abs();
     if a < 1e3 {
         format!("{ns:.0} ns")
     } else if a < 1e6 {
-        format!("{:.1} us", ns / 1e3)
+        format!("{:.1} µs", ns / 1e3)
     } else if a < 1e9 {
         format!("{:.3} ms", ns / 1e6)
     } else {

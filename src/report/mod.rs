@@ -60,6 +60,9 @@ pub struct Options {
     pub hlo: Vec<PathBuf>,
     /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the report.
     pub partial: bool,
+    /// The thunk sections and flame graphs keep the largest programs until they cover
+    /// this fraction of module time (njx-thunks' and njx-flamefold's `--top-modules`).
+    pub top_modules: f64,
     /// Whether the notes, which the report lists, are said to `notes` one by one too, as
     /// every tool says them (stderr); otherwise `notes` gets how many there are (a report
     /// read on the terminal, whose header lists them just above).
@@ -78,18 +81,30 @@ pub fn run(
     page: Option<&mut dyn Write>,
     notes: &Notes,
 ) -> Result<()> {
+    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
+        return Err(crate::error::Error::Usage(format!(
+            "--top-modules {}: a fraction in (0, 1]",
+            options.top_modules
+        )));
+    }
     // Kept to be listed in the report, and said on stderr too.
     let kept = notes.apart();
     let result =
         report(options, inputs, page.is_some(), out, &kept).and_then(|(whole, profiles)| {
             whole
                 .map(|w| {
-                    let s = sections::sections(&w, &profiles, &options.hlo, &kept)?;
+                    let s = sections::sections(
+                        &w,
+                        &profiles,
+                        &options.hlo,
+                        options.top_modules,
+                        &kept,
+                    )?;
                     let f = match page.is_some() {
                         true => {
                             let sources =
                                 crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
-                            figures::figures(&w, &s, &sources)?
+                            figures::figures(&w, &s, &sources, options.top_modules)?
                         }
                         false => (Vec::new(), Vec::new()),
                     };

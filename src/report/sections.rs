@@ -244,6 +244,7 @@ fn thunk_sections(
     whole: &Whole,
     inputs: &[PathBuf],
     hlo: &[PathBuf],
+    top_modules: f64,
     notes: &Notes,
     out: &mut Vec<Section>,
 ) -> Result<()> {
@@ -269,7 +270,7 @@ fn thunk_sections(
             view,
             format: Format::Table,
             top: None,
-            top_modules: 0.99,
+            top_modules,
             include_warmup: false,
             min_cv: 0.1,
             hlo: hlo.to_vec(),
@@ -371,11 +372,13 @@ fn heap_section(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
 }
 
 /// Every section of the report of `whole`; `inputs` are the profile paths it was read
-/// from (their dumps, their CUDA activity tables), `hlo` the dumps of `--hlo`.
+/// from (their dumps, their CUDA activity tables), `hlo` the dumps of `--hlo`; the thunk
+/// views keep the programs that cover `top_modules` of the time (njx-thunks').
 pub fn sections(
     whole: &Whole,
     inputs: &[PathBuf],
     hlo: &[PathBuf],
+    top_modules: f64,
     notes: &Notes,
 ) -> Result<Vec<Section>> {
     let mut out = Vec::new();
@@ -383,7 +386,7 @@ pub fn sections(
     match no_xla(whole) {
         None => {
             module_sections(whole, &mut out)?;
-            thunk_sections(whole, inputs, hlo, notes, &mut out)?;
+            thunk_sections(whole, inputs, hlo, top_modules, notes, &mut out)?;
         }
         Some(why) => out.extend(OF_EXECUTIONS.iter().map(|id| absent(id, why.clone()))),
     }

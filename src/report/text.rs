@@ -15,8 +15,8 @@ pub(super) fn header(inputs: &[PathBuf], whole: &Whole, notes: &[String]) -> Vec
     let r = &whole.read;
     let programs = whole.programs();
     let mut lines = vec![format!(
-        "Read: {} input{}, {} profile{} with XLA programs, {}, {} program{}; {} module and {} \
-         thunk executions",
+        "Read: {} input{}, {} profile{} with XLA programs, {}, {} program{} that ran (distinct \
+         by HLO fingerprint); {} module and {} thunk executions",
         inputs.len(),
         plural(inputs.len()),
         r.profiles.len(),
@@ -37,7 +37,8 @@ pub(super) fn header(inputs: &[PathBuf], whole: &Whole, notes: &[String]) -> Vec
     if r.module_executions > 0 {
         lines.push(format!(
             "Warm-up: nsys-jax's rule: the first execution of a program whose compilation was \
-         profiled ({} program{}){} is initialisation, left out of every section",
+         profiled ({} program{} compiled within the profiles, run or not){} is \
+         initialisation, left out of every section",
             w.0,
             plural(w.0),
             if w.1 {

@@ -55,13 +55,10 @@ pub use layout::{
     SQLITE_MEMBER, THREADS_MEMBER,
 };
 
-const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
-const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
-/// The first bytes of a zip archive with members.
-pub(crate) const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
-const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
-const PARQUET_MAGIC: &[u8] = b"PAR1";
-const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+// The first bytes of each kind of input: one table for reading them and for refusing to
+// write over them (`output::guard`).
+pub(crate) use crate::output::guard::ZIP_MAGIC;
+use crate::output::guard::{EMPTY_ZIP_MAGIC, GZIP_MAGIC, PARQUET_MAGIC, SQLITE_MAGIC, XZ_MAGIC};
 
 /// What to read from SQLite exports besides the push/pop ranges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -713,6 +710,7 @@ pub fn split_inputs(
     stream: &mut dyn FnMut(RecordStream) -> Result<()>,
 ) -> Result<Vec<PathBuf>> {
     let mut profiles = Vec::new();
+    let mut empty = Vec::new();
     for path in paths {
         match open_input(path, progress)? {
             Opened::Archive(_) | Opened::Sqlite | Opened::Report => profiles.push(path.clone()),
@@ -725,7 +723,10 @@ pub fn split_inputs(
                     })?;
                     progress.input_done(path);
                 }
-                TextKind::Empty => progress.input_done(path),
+                TextKind::Empty => {
+                    empty.push(s.place);
+                    progress.input_done(path);
+                }
                 kind => {
                     return Err(Error::data(
                         s.place,
@@ -744,7 +745,33 @@ pub fn split_inputs(
             }
         }
     }
+    // Nothing read is no answer: `njx-modules < /dev/null` (an empty glob, a failed
+    // export upstream) must not pass for a run without modules. An empty input among
+    // others is skipped (`cat` of partials where a rank wrote none).
+    if !paths.is_empty() && empty.len() == paths.len() {
+        let every = if empty.len() == 1 {
+            String::new()
+        } else {
+            format!(" (all {} inputs)", empty.len())
+        };
+        return Err(Error::data(
+            empty.join(", "),
+            format!(
+                "empty{every}: nothing to read; expected records (njx-export --table {}) or \
+                 profiles (archives, SQLite exports, .nsys-rep reports)",
+                one_of(what)
+            ),
+        ));
+    }
     Ok(profiles)
+}
+
+/// `a|b|c` as `a, b or c`.
+fn one_of(tables: &str) -> String {
+    match tables.rsplit_once('|') {
+        Some((most, last)) => format!("{} or {last}", most.replace('|', ", ")),
+        None => tables.to_string(),
+    }
 }
 
 /// Opens a source of HLO dumps (`--hlo`, or an archive among the inputs): an nsys-jax

@@ -260,6 +260,16 @@ pub fn read_json_lines<T: DeserializeOwned + Check, R: BufRead>(
         }
         let record: T = serde_json::from_slice(&line).map_err(|e| {
             let at = format!("{place}:{lineno}");
+            if count == 0 && e.is_eof() {
+                // `{` alone, or an object that goes on: a pretty-printed document (a
+                // reference file, a report's JSON saved with an indent), not records.
+                return Error::data(
+                    at,
+                    "a JSON document spread over several lines, not records: njx reads \
+                     JSON Lines, one record per line, as njx-export and --format json write \
+                     them",
+                );
+            }
             other_kind::<T>(&at, &line, count)
                 .unwrap_or_else(|| Error::data(at, format!("bad record: {e}")))
         })?;

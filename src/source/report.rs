@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The first bytes of every `.nsys-rep` (and older `.qdrep`) file seen.
-pub const MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
+pub use crate::output::guard::REPORT_MAGIC as MAGIC;
 
 /// Whether `path` is an nsys report: named `.nsys-rep` or `.qdrep`, or starting with
 /// the reports' header.

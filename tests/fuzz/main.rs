@@ -4,8 +4,8 @@
 //! simulator traces), nsys SQLite exports, zip containers (nsys-jax, combine and
 //! njx-capture archives, also extracted as folders), njx-combine's member handling (names
 //! and file types it must never write), njx-pgle's writer (HLO dumps and partial results
-//! whose fingerprints name the files it writes: `pgle-dumps`, `pgle-partials`) and folded
-//! stacks. It
+//! whose fingerprints name the files it writes: `pgle-dumps`, `pgle-partials`), folded
+//! stacks and the overwrite rule's judgement of an existing output (`output-guard`). It
 //! mutates valid fixtures generated here (`seeds.rs`) in ways that know each format
 //! (`item.rs`) and calls the library's readers and whole analyses on them (`targets.rs`).
 //!
@@ -421,6 +421,7 @@ fn supervise(args: &Args) -> ExitCode {
         "pgle-dumps",
         "pgle-partials",
         "folded",
+        "output-guard",
     ];
     let names: Vec<&str> = match &args.targets {
         Some(only) => names

@@ -266,6 +266,7 @@ fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()>
         rows: input.pick(2, 4) as usize,
         hlo,
         partial: input.bit(3),
+        top_modules: if input.bit(6) { 0.5 } else { 0.99 },
         each_note: input.bit(5),
     };
     let mut page = Sink(0);
@@ -753,6 +754,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     rows: 5,
                     hlo: Vec::new(),
                     partial: true,
+                    top_modules: 0.99,
                     each_note: true,
                 };
                 njx::report::run(&options, &archives, &mut out, None, &notes).expect("partial");
@@ -1037,6 +1039,34 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                 profiles(&in_archive(c, i, THREADS))
             }),
         ],
+        folders: false,
+    });
+
+    // The overwrite rule (issue 44) judges an existing output by its first bytes: any
+    // bytes give a verdict, never a panic, and the file is only read.
+    targets.push(Target {
+        name: "output-guard",
+        file: "out.html",
+        seeds: vec![
+            (Item::proto(seeds::hlo_step()), "dump"),
+            (Item::xz(Item::proto(seeds::hlo_f())), "dump"),
+            (Item::zip(seeds::rank_members(0, false, false)), "archive"),
+            (
+                Item::text("{\"njx_partial\":\"modules\",\"version\":1,\"data\":{}}\n"),
+                "partial",
+            ),
+            (Item::text("<!DOCTYPE html>\n<title>page</title>\n"), "page"),
+        ],
+        entries: vec![entry("check", &[], |_, i| {
+            let before = std::fs::read(i.path).map_err(|e| njx::Error::io("input", e))?;
+            let verdict = njx::output::guard::check("-o", i.path, false);
+            let after = std::fs::read(i.path).map_err(|e| njx::Error::io("input", e))?;
+            assert_eq!(before, after, "the guard changed the file it judged");
+            match verdict {
+                Ok(()) | Err(njx::Error::Usage(_)) => Ok(()),
+                Err(e) => panic!("the guard failed otherwise than by refusing: {e}"),
+            }
+        })],
         folders: false,
     });
 

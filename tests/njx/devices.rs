@@ -1000,7 +1000,7 @@ fn keyed_by_name_programs_compiled_differently_are_analysed_together() {
     assert!(
         err.contains(&format!(
             "module jit_step ran as 2 programs ({OTHER} on devices 2-3, {FP_STEP} on devices \
-             0-1), analysed together (--program-key name): their collective sequences are \
+             0-1), analysed together by module name: their collective sequences are \
              identical"
         )),
         "{err}"
@@ -1014,7 +1014,7 @@ fn keyed_by_name_programs_compiled_differently_are_analysed_together() {
     let (apart, err) = report(&differ, "fingerprint");
     assert_ne!(apart, uniform);
     assert!(
-        err.contains("(--program-key name analyses them together)"),
+        err.contains("(njx-modules --program-key name analyses them together"),
         "{err}"
     );
     // Different collective sequences are said.

@@ -47,4 +47,5 @@ mod sqlite_2026;
 mod thunks;
 mod timeline;
 mod trees;
+mod trips;
 mod ux;

@@ -501,8 +501,8 @@ fn keyed_by_name_all_four_devices_enter_the_wait_and_straggler_tables() {
         err.contains(
             "module pjit__wrapped_step_fn ran as 2 programs \
              (04555b1419fd4e5b8933dc47fbf80dbb on device 3, \
-             25fa0b3e673a92036f22550cd7bcb068 on devices 0-2), analysed together \
-             (--program-key name): their collective sequences are identical"
+             25fa0b3e673a92036f22550cd7bcb068 on devices 0-2), analysed together by \
+             module name: their collective sequences are identical"
         ),
         "{err}"
     );

@@ -14,8 +14,8 @@ const PID: u64 = 40;
 
 /// The line after `tool: PLACE: `.
 const NO_XLA: &str = "holds no XLA module ranges (XlaModule NVTX ranges with GPU work), so \
-     nothing for this tool; njx-report, njx-kernels, njx-ranges, njx-timeline, njx-flamefold \
-     --by stack and njx-export --table ranges|gpu-ranges|kernels|memops|payloads read it";
+     nothing for this tool; njx-report, njx-kernels, njx-diff --by kernel, njx-ranges, \
+     njx-timeline, njx-flamefold --by stack and njx-export --table ranges|gpu-ranges|kernels|memops|payloads read it";
 
 /// The commands that read XLA executions, each with its arguments before the input (`DIR`
 /// stands for a folder of the test's own).

@@ -44,8 +44,11 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
         let out = run(tool, &args, b"");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{tool} {args:?}: {err}");
+        // An input that is compressed data is refused by the overwrite rule first
+        // (issue 44), before the two are compared: either way it is kept.
         assert!(
-            err.contains("the output is also the input"),
+            err.contains("the output is also the input")
+                || err.contains("would overwrite it, and it holds xz data"),
             "{tool}: {err}"
         );
     }

@@ -350,9 +350,11 @@ fn error_paths() {
     let out = run("njx-thunks", &[], records.as_bytes());
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr_of(&out).contains("-:1"), "{}", stderr_of(&out));
-    // Nothing in the input: said, not an empty table.
+    // Nothing in the input: refused (issue 44), not an empty table.
     let empty = write(dir.path(), "empty.jsonl", b"");
-    assert!(ok("njx-thunks", &[&empty]).contains("No thunk executions"));
+    let out = run("njx-thunks", &[&empty], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).contains("empty.jsonl: empty: nothing to read"));
 }
 
 // ---------------------------------------------------------------- real profiles

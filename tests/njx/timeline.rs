@@ -165,9 +165,12 @@ fn records_become_named_tracks_of_nested_slices() {
 }
 
 #[test]
-fn empty_input_is_an_empty_trace_and_other_text_an_error() {
-    let ev = events(&ok_with("njx-timeline", &[], b""));
-    assert!(ev.is_empty());
+fn empty_input_is_refused_and_other_text_an_error() {
+    // Nothing read is no answer (issue 44), and no half trace is left on stdout.
+    let out = run("njx-timeline", &[], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(stderr_of(&out).contains("-: empty: nothing to read"));
     let out = run("njx-timeline", &[], b"{\"a\":1}\n");
     assert_eq!(out.status.code(), Some(1));
     assert!(

@@ -161,6 +161,10 @@ fn read_gpu_time(
         mode.needs_hlo(),
         notes,
     )?;
+    // A partial of module records alone is a part of a map/reduce, not an answer.
+    if !options.partial {
+        time.check_has_thunks(inputs)?;
+    }
     if mode.needs_hlo() && hlo_sources(options, inputs).is_empty() && !time.has_infos() {
         return Err(Error::Usage(format!(
             "--by {} needs the HLO dumps: pass the nsys-jax archives as inputs or with --hlo",
@@ -224,11 +228,11 @@ impl Unit {
         }
     }
 
-    /// The unit's short name (`ns`).
+    /// The unit's short name for people (`ns`, `µs`, `ms`; `--unit us` on the command line).
     pub fn name(self) -> &'static str {
         match self {
             Unit::Ns => "ns",
-            Unit::Us => "us",
+            Unit::Us => "µs",
             Unit::Ms => "ms",
         }
     }

@@ -13,10 +13,19 @@ use std::io::Write;
 pub fn write(options: &Options, heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
     let by_source = options.view == View::BySource;
     match (options.view, options.format) {
-        (View::Peak, Format::Table) => peak_table(heaps, out),
-        (View::Buffers, Format::Table) => buffers_table(heaps, out),
-        (View::ByOpName | View::BySource, Format::Table) => {
-            groups_table(all_groups(heaps, by_source), by_source, out)
+        (view, Format::Table) => {
+            // No heap still has the header: that of an empty one.
+            let none = [ProgramHeap::default()];
+            let heaps = if heaps.is_empty() { &none[..] } else { heaps };
+            let tables = heaps
+                .iter()
+                .map(|h| match view {
+                    View::Peak => peak_rows(h),
+                    View::Buffers => buffers_rows(h),
+                    _ => groups_table(all_groups(std::slice::from_ref(h), by_source), by_source),
+                })
+                .collect();
+            with_profiles(heaps, tables, out)
         }
         (View::Peak, f) => records(out, f, heaps.iter().flat_map(|h| &h.peaks)),
         (View::Buffers, f) => records(out, f, heaps.iter().flat_map(|h| &h.buffers)),
@@ -41,8 +50,59 @@ fn all_groups(heaps: &[ProgramHeap], by_source: bool) -> Vec<GroupRecord> {
         .collect()
 }
 
-/// `--view peak` as a table.
-fn peak_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
+/// A table's rows (header first) for each program's heap, as one table; where the heaps
+/// come from more than one profile (two processes run the same programs, under the same
+/// names and ids), a `profile` column first tells them apart.
+fn with_profiles(heaps: &[ProgramHeap], tables: Vec<Rows>, out: &mut dyn Write) -> Result<()> {
+    let Some((right, _)) = tables.first() else {
+        return Ok(());
+    };
+    let mut right = right.clone();
+    let profiles: Vec<String> = heaps.iter().map(profile_of).collect();
+    let several = profiles.iter().any(|p| *p != profiles[0]);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (i, (_, table)) in tables.into_iter().enumerate() {
+        for (n, mut row) in table.into_iter().enumerate() {
+            if n == 0 && !rows.is_empty() {
+                continue;
+            }
+            if several {
+                let cell = if n == 0 {
+                    "profile".to_string()
+                } else {
+                    profiles[i].clone()
+                };
+                row.insert(0, cell);
+            }
+            rows.push(row);
+        }
+    }
+    if several {
+        right.iter_mut().for_each(|c| *c += 1);
+    }
+    write_table(out, &rows, &right)
+}
+
+/// A table: which columns align right, and its rows, the header first.
+type Rows = (Vec<usize>, Vec<Vec<String>>);
+
+/// The profile a program's heap was read from: the archive's name, or the dump folder's.
+fn profile_of(heap: &ProgramHeap) -> String {
+    let Some(dump) = heap.peaks.first().map(|p| p.dump.as_str()) else {
+        return String::new();
+    };
+    let path = match dump.split_once('!') {
+        Some((archive, _)) => std::path::Path::new(archive).to_path_buf(),
+        None => std::path::Path::new(dump)
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default(),
+    };
+    crate::source::profile_name(&path)
+}
+
+/// The rows of `--view peak` of one program's heap.
+fn peak_rows(heap: &ProgramHeap) -> Rows {
     let mut rows = vec![
         [
             "program",
@@ -62,7 +122,7 @@ fn peak_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
         .map(String::from)
         .to_vec(),
     ];
-    for p in heaps.iter().flat_map(|h| &h.peaks) {
+    for p in &heap.peaks {
         rows.push(vec![
             p.program.clone(),
             p.program_id.to_string(),
@@ -79,11 +139,11 @@ fn peak_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
             mib(p.total_bytes),
         ]);
     }
-    write_table(out, &rows, &[1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12])
+    (vec![1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12], rows)
 }
 
-/// `--view buffers` as a table.
-fn buffers_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
+/// The rows of `--view buffers` of one program's heap.
+fn buffers_rows(heap: &ProgramHeap) -> Rows {
     let mut rows = vec![
         [
             "program",
@@ -99,7 +159,7 @@ fn buffers_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
         .map(String::from)
         .to_vec(),
     ];
-    for b in heaps.iter().flat_map(|h| &h.buffers) {
+    for b in &heap.buffers {
         rows.push(vec![
             b.program.clone(),
             b.trace.to_string(),
@@ -112,11 +172,11 @@ fn buffers_table(heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
             or_dash(b.source.as_deref()),
         ]);
     }
-    write_table(out, &rows, &[1, 2, 3, 4])
+    (vec![1, 2, 3, 4], rows)
 }
 
 /// `--view by-source` (`by_source`) or `--view by-op-name` as a table.
-fn groups_table(group_rows: Vec<GroupRecord>, by_source: bool, out: &mut dyn Write) -> Result<()> {
+fn groups_table(group_rows: Vec<GroupRecord>, by_source: bool) -> Rows {
     let head = if by_source { "source" } else { "op_name" };
     let mut rows = vec![
         ["program", "trace", "size", "%", "buffers", head]
@@ -133,7 +193,7 @@ fn groups_table(group_rows: Vec<GroupRecord>, by_source: bool, out: &mut dyn Wri
             g.key.unwrap_or_else(|| "(none)".to_string()),
         ]);
     }
-    write_table(out, &rows, &[1, 2, 3, 4])
+    (vec![1, 2, 3, 4], rows)
 }
 
 /// Writes `rows` as records in `format`.

@@ -176,6 +176,11 @@ impl partial::Aggregate for Costs {
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 
+    // GPU time per program: no figure compares a program's devices.
+    fn compares_devices(&self) -> bool {
+        false
+    }
+
     fn add_records(&mut self, mut s: RecordStream, _: &Notes) -> Result<()> {
         if s.first_line_has("thunk_execution")? {
             s.read(&mut |t: Thunk| {

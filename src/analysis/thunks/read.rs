@@ -39,6 +39,10 @@ pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Thun
     if no_sources && !time.gpu.has_infos() {
         return Err(no_dumps());
     }
+    // A partial of module records alone is a part of a map/reduce, not an answer.
+    if !options.partial {
+        time.gpu.check_has_thunks(inputs)?;
+    }
     time.gpu.check_within_modules(inputs)?;
     Ok(time)
 }

@@ -126,7 +126,7 @@ impl Variants {
     /// sequences agree (what makes comparing their collectives by instruction name safe)
     /// and whether a device ran several of them.
     pub fn notes(&self) -> Vec<String> {
-        self.notes_except(&BTreeSet::new())
+        self.notes_except(&BTreeSet::new(), true)
     }
 
     /// The module names that ran as several programs keyed by fingerprint: each one
@@ -145,7 +145,10 @@ impl Variants {
     /// [`Variants::notes`], a module of `said` in one short line: the modules one stream of
     /// records showed that of already, said in full by the tool that read the profiles and
     /// wrote it (where it was not silenced, or the stream is not several exports joined).
-    pub fn notes_except(&self, said: &BTreeSet<String>) -> Vec<String> {
+    /// Without `compares` (the tool draws no figure that compares devices: flame graphs,
+    /// thunk tables) the note says the programs are apart, not what wait and straggler
+    /// figures leave out.
+    pub fn notes_except(&self, said: &BTreeSet<String>, compares: bool) -> Vec<String> {
         let all: BTreeSet<u32> = self
             .by_name
             .values()
@@ -171,7 +174,17 @@ impl Variants {
                 if count != union.len() || union != all {
                     continue;
                 }
-                out.push(if said.contains(name) {
+                out.push(if !compares && said.contains(name) {
+                    format!(
+                        "module {name} ran as {} programs: each program's time is shown apart",
+                        keys.len()
+                    )
+                } else if !compares {
+                    format!(
+                        "module {name} was compiled differently across devices: {ran}; \
+                         each program's time is shown apart"
+                    )
+                } else if said.contains(name) {
                     // One stream of records showed it: the tool that wrote them from the
                     // profiles said it in full, unless it was silenced or the stream is
                     // several exports put together. Said again, shorter, never left out.
@@ -184,8 +197,9 @@ impl Variants {
                     format!(
                         "module {name} was compiled differently across devices: {ran}; each \
                          is compared only across its own devices, so wait, straggler and \
-                         alignment figures leave the others out (--program-key name \
-                         analyses them together)"
+                         alignment figures leave the others out (njx-modules --program-key \
+                         name analyses them together, as do njx-collectives, njx-export and \
+                         njx-timeline)"
                     )
                 });
                 continue;
@@ -217,7 +231,7 @@ impl Variants {
                     .to_string()
             };
             out.push(format!(
-                "module {name} ran as {ran}, analysed together (--program-key name): \
+                "module {name} ran as {ran}, analysed together by module name: \
                  {verdict}{shared}"
             ));
         }

@@ -28,8 +28,9 @@ pub struct Hlo<'a> {
 /// What is said, after its place, of an input without XLA module ranges: one line, the
 /// error of every tool that reads executions ([`WithoutXla::Refuse`]).
 pub const NO_XLA: &str = "holds no XLA module ranges (XlaModule NVTX ranges with GPU work), \
-     so nothing for this tool; njx-report, njx-kernels, njx-ranges, njx-timeline, \
-     njx-flamefold --by stack and njx-export --table ranges|gpu-ranges|kernels|memops|payloads read it";
+     so nothing for this tool; njx-report, njx-kernels, njx-diff --by kernel, njx-ranges, \
+     njx-timeline, njx-flamefold --by stack and njx-export --table \
+     ranges|gpu-ranges|kernels|memops|payloads read it";
 
 /// What becomes of an input path whose profiles hold no XLA module range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

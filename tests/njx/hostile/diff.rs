@@ -235,10 +235,11 @@ pub fn cases() -> Vec<Case> {
     v.push(Case::new(
         "empty files on both sides",
         TOOL,
-        Accepted,
+        Refused,
         |d: &Path| {
+            // Nothing read is no answer (issue 44): refused, naming the file.
             let e = write(d, "e.jsonl", b"");
-            Run::new(args![e.clone(), "--vs", e])
+            Run::new(args![e.clone(), "--vs", e]).name("e.jsonl: empty")
         },
     ));
     v.push(Case::new(

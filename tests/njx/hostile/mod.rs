@@ -18,6 +18,8 @@
 //! - `hangs`: link loops, FIFOs and sockets in folders, endless SQLite views, cyclic HLO
 //!   stack frames, whole file systems as inputs;
 //! - `data_loss`: outputs that are inputs, failures part-way, njx-capture's archive;
+//! - `overwrite`: every output option of every tool pointed at an archive (as a glob
+//!   expands), an SQLite export, a partial result, a report, xz data and an HLO dump;
 //! - `inconsistent`: range trees, records, SQLite ids, HLO references and command-line
 //!   numbers that do not add up;
 //! - `unclear`: write errors and tree errors must name the file and line;
@@ -42,6 +44,7 @@ mod heap;
 mod inconsistent;
 mod known;
 mod memory;
+mod overwrite;
 mod report;
 mod streams;
 mod unclear;
@@ -58,6 +61,7 @@ fn classes() -> Vec<(&'static str, Vec<Case>)> {
         ("memory", memory::cases()),
         ("hangs", hangs::cases()),
         ("data_loss", data_loss::cases()),
+        ("overwrite", overwrite::cases()),
         ("inconsistent", inconsistent::cases()),
         ("unclear", unclear::cases()),
         ("streams", streams::cases()),
@@ -103,6 +107,11 @@ fn hangs() {
 #[test]
 fn data_loss() {
     run_class("data_loss", data_loss::cases());
+}
+
+#[test]
+fn overwrite() {
+    run_class("overwrite", overwrite::cases());
 }
 
 #[test]

@@ -182,9 +182,9 @@ pub fn cases() -> Vec<Case> {
             Run::new(args![write(d, "t.jsonl", text.as_bytes())]).name("t.jsonl:2")
         },
     ));
-    // No records, as every tool reads an empty stream: a report that says so.
-    v.push(Case::new("an empty file", TOOL, Accepted, |d: &Path| {
-        Run::new(args![write(d, "e.jsonl", b"")])
+    // Nothing read is no answer (issue 44): refused, naming the file.
+    v.push(Case::new("an empty file", TOOL, Refused, |d: &Path| {
+        Run::new(args![write(d, "e.jsonl", b"")]).name("e.jsonl: empty")
     }));
     v.push(Case::new(
         "--hlo names no file",
