@@ -2,6 +2,7 @@
 
 use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::derived::partial;
+use crate::derived::programs::ProgramFilter;
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::output::numbers::{ms_exact, serialize_ns, serialize_ns_opt};
@@ -109,11 +110,27 @@ impl Partial {
 
     /// The summary per program, largest total first.
     pub fn summary(&self, include_warmup: bool, include_autotuning: bool) -> Vec<ProgramSummary> {
+        self.summary_of(
+            include_warmup,
+            include_autotuning,
+            &ProgramFilter::default(),
+        )
+    }
+
+    /// [`Partial::summary`] of the programs `programs` keeps, their shares of the time of
+    /// those kept.
+    pub fn summary_of(
+        &self,
+        include_warmup: bool,
+        include_autotuning: bool,
+        programs: &ProgramFilter,
+    ) -> Vec<ProgramSummary> {
         let rule = self.warmup.rule();
         let mut acc: BTreeMap<&str, Acc> = BTreeMap::new();
         for ((program, phase), a) in &self.programs {
             if (!include_warmup && rule.module_is_warmup(program, *phase))
                 || (is_autotuning(program) && !include_autotuning)
+                || !programs.keeps(program, &a.name)
             {
                 continue;
             }

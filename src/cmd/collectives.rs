@@ -100,6 +100,10 @@ pub struct Args {
     /// on aligned clocks, `instances`, `wait-quantiles`, `wait-histogram` or `lateness`.
     #[arg(long, value_enum, value_name = "TABLE", conflicts_with_all = ["records", "partial"])]
     pub table: Option<crate::analysis::collectives::Part>,
+
+    /// The programs the tables are for.
+    #[command(flatten)]
+    pub programs: super::ProgramArgs,
 }
 
 impl Args {
@@ -119,6 +123,7 @@ impl Args {
             wait_plot: self.wait_plot.clone(),
             lateness_plot: self.lateness_plot.clone(),
             partial: self.partial,
+            programs: self.programs.filter(),
         }
     }
 }

@@ -127,6 +127,10 @@ pub struct Args {
     /// the map step of a map/reduce over ranks.
     #[arg(long, conflicts_with_all = ["vs", "fail_if_slower", "folded", "svg"])]
     pub partial: bool,
+
+    /// The programs compared (module names: njx-diff keys programs by name).
+    #[command(flatten)]
+    pub programs: super::ProgramArgs,
 }
 
 /// A number in (0, 1).
@@ -176,6 +180,7 @@ impl Args {
             title: format!("njx-diff --by {}: red is slower after", self.by.name()),
             hlo: self.hlo.clone(),
             partial: self.partial,
+            programs: self.programs.filter(),
         })
     }
 }

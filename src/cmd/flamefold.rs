@@ -128,6 +128,10 @@ pub struct Args {
     /// the same --by, or `cat` them into it, for the stacks of all, no dumps needed).
     #[arg(long, conflicts_with_all = ["svg", "diff"])]
     pub partial: bool,
+
+    /// GPU modes: the programs folded.
+    #[command(flatten)]
+    pub programs: super::ProgramArgs,
 }
 
 impl Args {
@@ -141,6 +145,7 @@ impl Args {
             full_names: self.full_names,
             unit: self.unit,
             partial: self.partial,
+            programs: self.programs.filter(),
             diff: self.diff.as_ref().map(|d| [d[0].clone(), d[1].clone()]),
             normalize: self.normalize,
         }

@@ -164,6 +164,29 @@ impl IoArgs {
     }
 }
 
+/// `--program` and `--exclude-program`: the programs a tool's answer is for
+/// (`derived::programs`), on every tool that answers per program.
+#[derive(Debug, Clone, Args)]
+pub struct ProgramArgs {
+    /// Answer for this program only (a module name, `pjit__wrapped_step_fn`, or its key, an
+    /// HLO fingerprint); repeatable. A name that no program read has is an error. Not
+    /// with --partial: a partial result holds every program, its reader filters.
+    #[arg(long = "program", value_name = "NAME", conflicts_with = "partial")]
+    pub program: Vec<String>,
+
+    /// Leave this program out (a module name, `jit__psum`, or its key); repeatable. The
+    /// warm-up rule still sees it, so no other program's figures change.
+    #[arg(long, value_name = "NAME", conflicts_with = "partial")]
+    pub exclude_program: Vec<String>,
+}
+
+impl ProgramArgs {
+    /// The filter these options ask for.
+    pub fn filter(&self) -> crate::derived::programs::ProgramFilter {
+        crate::derived::programs::ProgramFilter::new(&self.program, &self.exclude_program)
+    }
+}
+
 /// The id of `--completions` among a command's arguments.
 const COMPLETIONS: &str = "completions";
 

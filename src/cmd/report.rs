@@ -76,6 +76,10 @@ pub struct Args {
     /// this fraction of module time (as njx-thunks and njx-flamefold do).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.99)]
     pub top_modules: f64,
+
+    /// The programs the module, collective and thunk sections and flame graphs are for.
+    #[command(flatten)]
+    pub programs: super::ProgramArgs,
 }
 
 impl Args {
@@ -90,6 +94,7 @@ impl Args {
             hlo: self.hlo.clone(),
             partial: self.partial,
             top_modules: self.top_modules,
+            programs: self.programs.filter(),
             each_note: !on_terminal,
         }
     }

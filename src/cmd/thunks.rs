@@ -77,6 +77,10 @@ pub struct Args {
     /// them into it, for the tables of all; they carry what the dumps say).
     #[arg(long)]
     pub partial: bool,
+
+    /// The programs the tables are for.
+    #[command(flatten)]
+    pub programs: super::ProgramArgs,
 }
 
 impl Args {
@@ -91,6 +95,7 @@ impl Args {
             min_cv: self.min_cv,
             hlo: self.hlo.clone(),
             partial: self.partial,
+            programs: self.programs.filter(),
         }
     }
 }

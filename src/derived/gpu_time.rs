@@ -10,6 +10,7 @@
 
 use crate::derived::executions::{self, Executions, Phase, Warmup};
 use crate::derived::partial;
+use crate::derived::programs::ProgramFilter;
 use crate::error::Result;
 use crate::hlo::thunk_info::{self, Infos, Wanted};
 use crate::output::notes::Notes;
@@ -347,12 +348,15 @@ impl GpuTime {
         ))
     }
 
-    /// The time that counts: steady state (unless `include_warmup`), autotuning left out.
-    fn settle(&self, include_warmup: bool) -> Settled<'_> {
+    /// The time that counts: steady state (unless `include_warmup`), autotuning left out,
+    /// of the programs `kept` (all where `None`).
+    fn settle(&self, include_warmup: bool, kept: Option<&BTreeSet<&str>>) -> Settled<'_> {
         let rule = self.warmup.rule();
         // Autotuning executions (program `unknown`) belong to initialisation too.
-        let counts =
-            |program: &str, warmup: bool| include_warmup || (!warmup && !is_autotuning(program));
+        let counts = |program: &str, warmup: bool| {
+            (include_warmup || (!warmup && !is_autotuning(program)))
+                && kept.is_none_or(|k| k.contains(program))
+        };
         let mut out = Settled {
             programs: BTreeMap::new(),
             spans: BTreeMap::new(),
@@ -519,14 +523,17 @@ pub struct Selection<'a> {
     rule: crate::derived::executions::Rule<'a>,
     include_warmup: bool,
     chosen: BTreeSet<&'a str>,
+    /// The programs `--program` and `--exclude-program` keep (`None`: every one).
+    kept: Option<BTreeSet<&'a str>>,
 }
 
 impl<'a> Selection<'a> {
     /// Whether the thunk executions of `program` in `phase` count (steady state unless
     /// warm-up is included, never autotuning), whatever the program's share.
     pub fn thunk_counts(&self, program: &str, phase: Phase) -> bool {
-        self.include_warmup
-            || (!self.rule.thunk_is_warmup(program, phase) && !is_autotuning(program))
+        (self.include_warmup
+            || (!self.rule.thunk_is_warmup(program, phase) && !is_autotuning(program)))
+            && self.kept.as_ref().is_none_or(|k| k.contains(program))
     }
 
     /// Whether `program` is among those that cover the fraction of the time.
@@ -625,10 +632,33 @@ impl Totals {
 
 impl GpuTime {
     /// The executions that count and the programs that cover `top_modules` of the time
-    /// ([`Selection`]); notes say when programs are left out or ranked without modules.
-    pub fn select(&self, include_warmup: bool, top_modules: f64, notes: &Notes) -> Selection<'_> {
-        let settled = self.settle(include_warmup);
-        if !settled.has_modules() && settled.thunks_read > 0 {
+    /// among those `programs` keeps ([`Selection`]); notes say when programs are left out
+    /// or ranked without modules. A `--program` or `--exclude-program` that names no
+    /// program read is an error.
+    pub fn select(
+        &self,
+        include_warmup: bool,
+        top_modules: f64,
+        programs: &ProgramFilter,
+        notes: &Notes,
+    ) -> Result<Selection<'_>> {
+        let read = self
+            .programs
+            .iter()
+            .map(|((k, _), p)| (k.as_str(), p.name.as_str()));
+        if let Some(note) = programs.check(read)? {
+            notes.note(note);
+        }
+        let kept: Option<BTreeSet<&str>> = (!programs.is_all()).then(|| {
+            self.programs
+                .iter()
+                .filter(|((k, _), p)| programs.keeps(k, &p.name))
+                .map(|((k, _), _)| k.as_str())
+                .collect()
+        });
+        let settled = self.settle(include_warmup, kept.as_ref());
+        let has_modules = self.programs.values().any(|p| p.module_ns > 0);
+        if !has_modules && settled.thunks_read > 0 {
             notes.note(
                 "no module records: programs ranked by thunk time, and the idle time left \
                  out (pass the module records or the archives too)",
@@ -643,12 +673,13 @@ impl GpuTime {
                 top_modules * 100.0
             ));
         }
-        Selection {
+        Ok(Selection {
             chosen: programs.into_iter().collect(),
             rule: self.warmup.rule(),
             include_warmup,
+            kept,
             settled,
-        }
+        })
     }
 
     /// What the HLO dumps say of the thunks `wanted` (program → thunk names): taken from

@@ -91,6 +91,9 @@ pub struct Options {
     pub hlo: Vec<PathBuf>,
     /// Write the partial result of the (one side's) inputs instead of a comparison.
     pub partial: bool,
+    /// The programs compared (`--program`, `--exclude-program`; module names, as njx-diff
+    /// keys programs by name): `--by program`, `instruction` and `collective` only.
+    pub programs: crate::derived::programs::ProgramFilter,
 }
 
 /// What the comparison came to: whether the gate failed (exit 3), and why.
@@ -142,12 +145,25 @@ pub fn run(
             "njx-diff needs inputs on both sides: BEFORE... --vs AFTER...".into(),
         ));
     }
+    if !options.programs.is_all() && matches!(options.by, By::Kernel | By::CompilePass) {
+        return Err(Error::Usage(format!(
+            "--program and --exclude-program choose XLA programs: for --by program, \
+             instruction or collective, not --by {}",
+            options.by.name()
+        )));
+    }
     let sides = [("before", before), ("after", after)].map(|(name, inputs)| {
         notes.progress().phase(&format!("reading the {name} side"));
-        read_side(options, inputs, notes).map(|s| (name, s.settle()))
+        read_side(options, inputs, notes)
     });
     let [b, a] = sides;
-    let ((_, b), (_, a)) = (b?, a?);
+    let (b, a) = (b?, a?);
+    // A name is refused only when neither side has it.
+    let read = b.programs().chain(a.programs());
+    if let Some(note) = options.programs.check(read)? {
+        notes.note(note);
+    }
+    let (b, a) = (b.settle(&options.programs), a.settle(&options.programs));
     // One side with nothing to compare and the other with something: a broken run (no
     // module records for programs, all warm-up, no communication) is not a pass.
     for (name, s, other, inputs) in [("before", &b, &a, before), ("after", &a, &b, after)] {

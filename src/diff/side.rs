@@ -22,6 +22,7 @@ use crate::analysis::collectives::bandwidth as bandwidth_of;
 use crate::analysis::compile;
 use crate::derived::executions::{Executions, Phase, Warmup, WithoutXla};
 use crate::derived::partial::{self, Aggregate};
+use crate::derived::programs::ProgramFilter;
 use crate::error::Result;
 use crate::hlo::{HloModule, proto};
 use crate::output::notes::Notes;
@@ -284,8 +285,14 @@ impl Side {
         Ok(())
     }
 
-    /// The keys that count (steady state, autotuning left out), over their programs.
-    pub fn settle(&self) -> Settled {
+    /// The programs read: (key, module name); keyed by name, the two are one.
+    pub fn programs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.names.iter().map(|(k, n)| (k.as_str(), n.as_str()))
+    }
+
+    /// The keys that count (steady state, autotuning left out), over their programs, of
+    /// the programs `programs` keeps.
+    pub fn settle(&self, programs: &ProgramFilter) -> Settled {
         let rule = self.warmup.rule();
         let mut out = Settled::default();
         let by_program = matches!(self.by, By::Program | By::Instruction | By::Collective);
@@ -313,6 +320,11 @@ impl Side {
         for ((key, program, phase), acc) in &self.acc {
             // Partial results may carry empty entries: nothing to compare.
             if acc.n == 0 {
+                continue;
+            }
+            if by_program
+                && !programs.keeps(program, self.names.get(program).map_or("", String::as_str))
+            {
                 continue;
             }
             match left_out(program, *phase) {

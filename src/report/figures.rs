@@ -69,7 +69,7 @@ fn flame(
     whole: &Whole,
     mode: GpuMode,
     hlo: &[PathBuf],
-    top_modules: f64,
+    report: &super::Options,
     notes: &Notes,
 ) -> Result<std::result::Result<String, String>> {
     let time = whole.thunks.gpu();
@@ -83,7 +83,8 @@ fn flame(
     }
     let options = GpuOptions {
         mode,
-        top_modules,
+        top_modules: report.top_modules,
+        programs: report.programs.clone(),
         include_warmup: false,
     };
     let folded = gpu::fold(time, &options, hlo, notes)?;
@@ -205,13 +206,13 @@ fn timing(whole: &Whole) -> Result<(Vec<Figure>, Vec<String>)> {
 }
 
 /// Every figure of the page, given the sections; `hlo` are the dump sources (archives
-/// among the inputs, `--hlo`); the flame graphs keep the programs that cover `top_modules`
-/// of the time, as the thunk sections do.
+/// among the inputs, `--hlo`); the flame graphs keep the programs the report is for and
+/// that cover `--top-modules` of the time, as the thunk sections do.
 pub fn figures(
     whole: &Whole,
     sections: &[Section],
     hlo: &[PathBuf],
-    top_modules: f64,
+    report: &super::Options,
 ) -> Result<(Vec<Figure>, Vec<String>)> {
     // The selection's notes were said by the thunk views.
     let quiet = Notes::kept();
@@ -228,7 +229,7 @@ pub fn figures(
             title: "Flame graph: GPU time by Python source",
             command: "njx-flamefold --by source --svg source.svg INPUTS",
             after: "variability",
-            svg: flame(whole, GpuMode::Source, hlo, top_modules, &quiet)?,
+            svg: flame(whole, GpuMode::Source, hlo, report, &quiet)?,
             interactive: true,
         });
         out.push(Figure {
@@ -236,7 +237,7 @@ pub fn figures(
             title: "Flame graph: GPU time by op_name",
             command: "njx-flamefold --by op-name --svg op-name.svg INPUTS",
             after: "variability",
-            svg: flame(whole, GpuMode::OpName, hlo, top_modules, &quiet)?,
+            svg: flame(whole, GpuMode::OpName, hlo, report, &quiet)?,
             interactive: true,
         });
     }

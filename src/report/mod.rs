@@ -63,6 +63,10 @@ pub struct Options {
     /// The thunk sections and flame graphs keep the largest programs until they cover
     /// this fraction of module time (njx-thunks' and njx-flamefold's `--top-modules`).
     pub top_modules: f64,
+    /// The programs the module, collective and thunk sections and the flame graphs are
+    /// for (`--program`, `--exclude-program`); compilation, heap and kernels are of every
+    /// program.
+    pub programs: crate::derived::programs::ProgramFilter,
     /// Whether the notes, which the report lists, are said to `notes` one by one too, as
     /// every tool says them (stderr); otherwise `notes` gets how many there are (a report
     /// read on the terminal, whose header lists them just above).
@@ -93,18 +97,12 @@ pub fn run(
         report(options, inputs, page.is_some(), out, &kept).and_then(|(whole, profiles)| {
             whole
                 .map(|w| {
-                    let s = sections::sections(
-                        &w,
-                        &profiles,
-                        &options.hlo,
-                        options.top_modules,
-                        &kept,
-                    )?;
+                    let s = sections::sections(&w, &profiles, options, &kept)?;
                     let f = match page.is_some() {
                         true => {
                             let sources =
                                 crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
-                            figures::figures(&w, &s, &sources, options.top_modules)?
+                            figures::figures(&w, &s, &sources, options)?
                         }
                         false => (Vec::new(), Vec::new()),
                     };

@@ -6,6 +6,7 @@ use super::whole::Whole;
 use crate::analysis::compile::{self, Group};
 use crate::analysis::{collectives, kernels, thunks};
 use crate::derived::executions::KeyBy;
+use crate::derived::programs::ProgramFilter;
 use crate::error::{Error, Result};
 use crate::output::Format;
 use crate::output::notes::Notes;
@@ -208,9 +209,13 @@ fn compile_sections(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
     Ok(())
 }
 
-/// The module summary and the four tables of the collectives report.
-fn module_sections(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
-    let summary = whole.modules.summary(false, false);
+/// The module summary and the four tables of the collectives report, of the programs
+/// `programs` keeps.
+fn module_sections(whole: &Whole, programs: &ProgramFilter, out: &mut Vec<Section>) -> Result<()> {
+    // A name no program has is refused here; what the filter leaves out is said once,
+    // by the thunk sections' selection.
+    whole.collectives.check_programs(programs, &Notes::kept())?;
+    let summary = whole.modules.summary_of(false, false, programs);
     out.push(section("modules", 1, &mut |format, buf| {
         crate::analysis::modules::write(format, &summary, buf)
     })?);
@@ -232,6 +237,7 @@ fn module_sections(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
                 wait_plot: None,
                 lateness_plot: None,
                 partial: false,
+                programs: programs.clone(),
             };
             collectives::write(&options, &whole.collectives, buf)
         })?);
@@ -243,8 +249,7 @@ fn module_sections(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
 fn thunk_sections(
     whole: &Whole,
     inputs: &[PathBuf],
-    hlo: &[PathBuf],
-    top_modules: f64,
+    report: &super::Options,
     notes: &Notes,
     out: &mut Vec<Section>,
 ) -> Result<()> {
@@ -253,6 +258,7 @@ fn thunk_sections(
         ("opcodes", thunks::View::Opcode),
         ("variability", thunks::View::Variability),
     ];
+    let hlo = &report.hlo[..];
     // What njx-thunks refuses, each view says, and the rest of the report stands.
     if let Some(problem) = whole.thunks.thunks_beyond_modules() {
         let why = format!("njx-thunks refuses the input: {problem}");
@@ -270,11 +276,12 @@ fn thunk_sections(
             view,
             format: Format::Table,
             top: None,
-            top_modules,
+            top_modules: report.top_modules,
             include_warmup: false,
             min_cv: 0.1,
             hlo: hlo.to_vec(),
             partial: false,
+            programs: report.programs.clone(),
         };
         // Notes of the selection are said once, by the first view.
         let quiet = Notes::kept();
@@ -372,21 +379,21 @@ fn heap_section(whole: &Whole, out: &mut Vec<Section>) -> Result<()> {
 }
 
 /// Every section of the report of `whole`; `inputs` are the profile paths it was read
-/// from (their dumps, their CUDA activity tables), `hlo` the dumps of `--hlo`; the thunk
-/// views keep the programs that cover `top_modules` of the time (njx-thunks').
+/// from (their dumps, their CUDA activity tables); `options` give the dumps of `--hlo`,
+/// the programs the sections are for and the fraction of the time the thunk views keep
+/// (njx-thunks' `--top-modules`).
 pub fn sections(
     whole: &Whole,
     inputs: &[PathBuf],
-    hlo: &[PathBuf],
-    top_modules: f64,
+    options: &super::Options,
     notes: &Notes,
 ) -> Result<Vec<Section>> {
     let mut out = Vec::new();
     compile_sections(whole, &mut out)?;
     match no_xla(whole) {
         None => {
-            module_sections(whole, &mut out)?;
-            thunk_sections(whole, inputs, hlo, top_modules, notes, &mut out)?;
+            module_sections(whole, &options.programs, &mut out)?;
+            thunk_sections(whole, inputs, options, notes, &mut out)?;
         }
         Some(why) => out.extend(OF_EXECUTIONS.iter().map(|id| absent(id, why.clone()))),
     }

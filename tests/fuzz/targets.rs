@@ -249,6 +249,11 @@ fn collectives_run(paths: &[PathBuf], input: &Input, records: bool) -> Result<()
         wait_plot: input.bit(6).then(|| input.dir.join("wait.svg")),
         lateness_plot: input.bit(7).then(|| input.dir.join("late.svg")),
         partial: input.bit(8),
+        programs: if input.bit(10) {
+            njx::derived::programs::ProgramFilter::new(&[], &["jit_f".into()])
+        } else {
+            Default::default()
+        },
     };
     collectives::run(&options, paths, &mut Sink(0), &notes)?;
     done(notes);
@@ -268,6 +273,7 @@ fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()>
         partial: input.bit(3),
         top_modules: if input.bit(6) { 0.5 } else { 0.99 },
         each_note: input.bit(5),
+        programs: Default::default(),
     };
     let mut page = Sink(0);
     let page = input.bit(4).then_some(&mut page as &mut dyn std::io::Write);
@@ -304,6 +310,7 @@ fn diff_run(before: &[PathBuf], after: &[PathBuf], input: &Input, hlo: Vec<PathB
         title: "fuzz".into(),
         hlo,
         partial: input.bit(3),
+        programs: Default::default(),
     };
     if options.partial {
         njx::diff::partial(&options, before, &mut Sink(0), &notes)?;
@@ -363,6 +370,7 @@ fn flamefold_run(
         partial: false,
         diff: None,
         normalize: false,
+        programs: Default::default(),
     };
     let folded = flamefold::fold(&options, paths, &notes)?;
     let unit = *[
@@ -756,6 +764,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     partial: true,
                     top_modules: 0.99,
                     each_note: true,
+                    programs: Default::default(),
                 };
                 njx::report::run(&options, &archives, &mut out, None, &notes).expect("partial");
             }
@@ -770,6 +779,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     partial: false,
                     diff: None,
                     normalize: false,
+                    programs: Default::default(),
                 };
                 let time = flamefold::partial(&options, &archives, &notes).expect("partial");
                 njx::derived::partial::write(&mut out, njx::derived::gpu_time::PARTIAL, &time)
@@ -789,6 +799,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             partial: false,
             diff: None,
             normalize: false,
+            programs: Default::default(),
         };
         let f = flamefold::fold(&options, paths, &Notes::kept()).expect("seed fold");
         let mut out = f.lines(flamefold::Unit::Ns).join("\n");

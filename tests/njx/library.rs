@@ -102,6 +102,7 @@ fn flamefold_in_process_folds_what_the_command_folds() {
         full_names: false,
         unit: flamefold::Unit::Ns,
         partial: false,
+        programs: Default::default(),
         diff: None,
         normalize: false,
     };

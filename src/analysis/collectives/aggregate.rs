@@ -6,6 +6,7 @@ use super::bandwidth::{bandwidth, of_no_time, say_no_time};
 use super::{Options, keep_least_name, timing};
 use crate::derived::executions::{self, Executions, Phase, Warmup};
 use crate::derived::partial;
+use crate::derived::programs::ProgramFilter;
 use crate::error::Result;
 use crate::output::notes::Notes;
 use crate::records::Thunk;
@@ -137,12 +138,27 @@ impl Partial {
     }
 
     /// Whether any communication counts (initialisation left out unless
-    /// `include_warmup`).
-    pub(super) fn has_comm(&self, include_warmup: bool) -> bool {
+    /// `include_warmup`, and the programs `programs` keeps only).
+    pub(super) fn has_comm(&self, include_warmup: bool, programs: &ProgramFilter) -> bool {
         let rule = self.warmup.rule();
-        self.instances
-            .keys()
-            .any(|k| include_warmup || !rule.thunk_is_warmup(&k.0, k.4))
+        self.instances.keys().any(|k| {
+            (include_warmup || !rule.thunk_is_warmup(&k.0, k.4)) && self.keeps(programs, &k.0)
+        })
+    }
+
+    /// Whether `programs` keeps `program` (by its key or its module name).
+    pub(super) fn keeps(&self, programs: &ProgramFilter, program: &str) -> bool {
+        programs.keeps(program, self.names.get(program).map_or("", String::as_str))
+    }
+
+    /// Refuses a `--program` or `--exclude-program` that names no program read, and says
+    /// what the filter leaves out.
+    pub fn check_programs(&self, programs: &ProgramFilter, notes: &Notes) -> Result<()> {
+        let read = self.names.iter().map(|(k, n)| (k.as_str(), n.as_str()));
+        if let Some(note) = programs.check(read)? {
+            notes.note(note);
+        }
+        Ok(())
     }
 }
 
@@ -232,7 +248,10 @@ pub fn aggregate_with_timing(
     executions::each_thunk(inputs, options.program_key, true, notes, &mut |t| {
         no_time += u64::from(of_no_time(&t));
         acc.add_record(&t);
-        timing.add(&t);
+        // Every program informs the warm-up rule; the filtered ones are timed.
+        if options.programs.keeps(&t.program, &t.module) {
+            timing.add(&t);
+        }
         Ok(())
     })?;
     say_no_time("the input", no_time, notes);

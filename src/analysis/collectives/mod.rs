@@ -83,6 +83,9 @@ pub struct Options {
     pub lateness_plot: Option<PathBuf>,
     /// Write the aggregate as a partial result (kind [`PARTIAL`]) instead of the report.
     pub partial: bool,
+    /// The programs the tables answer for (`--program`, `--exclude-program`); a partial
+    /// result holds every program.
+    pub programs: crate::derived::programs::ProgramFilter,
 }
 
 impl Options {
@@ -107,6 +110,7 @@ pub fn run(
     }
     if options.needs_timing() {
         let (acc, timing) = aggregate_with_timing(options, inputs, notes)?;
+        acc.check_programs(&options.programs, notes)?;
         return write_with_timing(options, &acc, &timing, out, notes);
     }
     if options.partial {
@@ -116,6 +120,7 @@ pub fn run(
     if options.partial {
         return crate::derived::partial::write(out, PARTIAL, &acc);
     }
+    acc.check_programs(&options.programs, notes)?;
     write(options, &acc, out)
 }
 

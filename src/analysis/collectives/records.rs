@@ -92,6 +92,11 @@ pub fn read(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Vec<
     if !options.include_warmup {
         thunks.retain(|t| !t.warmup);
     }
+    let programs = &options.programs;
+    if let Some(note) = programs.check(thunks.iter().map(|t| (&*t.program, &*t.module)))? {
+        notes.note(note);
+    }
+    thunks.retain(|t| programs.keeps(&t.program, &t.module));
     Ok(thunks)
 }
 

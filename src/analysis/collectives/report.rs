@@ -4,6 +4,7 @@
 use super::aggregate::{Inst, InstKey, Partial};
 use super::rows::Row;
 use crate::derived::executions::Phase;
+use crate::derived::programs::ProgramFilter;
 use crate::util::stats::mean_std;
 use std::collections::BTreeMap;
 
@@ -11,11 +12,14 @@ use std::collections::BTreeMap;
 type Instances<'a> = [(&'a InstKey, &'a Inst)];
 
 impl Partial {
-    /// The report's tables, initialisation left out unless `include_warmup`.
-    pub(super) fn report(&self, include_warmup: bool) -> Vec<Row> {
+    /// The report's tables, initialisation left out unless `include_warmup`, of the
+    /// programs `programs` keeps.
+    pub(super) fn report(&self, include_warmup: bool, programs: &ProgramFilter) -> Vec<Row> {
         let rule = self.warmup.rule();
-        let counts =
-            |program: &str, phase: Phase| include_warmup || !rule.thunk_is_warmup(program, phase);
+        let counts = |program: &str, phase: Phase| {
+            (include_warmup || !rule.thunk_is_warmup(program, phase))
+                && self.keeps(programs, program)
+        };
         let instances: Vec<(&InstKey, &Inst)> = self
             .instances
             .iter()

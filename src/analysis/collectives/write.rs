@@ -38,7 +38,7 @@ pub fn write_with_timing(
             if let Some(path) = &options.plot {
                 crate::output::charts::bandwidth_svg(
                     path,
-                    &bandwidth_series(&acc.report(options.include_warmup)),
+                    &bandwidth_series(&acc.report(options.include_warmup, &options.programs)),
                 )?;
             }
             let rows = match lateness {
@@ -54,7 +54,7 @@ pub fn write_with_timing(
 /// Writes the report of `acc` (from [`aggregate`](fn@super::aggregate)) and the plot.
 pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()> {
     let format = options.format;
-    if !acc.has_comm(options.include_warmup) {
+    if !acc.has_comm(options.include_warmup, &options.programs) {
         if format == Format::Table {
             writeln!(
                 out,
@@ -69,7 +69,7 @@ pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()
         }
         return out.flush().map_err(Error::Output);
     }
-    let mut rows = acc.report(options.include_warmup);
+    let mut rows = acc.report(options.include_warmup, &options.programs);
     if let Some(path) = &options.plot {
         crate::output::charts::bandwidth_svg(path, &bandwidth_series(&rows))?;
     }

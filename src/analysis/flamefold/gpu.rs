@@ -63,6 +63,8 @@ pub struct GpuOptions {
     pub top_modules: f64,
     /// Count initialisation executions too.
     pub include_warmup: bool,
+    /// The programs folded (`--program`, `--exclude-program`).
+    pub programs: crate::derived::programs::ProgramFilter,
 }
 
 /// The stacks a thunk's time is shared among, as the notebook's preference lists.
@@ -126,7 +128,12 @@ pub fn fold(
     notes: &Notes,
 ) -> Result<Folded> {
     notes.progress().phase("folding");
-    let selection = time.select(options.include_warmup, options.top_modules, notes);
+    let selection = time.select(
+        options.include_warmup,
+        options.top_modules,
+        &options.programs,
+        notes,
+    )?;
     let mut folded = Folded::default();
     let module_frame = |program: &str| format!("{} ({program})", selection.module_name(program));
     for ((program, name, device), ns) in selection.thunks() {

@@ -64,6 +64,8 @@ pub struct Options {
     pub unit: Unit,
     /// GPU modes: make the partial result instead of folded stacks.
     pub partial: bool,
+    /// GPU modes: the programs folded (`--program`, `--exclude-program`).
+    pub programs: crate::derived::programs::ProgramFilter,
     /// Pair these two folded files (before, after) instead of folding the inputs.
     pub diff: Option<[PathBuf; 2]>,
     /// With `diff`: scale before to the total of after.
@@ -81,6 +83,13 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
         )));
     }
     let mode = match options.by {
+        By::Stack if !options.programs.is_all() => {
+            return Err(Error::Usage(
+                "--program and --exclude-program are for the GPU modes (--by source, \
+                 op-name, opcode, module, device): --by stack folds ranges, not programs"
+                    .into(),
+            ));
+        }
         By::Stack => {
             let mut folded = Folded::default();
             let mut folder = StackFolder::new(!options.full_names);
@@ -135,6 +144,7 @@ pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Fold
         mode,
         top_modules: options.top_modules,
         include_warmup: options.include_warmup,
+        programs: options.programs.clone(),
     };
     let time = read_gpu_time(options, mode, inputs, notes)?;
     time.check_within_modules(inputs)?;

@@ -97,6 +97,8 @@ pub struct Options {
     pub hlo: Vec<PathBuf>,
     /// Write the partial result of the inputs (kind [`PARTIAL`]) instead of the table.
     pub partial: bool,
+    /// The programs the tables are for (`--program`, `--exclude-program`).
+    pub programs: crate::derived::programs::ProgramFilter,
 }
 
 /// The rows of `inputs` as `options` ask (or their partial result), written to `out`.
@@ -205,9 +207,12 @@ pub fn rows<'a>(
     notes: &Notes,
 ) -> Result<Rows<'a>> {
     check(options)?;
-    let selection = time
-        .gpu
-        .select(options.include_warmup, options.top_modules, notes);
+    let selection = time.gpu.select(
+        options.include_warmup,
+        options.top_modules,
+        &options.programs,
+        notes,
+    )?;
     let variability = options.view == View::Variability;
     // Per (program, thunk): the executions that count.
     let order = time.stats.sorted(|(program, _, phase), s| {
