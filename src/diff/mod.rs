@@ -240,11 +240,11 @@ pub fn run(
     ));
     write::write(options, &compared, out)?;
     if folded.is_some() || svg.is_some() {
-        let lines = write::folded(options.by, &compared, &b, &a);
         if let Some(f) = folded {
-            write::lines(&lines, f)?;
+            write::lines(&write::folded(options.by, &compared, &b, &a), f)?;
         }
         if let Some(svg) = svg {
+            let lines = write::svg_lines(options.by, &compared, &b, &a);
             let svg_options = crate::analysis::flamefold::SvgOptions {
                 title: options.title.clone(),
                 width: 1200,

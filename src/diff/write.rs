@@ -198,6 +198,42 @@ pub fn write(options: &Options, c: &Compared, out: &mut dyn Write) -> Result<()>
 /// each side adds up to its total rounded ([`round_keeping_total`]). The frames: the
 /// key's parts (module and the instruction's op_name path, `KIND;SIZE`, a name).
 pub fn folded(by: By, c: &Compared, before: &Settled, after: &Settled) -> Vec<String> {
+    let mut lines: Vec<String> = stacks(by, c, before, after)
+        .into_iter()
+        .map(|(stack, b, a, _)| format!("{stack} {b} {a}"))
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// The frame that marks a change within the noise in the differential flame graph.
+pub const NOISE: &str = "[noise]";
+
+/// The lines the differential flame graph draws: [`folded`]'s, but a change that is not
+/// significant (within the noise, by the false-discovery rule) is drawn without colour —
+/// its before count set to its after count — under a last frame [`NOISE`], so that red
+/// and blue mean what the table calls slower and faster. Widths are the after side's, as
+/// in [`folded`].
+pub fn svg_lines(by: By, c: &Compared, before: &Settled, after: &Settled) -> Vec<String> {
+    let mut lines: Vec<String> = stacks(by, c, before, after)
+        .into_iter()
+        .map(|(stack, b, a, significant)| match significant {
+            true => format!("{stack} {b} {a}"),
+            false => format!("{stack};{NOISE} {a} {a}"),
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Each change's stack, before and after in whole nanoseconds (each side adding up to
+/// its total rounded), and whether it is significant.
+fn stacks(
+    by: By,
+    c: &Compared,
+    before: &Settled,
+    after: &Settled,
+) -> Vec<(String, u64, u64, bool)> {
     let stacks: Vec<(String, f64, f64)> = c
         .changes
         .iter()
@@ -236,13 +272,12 @@ pub fn folded(by: By, c: &Compared, before: &Settled, after: &Settled) -> Vec<St
         round_keeping_total(&stacks.iter().map(f).collect::<Vec<_>>(), 1.0)
     };
     let (b, a) = (side(|s| s.1), side(|s| s.2));
-    let mut lines: Vec<String> = stacks
-        .iter()
+    stacks
+        .into_iter()
         .zip(b.into_iter().zip(a))
-        .map(|((stack, _, _), (b, a))| format!("{stack} {b} {a}"))
-        .collect();
-    lines.sort();
-    lines
+        .zip(&c.changes)
+        .map(|(((stack, _, _), (b, a)), x)| (stack, b, a, x.significant))
+        .collect()
 }
 
 /// Writes folded lines.

@@ -390,6 +390,15 @@ fn the_folded_stacks_and_the_picture_carry_the_table_values() {
         picture.contains("<svg") && picture.contains(LONGER),
         "an SVG naming the thunks"
     );
+    // Colour is for significant changes only (issue 44): each change within the noise is
+    // drawn neutral under a last frame `[noise]`; the folded lines carry the values alone.
+    let noise = rows.values().filter(|r| r["significant"] == false).count();
+    let significant = rows.len() - noise;
+    assert!(noise > 0 && significant > 0, "{noise} {significant}");
+    // (frames narrower than inferno's least width are not drawn)
+    let drawn = picture.matches("<title>[noise] (").count();
+    assert!(drawn > 0 && drawn <= noise, "{drawn} of {noise}");
+    assert!(!text.contains("[noise]"));
 }
 
 #[test]

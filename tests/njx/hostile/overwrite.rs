@@ -13,16 +13,19 @@ use super::harness::{Case, Expect, Run, at};
 use crate::common::{ok, write, xz};
 use std::path::Path;
 
-/// Each tool's options that name a file or folder it writes (`FILE`, `DIR`, `NAME`), as
-/// its clap definition says: `(tool, option)`, `-o` spelled short.
+/// Each tool's options that name a file or folder it writes (`FILE`, `DIR`, and `NAME` of
+/// the archive writers' `-o`), as its clap definition says: `(tool, option)`, `-o` spelled
+/// short.
 pub fn output_options() -> Vec<(String, String)> {
     let mut v = Vec::new();
     for cmd in njx::commands() {
         for arg in cmd.get_arguments() {
             let names = arg.get_value_names().unwrap_or_default();
-            let writes = names
-                .iter()
-                .any(|n| ["FILE", "DIR", "NAME"].contains(&n.as_str()));
+            // `NAME` is also a program's name (`--program NAME`): an output only as `-o`.
+            let writes = names.iter().any(|n| {
+                ["FILE", "DIR"].contains(&n.as_str())
+                    || (n.as_str() == "NAME" && arg.get_long() == Some("output"))
+            });
             if !writes || arg.is_positional() {
                 continue;
             }
