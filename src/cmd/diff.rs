@@ -83,6 +83,11 @@ pub struct Args {
     #[arg(short, long, help = super::FORCE_HELP)]
     pub force: bool,
 
+    /// The table on a terminal: keep every column whole (wide keys are otherwise cut to
+    /// the terminal's width with `…`).
+    #[arg(long)]
+    pub wide: bool,
+
     /// Exit 3 when a significant slowdown exceeds PCT percent: of any key (`5`), or of the
     /// whole step, the sum of every key's value (`total:2`). Repeatable.
     #[arg(long, value_name = "PCT")]
@@ -202,6 +207,7 @@ pub fn run(args: &Args) -> Result<Ended> {
             output: None,
             quiet: args.quiet,
             force: args.force,
+            wide: args.wide,
         }
         .inputs_or_stdin()
     } else {
@@ -215,6 +221,7 @@ pub fn run(args: &Args) -> Result<Ended> {
         ],
         args.force,
     )?;
+    super::fit_tables(args.output.as_deref(), args.wide);
     let mut read = before.clone();
     read.extend(args.vs.iter().cloned());
     read.extend(args.hlo.iter().cloned());

@@ -56,6 +56,12 @@ pub struct Files {
     /// Overwrite output files that look like inputs.
     #[arg(short, long, help = FORCE_HELP)]
     pub force: bool,
+
+    /// Tables on a terminal: keep every column whole (wide text columns, op_name and
+    /// source, are otherwise cut to the terminal's width with `…`; files, pipes and
+    /// --format json|csv always get everything).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// The help of `-f`, `--force`, the same on every tool that writes files.
@@ -67,12 +73,31 @@ pub const FORCE_HELP: &str = "Write an output file even over a file that holds a
 impl Files {
     /// Refuses, before anything is read, an output that would overwrite an input of njx
     /// (`output::guard`): `-o` and the tool's other `outputs` (`(option, path)`).
+    /// Then fits the tables written to stdout to the terminal it is, unless `--wide`.
     pub fn check_outputs(&self, outputs: &[(&str, Option<&Path>)]) -> Result<()> {
         let mut all = vec![("-o", self.output.as_deref())];
         all.extend_from_slice(outputs);
-        crate::output::guard::check_all(&all, self.force)
+        crate::output::guard::check_all(&all, self.force)?;
+        fit_tables(self.output.as_deref(), self.wide);
+        Ok(())
     }
+}
 
+/// Fits the tables to the terminal where the output is stdout and a terminal, and not
+/// `wide` ([`crate::output::fit_tables_to`]).
+pub fn fit_tables(output: Option<&Path>, wide: bool) {
+    let to_stdout = output.is_none_or(|p| p == Path::new("-"));
+    if wide || !to_stdout || !std::io::stdout().is_terminal() {
+        return;
+    }
+    let columns = console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols))
+        .filter(|c| *c > 0);
+    crate::output::fit_tables_to(columns);
+}
+
+impl Files {
     /// The inputs to read, with stdin standing in when none were named (said on stderr
     /// when stdin is a terminal: a tool waiting silently looks hung).
     pub fn inputs_or_stdin(&self) -> Vec<PathBuf> {

@@ -101,6 +101,7 @@ pub fn run(args: &Args) -> Result<()> {
         output: None,
         quiet: args.quiet,
         force: args.force,
+        wide: false,
     };
     crate::output::guard::check_all(&[("-o", args.output.as_deref())], args.force)?;
     let inputs = files.inputs_or_stdin();

@@ -342,6 +342,55 @@ pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], right: &[usize]) -
     write_table_with(out, rows.len(), &|i| Cow::Borrowed(&rows[i]), right)
 }
 
+/// The width text tables are cut to, 0 for whole: set by a command whose table goes to a
+/// terminal ([`fit_tables_to`]).
+static TABLE_WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The narrowest a cut column becomes.
+const LEAST_CUT: usize = 12;
+
+/// Cuts the text columns of every table written from now on so that a row fits `columns`
+/// characters (`None`: whole), as `ls` and `git` fit a terminal: the widest text columns
+/// (op_name, source, names) lose their ends, marked `…`; numbers are never cut. Records
+/// (`--format json|csv`) are never cut.
+pub fn fit_tables_to(columns: Option<usize>) {
+    TABLE_WIDTH.store(columns.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The widths a table's columns are written at: `widths` where the row fits `limit`, else
+/// the widest text columns (not in `right`) narrowed, none below [`LEAST_CUT`].
+fn fitted(widths: &[usize], right: &[usize], limit: usize) -> Vec<usize> {
+    let mut out = widths.to_vec();
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+    while total(&out) > limit {
+        let widest = (0..out.len())
+            .filter(|i| !right.contains(i) && out[*i] > LEAST_CUT)
+            .max_by_key(|i| (out[*i], std::cmp::Reverse(*i)));
+        let Some(i) = widest else { break };
+        let over = total(&out) - limit;
+        // Down to the next widest text column, or by what is over, whichever is less.
+        let next = (0..out.len())
+            .filter(|j| *j != i && !right.contains(j))
+            .map(|j| out[j])
+            .filter(|w| *w < out[i])
+            .max()
+            .unwrap_or(0)
+            .max(LEAST_CUT);
+        out[i] = out[i].saturating_sub(over).max(next);
+    }
+    out
+}
+
+/// `cell` in at most `width` characters: its start and `…` where it is longer.
+fn cut(cell: &str, width: usize) -> Cow<'_, str> {
+    if cell.chars().count() <= width {
+        return Cow::Borrowed(cell);
+    }
+    let mut s: String = cell.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    Cow::Owned(s)
+}
+
 /// [`write_table`] of `n` rows made by `row` (the header is row 0), each made twice, once
 /// for the widths and once to write it: a long table is never held whole.
 pub fn write_table_with<'r>(
@@ -360,6 +409,10 @@ pub fn write_table_with<'r>(
             widths[i] = widths[i].max(cell.chars().count());
         }
     }
+    let limit = TABLE_WIDTH.load(std::sync::atomic::Ordering::Relaxed);
+    if limit > 0 {
+        widths = fitted(&widths, right, limit);
+    }
     for r in 0..n {
         let row = row(r);
         let mut line = String::new();
@@ -367,6 +420,8 @@ pub fn write_table_with<'r>(
             if i > 0 {
                 line.push_str("  ");
             }
+            let cell = cut(cell, widths[i]);
+            let cell = cell.as_ref();
             let pad = widths[i] - cell.chars().count();
             let last = i + 1 == row.len();
             if right.contains(&i) {

@@ -629,3 +629,43 @@ fn program_and_exclude_program_answer_for_the_programs_meant() {
     let shares: f64 = modules.iter().map(|m| m["percent"].as_f64().unwrap()).sum();
     assert!((shares - 100.0).abs() < 1e-6, "{shares}");
 }
+
+/// Item 6: text fits a terminal. On a terminal the wide text columns are cut with `…` to
+/// its width (`script` gives the tool one, `stty` its size); `--wide`, a pipe or a file, and
+/// `--format json` keep everything.
+#[test]
+fn tables_fit_the_terminal_and_wide_keeps_them_whole() {
+    let have_script = Command::new("script").arg("--version").output().is_ok();
+    if !have_script || !has_bash() {
+        eprintln!("SKIPPED: no `script` (util-linux) to give the tools a terminal");
+        return;
+    }
+    let d = tempdir();
+    let archives = example_run(d.path());
+    let on_terminal = |extra: &str| {
+        let line = format!(
+            "stty rows 40 cols 100; \"{}\" -q {extra} {} {}",
+            exe("njx-thunks"),
+            archives[0],
+            archives[1]
+        );
+        let out = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        String::from_utf8_lossy(&out.stdout).replace('\r', "")
+    };
+    let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap();
+    let cut = on_terminal("");
+    assert!(cut.contains("op_name") && cut.contains('…'), "{cut}");
+    assert!(widest(&cut) <= 100, "{cut}");
+    let whole = on_terminal("--wide");
+    assert!(widest(&whole) > 100 && !whole.contains('…'), "{whole}");
+    // Not a terminal: whole, as before.
+    let piped = ok("njx-thunks", &["-q", &archives[0], &archives[1]]);
+    assert_eq!(piped.trim_end(), whole.trim_end());
+    // Records are never cut.
+    let records = on_terminal("--format json");
+    assert!(!records.contains('…'), "{records}");
+}
