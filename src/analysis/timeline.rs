@@ -163,10 +163,7 @@ impl<'w> Trace<'w> {
     /// Writes one event: `body` writes its fields between the braces.
     fn event(&mut self, body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
         let sep: &[u8] = if self.first { b"\n{" } else { b",\n{" };
-        if self.first {
-            self.out.write_all(HEADER).map_err(Error::Output)?;
-        }
-        self.first = false;
+        self.begin()?;
         self.out
             .write_all(sep)
             .and_then(|()| body(self.out))
@@ -373,10 +370,17 @@ impl<'w> Trace<'w> {
         self.slice(pid, tid, &r.name, "nvtx", None, r.start_ns, r.dur_ns, &args)
     }
 
-    fn finish(self) -> Result<u64> {
+    /// Writes the header before the first event (or the end of a trace without any).
+    fn begin(&mut self) -> Result<()> {
         if self.first {
             self.out.write_all(HEADER).map_err(Error::Output)?;
+            self.first = false;
         }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<u64> {
+        self.begin()?;
         self.out.write_all(b"\n]}\n").map_err(Error::Output)?;
         Ok(self.events)
     }

@@ -201,27 +201,18 @@ pub enum Ended {
 /// Runs `njx-diff`.
 pub fn run(args: &Args) -> Result<Ended> {
     let options = args.into_options()?;
-    let before = if args.before.is_empty() {
-        super::Files {
-            inputs: Vec::new(),
-            output: None,
-            quiet: args.quiet,
-            force: args.force,
-            wide: args.wide,
-        }
-        .inputs_or_stdin()
-    } else {
-        args.before.clone()
+    let files = super::Files {
+        inputs: args.before.clone(),
+        output: args.output.clone(),
+        quiet: args.quiet,
+        force: args.force,
+        wide: args.wide,
     };
-    crate::output::guard::check_all(
-        &[
-            ("-o", args.output.as_deref()),
-            ("--folded", args.folded.as_deref()),
-            ("--svg", args.svg.as_deref()),
-        ],
-        args.force,
-    )?;
-    super::fit_tables(args.output.as_deref(), args.wide);
+    let before = files.inputs_or_stdin();
+    files.check_outputs(&[
+        ("--folded", args.folded.as_deref()),
+        ("--svg", args.svg.as_deref()),
+    ])?;
     let mut read = before.clone();
     read.extend(args.vs.iter().cloned());
     read.extend(args.hlo.iter().cloned());

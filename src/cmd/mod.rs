@@ -78,26 +78,24 @@ impl Files {
         let mut all = vec![("-o", self.output.as_deref())];
         all.extend_from_slice(outputs);
         crate::output::guard::check_all(&all, self.force)?;
-        fit_tables(self.output.as_deref(), self.wide);
+        self.fit_tables();
         Ok(())
     }
-}
 
-/// Fits the tables to the terminal where the output is stdout and a terminal, and not
-/// `wide` ([`crate::output::fit_tables_to`]).
-pub fn fit_tables(output: Option<&Path>, wide: bool) {
-    let to_stdout = output.is_none_or(|p| p == Path::new("-"));
-    if wide || !to_stdout || !std::io::stdout().is_terminal() {
-        return;
+    /// Fits the tables to the terminal where the output is stdout and a terminal, and not
+    /// `--wide` ([`crate::output::fit_tables_to`]).
+    fn fit_tables(&self) {
+        let to_stdout = self.output.as_deref().is_none_or(|p| p == Path::new("-"));
+        if self.wide || !to_stdout || !std::io::stdout().is_terminal() {
+            return;
+        }
+        let columns = console::Term::stdout()
+            .size_checked()
+            .map(|(_, cols)| usize::from(cols))
+            .filter(|c| *c > 0);
+        crate::output::fit_tables_to(columns);
     }
-    let columns = console::Term::stdout()
-        .size_checked()
-        .map(|(_, cols)| usize::from(cols))
-        .filter(|c| *c > 0);
-    crate::output::fit_tables_to(columns);
-}
 
-impl Files {
     /// The inputs to read, with stdin standing in when none were named (said on stderr
     /// when stdin is a terminal: a tool waiting silently looks hung).
     pub fn inputs_or_stdin(&self) -> Vec<PathBuf> {

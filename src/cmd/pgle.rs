@@ -98,12 +98,14 @@ pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let files = Files {
         inputs: args.inputs.clone(),
-        output: None,
+        // The folder the profiles go to, checked as every output is; the table of files
+        // written goes to stdout.
+        output: args.output.clone(),
         quiet: args.quiet,
         force: args.force,
         wide: false,
     };
-    crate::output::guard::check_all(&[("-o", args.output.as_deref())], args.force)?;
+    files.check_outputs(&[])?;
     let inputs = files.inputs_or_stdin();
     let mut out = open_output(None, &inputs)?;
     let notes = super::notes_and_progress("njx-pgle", args.quiet, &inputs, Some(&mut out));

@@ -630,6 +630,17 @@ impl Totals {
     }
 }
 
+/// Refuses a `--top-modules` out of (0, 1]: the fraction of module time
+/// [`GpuTime::select`] keeps programs for (njx-thunks, njx-flamefold, njx-report).
+pub fn check_top_modules(fraction: f64) -> Result<()> {
+    if fraction > 0.0 && fraction <= 1.0 {
+        return Ok(());
+    }
+    Err(crate::error::Error::Usage(format!(
+        "--top-modules {fraction}: a fraction in (0, 1]"
+    )))
+}
+
 impl GpuTime {
     /// The executions that count and the programs that cover `top_modules` of the time
     /// among those `programs` keeps ([`Selection`]); notes say when programs are left out

@@ -58,57 +58,54 @@ impl ProgramFilter {
             .into_iter()
             .filter(|(k, _)| !crate::records::is_autotuning(k))
             .collect();
+        // A program as people know it: its module name, else its key.
+        let shown = |&(k, name): &(&'a str, &'a str)| if name.is_empty() { k } else { name };
         for (option, list) in [
             ("--program", &self.only),
             ("--exclude-program", &self.except),
         ] {
-            for n in list {
-                if !programs.iter().any(|(k, name)| n == k || n == name) {
-                    let names: BTreeSet<&str> = programs
-                        .iter()
-                        .map(|(k, name)| if name.is_empty() { *k } else { *name })
-                        .collect();
-                    let shown: Vec<&str> = names.iter().take(12).copied().collect();
-                    let more = names.len().saturating_sub(shown.len());
-                    return Err(Error::Usage(format!(
-                        "{option} {n}: no program of that module name or key was read \
-                         (programs: {}{})",
-                        if shown.is_empty() {
-                            "none".to_string()
-                        } else {
-                            shown.join(", ")
-                        },
-                        if more > 0 {
-                            format!(" and {more} more")
-                        } else {
-                            String::new()
-                        }
-                    )));
-                }
+            if let Some(n) = list
+                .iter()
+                .find(|n| !programs.iter().any(|(k, name)| n == k || n == name))
+            {
+                let names: BTreeSet<&str> = programs.iter().map(shown).collect();
+                let listed: Vec<&str> = names.iter().take(12).copied().collect();
+                let more = names.len() - listed.len();
+                return Err(Error::Usage(format!(
+                    "{option} {n}: no program of that module name or key was read \
+                     (programs: {}{})",
+                    if listed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        listed.join(", ")
+                    },
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )));
             }
         }
-        let left: BTreeSet<&str> = programs
-            .iter()
-            .filter(|(k, name)| !self.keeps(k, name))
-            .map(|(k, name)| if name.is_empty() { *k } else { *name })
-            .collect();
-        let kept = programs.len() - programs.iter().filter(|(k, n)| !self.keeps(k, n)).count();
-        if kept == 0 {
+        let (kept, left): (Vec<_>, Vec<_>) =
+            programs.iter().partition(|(k, name)| self.keeps(k, name));
+        if kept.is_empty() {
             return Err(Error::Usage(format!(
                 "{} leaves none of the {} programs read: nothing to answer for",
                 self.said(),
                 programs.len()
             )));
         }
-        let left: Vec<&str> = left.into_iter().collect();
+        let left: BTreeSet<&str> = left.into_iter().map(shown).collect();
         Ok(Some(format!(
-            "{kept} of {} programs kept ({}); left out: {}",
+            "{} of {} programs kept ({}); left out: {}",
+            kept.len(),
             programs.len(),
             self.said(),
             if left.is_empty() {
                 "none".to_string()
             } else {
-                left.join(", ")
+                left.into_iter().collect::<Vec<_>>().join(", ")
             }
         )))
     }

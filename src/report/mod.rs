@@ -85,12 +85,7 @@ pub fn run(
     page: Option<&mut dyn Write>,
     notes: &Notes,
 ) -> Result<()> {
-    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
-        return Err(crate::error::Error::Usage(format!(
-            "--top-modules {}: a fraction in (0, 1]",
-            options.top_modules
-        )));
-    }
+    crate::derived::gpu_time::check_top_modules(options.top_modules)?;
     // Kept to be listed in the report, and said on stderr too.
     let kept = notes.apart();
     let result =

@@ -78,10 +78,6 @@ fn a_left_out_page_name_never_costs_the_first_archive() {
     );
 }
 
-fn has_bash() -> bool {
-    Command::new("bash").arg("-c").arg("true").status().is_ok()
-}
-
 /// Outputs are written over as before where they are outputs: records, pages and
 /// pictures; a partial result is an input, written over with -f only.
 #[test]

@@ -306,13 +306,6 @@ fn long_options(cmd: &clap::Command) -> Vec<String> {
         .collect()
 }
 
-fn has_bash() -> bool {
-    Command::new("bash")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn every_tool_prints_its_completion_scripts() {
     let bash = has_bash();

@@ -76,12 +76,7 @@ pub struct Options {
 pub fn fold(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result<Folded> {
     let paths = inputs;
     // Checked whatever the mode, so that a wrong value is never silently unused.
-    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
-        return Err(Error::Usage(format!(
-            "--top-modules {}: a fraction in (0, 1]",
-            options.top_modules
-        )));
-    }
+    crate::derived::gpu_time::check_top_modules(options.top_modules)?;
     let mode = match options.by {
         By::Stack if !options.programs.is_all() => {
             return Err(Error::Usage(

@@ -100,7 +100,7 @@ pub struct GroupRecord {
 }
 
 /// The heap of one program: its traces and totals.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ProgramHeap {
     /// The rows of `--view peak`.
     pub peaks: Vec<PeakRecord>,

@@ -13,20 +13,7 @@ use std::io::Write;
 pub fn write(options: &Options, heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
     let by_source = options.view == View::BySource;
     match (options.view, options.format) {
-        (view, Format::Table) => {
-            // No heap still has the header: that of an empty one.
-            let none = [ProgramHeap::default()];
-            let heaps = if heaps.is_empty() { &none[..] } else { heaps };
-            let tables = heaps
-                .iter()
-                .map(|h| match view {
-                    View::Peak => peak_rows(h),
-                    View::Buffers => buffers_rows(h),
-                    _ => groups_table(all_groups(std::slice::from_ref(h), by_source), by_source),
-                })
-                .collect();
-            with_profiles(heaps, tables, out)
-        }
+        (view, Format::Table) => table(view, heaps, out),
         (View::Peak, f) => records(out, f, heaps.iter().flat_map(|h| &h.peaks)),
         (View::Buffers, f) => records(out, f, heaps.iter().flat_map(|h| &h.buffers)),
         (View::ByOpName | View::BySource, f) => {
@@ -50,41 +37,77 @@ fn all_groups(heaps: &[ProgramHeap], by_source: bool) -> Vec<GroupRecord> {
         .collect()
 }
 
-/// A table's rows (header first) for each program's heap, as one table; where the heaps
-/// come from more than one profile (two processes run the same programs, under the same
-/// names and ids), a `profile` column first tells them apart.
-fn with_profiles(heaps: &[ProgramHeap], tables: Vec<Rows>, out: &mut dyn Write) -> Result<()> {
-    let Some((right, _)) = tables.first() else {
-        return Ok(());
+/// `view` as a table; where the heaps come from more than one profile (two processes run
+/// the same programs, under the same names and ids), a `profile` column first tells them
+/// apart.
+fn table(view: View, heaps: &[ProgramHeap], out: &mut dyn Write) -> Result<()> {
+    let (head, right): (&[&str], &[usize]) = match view {
+        View::Peak => (
+            &[
+                "program",
+                "id",
+                "trace",
+                "alloc",
+                "peak",
+                "alloc size",
+                "event",
+                "peak at",
+                "live",
+                "params",
+                "outputs",
+                "temp",
+                "total",
+            ],
+            &[1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12],
+        ),
+        View::Buffers => (
+            &[
+                "program",
+                "trace",
+                "buffer",
+                "size",
+                "%",
+                "shape",
+                "instruction",
+                "op_name",
+                "source",
+            ],
+            &[1, 2, 3, 4],
+        ),
+        View::ByOpName => (
+            &["program", "trace", "size", "%", "buffers", "op_name"],
+            &[1, 2, 3, 4],
+        ),
+        View::BySource => (
+            &["program", "trace", "size", "%", "buffers", "source"],
+            &[1, 2, 3, 4],
+        ),
     };
-    let mut right = right.clone();
     let profiles: Vec<String> = heaps.iter().map(profile_of).collect();
     let several = profiles.iter().any(|p| *p != profiles[0]);
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for (i, (_, table)) in tables.into_iter().enumerate() {
-        for (n, mut row) in table.into_iter().enumerate() {
-            if n == 0 && !rows.is_empty() {
-                continue;
-            }
-            if several {
-                let cell = if n == 0 {
-                    "profile".to_string()
-                } else {
-                    profiles[i].clone()
-                };
-                row.insert(0, cell);
-            }
-            rows.push(row);
+    let first = usize::from(several);
+    let mut rows: Vec<Vec<String>> = vec![
+        several
+            .then_some("profile")
+            .into_iter()
+            .chain(head.iter().copied())
+            .map(String::from)
+            .collect(),
+    ];
+    for (heap, profile) in heaps.iter().zip(&profiles) {
+        for row in heap_rows(view, heap) {
+            rows.push(
+                several
+                    .then(|| profile.clone())
+                    .into_iter()
+                    .chain(row)
+                    .collect(),
+            );
         }
     }
-    if several {
-        right.iter_mut().for_each(|c| *c += 1);
-    }
+    let right: Vec<usize> = right.iter().map(|c| c + first).collect();
     write_table(out, &rows, &right)
 }
-
-/// A table: which columns align right, and its rows, the header first.
-type Rows = (Vec<usize>, Vec<Vec<String>>);
 
 /// The profile a program's heap was read from: the archive's name, or the dump folder's.
 fn profile_of(heap: &ProgramHeap) -> String {
@@ -101,99 +124,63 @@ fn profile_of(heap: &ProgramHeap) -> String {
     crate::source::profile_name(&path)
 }
 
-/// The rows of `--view peak` of one program's heap.
-fn peak_rows(heap: &ProgramHeap) -> Rows {
-    let mut rows = vec![
-        [
-            "program",
-            "id",
-            "trace",
-            "alloc",
-            "peak",
-            "alloc size",
-            "event",
-            "peak at",
-            "live",
-            "params",
-            "outputs",
-            "temp",
-            "total",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    for p in &heap.peaks {
-        rows.push(vec![
-            p.program.clone(),
-            p.program_id.to_string(),
-            or_dash(p.trace),
-            or_dash(p.allocation),
-            or_dash(p.peak_bytes.map(mib)),
-            or_dash(p.allocation_bytes.map(mib)),
-            or_dash(p.peak_event),
-            or_dash(p.peak_at.as_deref()),
-            or_dash(p.live_buffers),
-            mib(p.parameter_bytes),
-            mib(p.output_bytes),
-            mib(p.temp_bytes),
-            mib(p.total_bytes),
-        ]);
+/// The table rows of `view` of one program's heap.
+fn heap_rows(view: View, heap: &ProgramHeap) -> Vec<Vec<String>> {
+    match view {
+        View::Peak => heap
+            .peaks
+            .iter()
+            .map(|p| {
+                vec![
+                    p.program.clone(),
+                    p.program_id.to_string(),
+                    or_dash(p.trace),
+                    or_dash(p.allocation),
+                    or_dash(p.peak_bytes.map(mib)),
+                    or_dash(p.allocation_bytes.map(mib)),
+                    or_dash(p.peak_event),
+                    or_dash(p.peak_at.as_deref()),
+                    or_dash(p.live_buffers),
+                    mib(p.parameter_bytes),
+                    mib(p.output_bytes),
+                    mib(p.temp_bytes),
+                    mib(p.total_bytes),
+                ]
+            })
+            .collect(),
+        View::Buffers => heap
+            .buffers
+            .iter()
+            .map(|b| {
+                vec![
+                    b.program.clone(),
+                    b.trace.to_string(),
+                    b.buffer.to_string(),
+                    mib(b.bytes),
+                    format!("{:.2}", b.percent),
+                    or_dash(b.shape.as_deref()),
+                    b.instruction.clone(),
+                    or_dash(b.op_name.as_deref()),
+                    or_dash(b.source.as_deref()),
+                ]
+            })
+            .collect(),
+        View::ByOpName | View::BySource => {
+            all_groups(std::slice::from_ref(heap), view == View::BySource)
+                .into_iter()
+                .map(|g| {
+                    vec![
+                        g.program,
+                        g.trace.to_string(),
+                        mib(g.bytes),
+                        format!("{:.2}", g.percent),
+                        g.buffers.to_string(),
+                        g.key.unwrap_or_else(|| "(none)".to_string()),
+                    ]
+                })
+                .collect()
+        }
     }
-    (vec![1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12], rows)
-}
-
-/// The rows of `--view buffers` of one program's heap.
-fn buffers_rows(heap: &ProgramHeap) -> Rows {
-    let mut rows = vec![
-        [
-            "program",
-            "trace",
-            "buffer",
-            "size",
-            "%",
-            "shape",
-            "instruction",
-            "op_name",
-            "source",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    for b in &heap.buffers {
-        rows.push(vec![
-            b.program.clone(),
-            b.trace.to_string(),
-            b.buffer.to_string(),
-            mib(b.bytes),
-            format!("{:.2}", b.percent),
-            or_dash(b.shape.as_deref()),
-            b.instruction.clone(),
-            or_dash(b.op_name.as_deref()),
-            or_dash(b.source.as_deref()),
-        ]);
-    }
-    (vec![1, 2, 3, 4], rows)
-}
-
-/// `--view by-source` (`by_source`) or `--view by-op-name` as a table.
-fn groups_table(group_rows: Vec<GroupRecord>, by_source: bool) -> Rows {
-    let head = if by_source { "source" } else { "op_name" };
-    let mut rows = vec![
-        ["program", "trace", "size", "%", "buffers", head]
-            .map(String::from)
-            .to_vec(),
-    ];
-    for g in group_rows {
-        rows.push(vec![
-            g.program,
-            g.trace.to_string(),
-            mib(g.bytes),
-            format!("{:.2}", g.percent),
-            g.buffers.to_string(),
-            g.key.unwrap_or_else(|| "(none)".to_string()),
-        ]);
-    }
-    (vec![1, 2, 3, 4], rows)
 }
 
 /// Writes `rows` as records in `format`.

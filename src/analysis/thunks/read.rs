@@ -74,12 +74,7 @@ fn may_be_partial(path: &std::path::Path) -> bool {
 /// Refuses numbers out of range: `--top-modules` a fraction in (0, 1], `--min-cv` a
 /// finite number ≥ 0 (NaN was taken as 0, keeping every thunk).
 pub(super) fn check(options: &Options) -> Result<()> {
-    if !(options.top_modules > 0.0 && options.top_modules <= 1.0) {
-        return Err(Error::Usage(format!(
-            "--top-modules {}: a fraction in (0, 1]",
-            options.top_modules
-        )));
-    }
+    crate::derived::gpu_time::check_top_modules(options.top_modules)?;
     if !(options.min_cv.is_finite() && options.min_cv >= 0.0) {
         return Err(Error::Usage(format!(
             "--min-cv {}: a coefficient of variation, a finite number from 0",

@@ -440,3 +440,12 @@ pub fn noise(n: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Whether bash runs here (the tests that need a shell's own expansion or completion say
+/// they are skipped where it does not).
+pub fn has_bash() -> bool {
+    std::process::Command::new("bash")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
