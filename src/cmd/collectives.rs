@@ -94,10 +94,11 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "KEY", default_value = "fingerprint")]
     pub program_key: crate::derived::executions::KeyBy,
 
-    /// Write one table only: of the report, `bandwidth`, `hidden`, `wait` or
-    /// `stragglers` (with --format csv, a CSV of that table's columns, in the order of
-    /// its JSON records; without --table the four share one CSV with a `table` column);
-    /// on aligned clocks, `instances`, `wait-quantiles`, `wait-histogram` or `lateness`.
+    /// Write one table only: of the report, `bandwidth`, `hidden`, `hidden-by-program`,
+    /// `wait`, `stragglers` or `stragglers-by-program` (with --format csv, a CSV of that
+    /// table's columns, in the order of its JSON records; without --table the six share
+    /// one CSV with a `table` column); on aligned clocks, `instances`, `wait-quantiles`,
+    /// `wait-histogram` or `lateness`.
     #[arg(long, value_enum, value_name = "TABLE", conflicts_with_all = ["records", "partial"])]
     pub table: Option<crate::analysis::collectives::Part>,
 

@@ -24,8 +24,8 @@ the warm-up rule, every note the tools would have said), then one section per ta
 its tool's own table (so every number is the one that tool prints) cut to --rows lines, with \
 the command that gives the whole of it (INPUTS standing for the inputs): compile time by \
 category and its top ranges (njx-compile-summary), the steady-state module table \
-(njx-modules), wait time, bus bandwidth, hidden communication and stragglers \
-(njx-collectives), top thunks, GPU time by opcode and variability (njx-thunks), and CUDA \
+(njx-modules), wait time, bus bandwidth, hidden communication and stragglers, the last two \
+also per program (njx-collectives), top thunks, GPU time by opcode and variability (njx-thunks), and CUDA \
 kernels of SQLite exports (njx-kernels). A section that does not apply to the input says why \
 in one line. --format json writes one JSON object: `read`, `notes`, and `sections`, each with \
 its tool's records (`rows`, its --format json lines) or `absent` (why not).

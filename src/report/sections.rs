@@ -68,9 +68,19 @@ pub const SECTIONS: &[(&str, &str, &str)] = &[
         "njx-collectives --table hidden INPUTS",
     ),
     (
+        "hidden-by-program",
+        "Communication hidden behind compute, per program",
+        "njx-collectives --table hidden-by-program INPUTS",
+    ),
+    (
         "stragglers",
         "Devices that arrive last at collectives",
         "njx-collectives --table stragglers INPUTS",
+    ),
+    (
+        "stragglers-by-program",
+        "Devices that arrive last at collectives, per program",
+        "njx-collectives --table stragglers-by-program INPUTS",
     ),
     ("thunks", "Top thunks by GPU time", "njx-thunks INPUTS"),
     (
@@ -102,7 +112,9 @@ const OF_EXECUTIONS: &[&str] = &[
     "wait",
     "bandwidth",
     "hidden",
+    "hidden-by-program",
     "stragglers",
+    "stragglers-by-program",
     "thunks",
     "opcodes",
     "variability",
@@ -223,7 +235,12 @@ fn module_sections(whole: &Whole, programs: &ProgramFilter, out: &mut Vec<Sectio
         ("wait", collectives::Part::Wait),
         ("bandwidth", collectives::Part::Bandwidth),
         ("hidden", collectives::Part::Hidden),
+        ("hidden-by-program", collectives::Part::HiddenByProgram),
         ("stragglers", collectives::Part::Stragglers),
+        (
+            "stragglers-by-program",
+            collectives::Part::StragglersByProgram,
+        ),
     ];
     for (id, part) in parts {
         out.push(section(id, 2, &mut |format, buf| {

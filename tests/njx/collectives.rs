@@ -126,13 +126,17 @@ fn the_report_as_csv_has_one_table_column() {
             "bandwidth",
             "hidden",
             "hidden",
+            "hidden-by-program",
+            "hidden-by-program",
             "wait",
             "stragglers",
-            "stragglers"
+            "stragglers",
+            "stragglers-by-program",
+            "stragglers-by-program"
         ]
     );
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    assert_eq!(&rows[3][col("wait_mean_ns")], "300");
+    assert_eq!(&rows[5][col("wait_mean_ns")], "300");
     assert_eq!(&rows[0][col("wait_mean_ns")], "");
 }
 
@@ -445,13 +449,15 @@ fn lateness_along_the_module() {
     );
 }
 
-/// The tables of `njx-collectives --table`, the report's four then those on aligned
+/// The tables of `njx-collectives --table`, the report's six then those on aligned
 /// clocks.
-pub(crate) const TABLES: [&str; 8] = [
+pub(crate) const TABLES: [&str; 10] = [
     "bandwidth",
     "hidden",
+    "hidden-by-program",
     "wait",
     "stragglers",
+    "stragglers-by-program",
     "instances",
     "wait-quantiles",
     "wait-histogram",
@@ -527,7 +533,106 @@ fn the_default_report_leaves_the_timing_tables_out() {
     let rows = tables(&[], &late_arrivals());
     let mut names: Vec<&str> = rows.iter().map(|r| r["table"].as_str().unwrap()).collect();
     names.dedup();
-    assert_eq!(names, ["bandwidth", "hidden", "wait", "stragglers"]);
+    assert_eq!(
+        names,
+        [
+            "bandwidth",
+            "hidden",
+            "hidden-by-program",
+            "wait",
+            "stragglers",
+            "stragglers-by-program"
+        ]
+    );
+}
+
+/// [`records`] and a barrier: program p2 (`jit__psum`), one all-reduce per execution
+/// after the step's, nothing hidden, device 0 arriving 5000 ns after device 1 each time.
+fn with_a_barrier() -> String {
+    let mut lines = Vec::new();
+    for exec in 0..4u32 {
+        let base = 1_000_000 + 10_000 * i64::from(exec);
+        for device in 0..2u32 {
+            let exposed = 1000 + if device == 1 { 5000 } else { 0 };
+            let line = thunk(device, exec, "all-reduce-start", base, exposed, 0, true);
+            let mut v: Value = serde_json::from_str(&line).unwrap();
+            v["program"] = json!("p2");
+            v["program_id"] = json!(2);
+            v["module"] = json!("jit__psum");
+            lines.push(v.to_string());
+        }
+    }
+    records() + &lines.join("\n") + "\n"
+}
+
+#[test]
+fn hidden_and_stragglers_per_program_tell_a_barrier_from_the_step() {
+    let rows = tables(&[], &with_a_barrier());
+    let ratio = |r: &Value| r["hidden_ratio"].as_f64().unwrap();
+    // The whole run: the barrier's 3 × 7000 ns, nothing hidden, swamp the step's share.
+    let whole = table(&rows, "hidden");
+    assert_eq!(whole[1]["collective"], "overall");
+    assert!((ratio(whole[1]) - 1200.0 / (8100.0 + 21000.0)).abs() < 1e-12);
+    // Per program, the most communication first, each its collectives then its overall.
+    let by: Vec<(&str, &str, &str)> = table(&rows, "hidden-by-program")
+        .iter()
+        .map(|r| {
+            (
+                r["program"].as_str().unwrap(),
+                r["name"].as_str().unwrap(),
+                r["collective"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by,
+        [
+            ("p2", "jit__psum", "all-reduce"),
+            ("p2", "jit__psum", "overall"),
+            ("p1", "jit_step", "all-reduce"),
+            ("p1", "jit_step", "overall"),
+        ]
+    );
+    let by = table(&rows, "hidden-by-program");
+    assert_eq!(ratio(by[1]), 0.0);
+    assert_eq!(by[1]["total_ns"], 21000);
+    assert!((ratio(by[3]) - 1200.0 / 8100.0).abs() < 1e-12);
+    // Stragglers: the whole table mixes the barrier's late device 0 with the step's late
+    // device 1; per program each is found with its own lateness.
+    let whole = table(&rows, "stragglers");
+    assert_eq!(whole[0]["last"], 3);
+    assert_eq!(whole[0]["lateness_mean_ns"], 5000.0);
+    let by: Vec<(&str, u64, u64, Value)> = table(&rows, "stragglers-by-program")
+        .iter()
+        .map(|r| {
+            (
+                r["program"].as_str().unwrap(),
+                r["device"].as_u64().unwrap(),
+                r["last"].as_u64().unwrap(),
+                r["lateness_mean_ns"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by,
+        [
+            ("p2", 0, 3, json!(5000)),
+            ("p2", 1, 0, Value::Null),
+            ("p1", 0, 0, Value::Null),
+            ("p1", 1, 3, json!(300)),
+        ]
+    );
+    // --program keeps one program's rows, and its figures are the whole table's then.
+    let step = tables(&["--program", "jit_step"], &with_a_barrier());
+    assert!(
+        table(&step, "stragglers-by-program")
+            .iter()
+            .all(|r| r["program"] == "p1")
+    );
+    assert_eq!(
+        ratio(table(&step, "hidden")[1]),
+        ratio(table(&step, "hidden-by-program")[1])
+    );
 }
 
 #[test]

@@ -75,9 +75,9 @@ fn every_section_holds_its_tools_records_on_archives() {
     let dir = tempdir();
     let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
     let inputs: Vec<&str> = ranks.iter().map(String::as_str).collect();
-    // Compile time, modules, the four collectives tables, the top and opcode views (no
+    // Compile time, modules, the six collectives tables, the top and opcode views (no
     // thunk varies by more than njx-thunks' 10 %), the heap.
-    assert_eq!(sections_equal_the_tools(&inputs), 10);
+    assert_eq!(sections_equal_the_tools(&inputs), 12);
     let rep = report(&inputs);
     assert_eq!(rep["read"]["profiles"].as_array().unwrap().len(), 2);
     assert_eq!(rep["read"]["xla_paths"], 2);
@@ -230,7 +230,7 @@ fn conformance_every_section_equals_its_tool_on_real_profiles() {
         })
         .collect();
     let pax: Vec<&str> = pax.iter().map(String::as_str).collect();
-    assert_eq!(sections_equal_the_tools(&pax), 11);
+    assert_eq!(sections_equal_the_tools(&pax), 13);
     // The heap of the program that ran longest: both of its compilations (device 3's apart).
     let heap = report(&pax)["sections"]["heap"]["rows"].clone();
     let step: Vec<&Value> = heap

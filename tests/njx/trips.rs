@@ -597,6 +597,30 @@ fn program_and_exclude_program_answer_for_the_programs_meant() {
     assert!((overall(&step) - 0.577).abs() < 0.001, "{}", overall(&step));
     assert!(lateness0(&whole) > 100e6, "{}", lateness0(&whole));
     assert!(lateness0(&step) < 0.1e6, "{}", lateness0(&step));
+    // Without a filter, the per-program tables tell the barrier from the step
+    // (programs keyed by name: the step's two compilations together).
+    let by_name = collectives(&["--program-key", "name"]);
+    let of = |table: &str, program: &str, pick: &dyn Fn(&serde_json::Value) -> bool| {
+        by_name
+            .iter()
+            .find(|r| r["table"] == table && r["program"] == program && pick(r))
+            .unwrap_or_else(|| panic!("{table} {program}"))
+            .clone()
+    };
+    let step_hidden = of("hidden-by-program", "pjit__wrapped_step_fn", &|r| {
+        r["collective"] == "overall"
+    });
+    assert!(
+        (step_hidden["hidden_ratio"].as_f64().unwrap() - overall(&step)).abs() < 1e-12,
+        "{step_hidden}"
+    );
+    let late = |program: &str| {
+        of("stragglers-by-program", program, &|r| r["device"] == 0)["lateness_mean_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(late("jit__psum") > 1000e6, "{}", late("jit__psum"));
+    assert!(late("pjit__wrapped_step_fn") < 0.1e6);
     // Without the barrier, the step is nearly all that communicates.
     assert!((overall(&no_barrier) - overall(&step)).abs() < 0.01);
     assert!(

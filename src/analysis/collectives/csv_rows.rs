@@ -40,12 +40,23 @@ impl Row {
                 hidden_ratio,
                 hidden_ns,
                 total_ns,
-            } => vec![
-                ("collective", collective.clone()),
-                ("hidden_ratio", num(*hidden_ratio)),
-                ("hidden_ns", hidden_ns.to_string()),
-                ("total_ns", total_ns.to_string()),
-            ],
+            } => hidden_cells(collective, *hidden_ratio, *hidden_ns, *total_ns),
+            Row::HiddenByProgram {
+                program,
+                name,
+                collective,
+                hidden_ratio,
+                hidden_ns,
+                total_ns,
+            } => [("program", program.clone()), ("name", name.clone())]
+                .into_iter()
+                .chain(hidden_cells(
+                    collective,
+                    *hidden_ratio,
+                    *hidden_ns,
+                    *total_ns,
+                ))
+                .collect(),
             Row::Wait {
                 program,
                 name,
@@ -69,13 +80,25 @@ impl Row {
                 last,
                 last_percent,
                 lateness_mean_ns,
-            } => vec![
-                ("device", device.to_string()),
-                ("instances", instances.to_string()),
-                ("last", last.to_string()),
-                ("last_percent", num(*last_percent)),
-                ("lateness_mean_ns", ns_opt(lateness_mean_ns)),
-            ],
+            } => straggler_cells(*device, *instances, *last, *last_percent, lateness_mean_ns),
+            Row::StragglersByProgram {
+                program,
+                name,
+                device,
+                instances,
+                last,
+                last_percent,
+                lateness_mean_ns,
+            } => [("program", program.clone()), ("name", name.clone())]
+                .into_iter()
+                .chain(straggler_cells(
+                    *device,
+                    *instances,
+                    *last,
+                    *last_percent,
+                    lateness_mean_ns,
+                ))
+                .collect(),
             _ => unreachable!("a timing row has timing cells"),
         }
     }
@@ -201,9 +224,41 @@ impl Row {
     }
 }
 
+/// The cells of a row of the hidden tables, from the collective on.
+fn hidden_cells(
+    collective: &str,
+    hidden_ratio: f64,
+    hidden_ns: i64,
+    total_ns: i64,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("collective", collective.to_string()),
+        ("hidden_ratio", num(hidden_ratio)),
+        ("hidden_ns", hidden_ns.to_string()),
+        ("total_ns", total_ns.to_string()),
+    ]
+}
+
+/// The cells of a row of the stragglers tables, from the device on.
+fn straggler_cells(
+    device: u32,
+    instances: usize,
+    last: usize,
+    last_percent: f64,
+    lateness_mean_ns: &Option<f64>,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("device", device.to_string()),
+        ("instances", instances.to_string()),
+        ("last", last.to_string()),
+        ("last_percent", num(last_percent)),
+        ("lateness_mean_ns", ns_opt(lateness_mean_ns)),
+    ]
+}
+
 /// The tables as CSV, with the fields of their JSON records: a `table` column first (as
 /// the records' `table` field), then one table's columns as its JSON records have them
-/// (`--table`), or those of all four tables of the report in order of first appearance,
+/// (`--table`), or those of all six tables of the report in order of first appearance,
 /// empty where a table has no such column.
 pub(super) fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let cells: Vec<Vec<(&str, String)>> = rows.iter().map(Row::cells).collect();

@@ -25,11 +25,34 @@ impl Partial {
             .iter()
             .filter(|(k, _)| counts(&k.0, k.4))
             .collect();
+        let by_comm = self.programs_by_communication(&counts);
         let mut rows = bandwidth_rows(&instances);
         rows.extend(self.hidden_rows(&counts));
+        rows.extend(self.hidden_by_program_rows(&counts, &by_comm));
         rows.extend(self.wait_rows(&instances, &counts));
         rows.extend(self.straggler_rows(&instances, &counts));
+        rows.extend(self.straggler_by_program_rows(&instances, &counts, &by_comm));
         rows
+    }
+
+    /// The programs with communication that counts, the most communication time (hidden
+    /// or not) first, then by key.
+    fn programs_by_communication(&self, counts: &impl Fn(&str, Phase) -> bool) -> Vec<&str> {
+        let mut total: BTreeMap<&str, i64> = BTreeMap::new();
+        for ((_, program, phase), (_, f)) in &self.hidden {
+            if counts(program, *phase) {
+                let t = total.entry(program).or_default();
+                *t = t.saturating_add(*f);
+            }
+        }
+        let mut programs: Vec<(&str, i64)> = total.into_iter().collect();
+        programs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        programs.into_iter().map(|(p, _)| p).collect()
+    }
+
+    /// The module name of `program`.
+    fn name_of(&self, program: &str) -> String {
+        self.names.get(program).cloned().unwrap_or_default()
     }
 
     /// The `hidden` table: hidden time over full time, per collective and overall.
@@ -51,14 +74,54 @@ impl Partial {
         {
             rows.push(Row::Hidden {
                 collective: collective.to_string(),
-                hidden_ratio: if total > 0 {
-                    h as f64 / total as f64
-                } else {
-                    0.0
-                },
+                hidden_ratio: ratio(h, total),
                 hidden_ns: h,
                 total_ns: total,
             });
+        }
+        rows
+    }
+
+    /// The `hidden-by-program` table: the `hidden` table of each program of `programs`
+    /// (in that order), its collectives then its overall.
+    fn hidden_by_program_rows(
+        &self,
+        counts: &impl Fn(&str, Phase) -> bool,
+        programs: &[&str],
+    ) -> Vec<Row> {
+        // (program, collective) → (hidden, full time); collective None: the program's
+        // overall (first in key order).
+        let mut hidden: BTreeMap<(&str, Option<&str>), (i64, i64)> = BTreeMap::new();
+        for ((collective, program, phase), (h, f)) in &self.hidden {
+            if counts(program, *phase) {
+                for key in [
+                    (program.as_str(), Some(collective.as_str())),
+                    (program, None),
+                ] {
+                    let e = hidden.entry(key).or_default();
+                    e.0 = e.0.saturating_add(*h);
+                    e.1 = e.1.saturating_add(*f);
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        for &program in programs {
+            let name = self.name_of(program);
+            let of_program = hidden
+                .range((program, None)..)
+                .take_while(|(k, _)| k.0 == program);
+            let (overall, collectives): (Vec<_>, Vec<_>) =
+                of_program.partition(|(k, _)| k.1.is_none());
+            for ((_, collective), (h, total)) in collectives.into_iter().chain(overall) {
+                rows.push(Row::HiddenByProgram {
+                    program: program.to_string(),
+                    name: name.clone(),
+                    collective: collective.unwrap_or("overall").to_string(),
+                    hidden_ratio: ratio(*h, *total),
+                    hidden_ns: *h,
+                    total_ns: *total,
+                });
+            }
         }
         rows
     }
@@ -83,7 +146,7 @@ impl Partial {
                 let module_mean = module_times.get(program).map_or(0.0, |v| mean_std(v).0);
                 let (mean, std) = mean_std(&w);
                 Row::Wait {
-                    name: self.names.get(program).cloned().unwrap_or_default(),
+                    name: self.name_of(program),
                     program: program.to_string(),
                     executions: w.len(),
                     wait_mean_ns: mean,
@@ -133,30 +196,7 @@ impl Partial {
         counts: &impl Fn(&str, Phase) -> bool,
     ) -> Vec<Row> {
         let mut rows = Vec::new();
-        // Stragglers: per device, the instances it took part in (those of more than one
-        // device), how often it was last and by how much.
-        let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
-        for ((device, program, phase), n) in &self.taking_part {
-            if counts(program, *phase) {
-                let e = seen.entry(*device).or_default();
-                e.0 =
-                    e.0.saturating_add(usize::try_from(*n).unwrap_or(usize::MAX));
-            }
-        }
-        for (_, i) in instances {
-            if i.count > 1 {
-                let e = seen.entry(i.last.1).or_default();
-                e.1 += 1;
-                e.2 += i.hi as f64 - i.last.0 as f64;
-            } else if let Some(e) = seen.get_mut(&i.last.1) {
-                // Alone in its instance: not a straggler's instance.
-                e.0 = e.0.saturating_sub(1);
-            }
-        }
-        for (device, (instances, last, lateness)) in seen {
-            if instances == 0 {
-                continue;
-            }
+        for (device, (instances, last, lateness)) in last_arrivals(self, instances, counts, None) {
             rows.push(Row::Stragglers {
                 device,
                 instances,
@@ -166,6 +206,78 @@ impl Partial {
             });
         }
         rows
+    }
+
+    /// The `stragglers-by-program` table: the `stragglers` table of each program of
+    /// `programs`, in that order.
+    fn straggler_by_program_rows(
+        &self,
+        instances: &Instances,
+        counts: &impl Fn(&str, Phase) -> bool,
+        programs: &[&str],
+    ) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for &program in programs {
+            let name = self.name_of(program);
+            for (device, (n, last, lateness)) in
+                last_arrivals(self, instances, counts, Some(program))
+            {
+                rows.push(Row::StragglersByProgram {
+                    program: program.to_string(),
+                    name: name.clone(),
+                    device,
+                    instances: n,
+                    last,
+                    last_percent: 100.0 * last as f64 / n as f64,
+                    lateness_mean_ns: (last > 0).then(|| lateness / last as f64),
+                });
+            }
+        }
+        rows
+    }
+}
+
+/// Per device, of the programs that count (of `only` alone, where given): the
+/// collective instances it took part in (those of more than one device), how often it
+/// was last, and its lateness summed over those; devices of no such instance left out.
+fn last_arrivals(
+    acc: &Partial,
+    instances: &Instances,
+    counts: &impl Fn(&str, Phase) -> bool,
+    only: Option<&str>,
+) -> BTreeMap<u32, (usize, usize, f64)> {
+    let of = |program: &str| only.is_none_or(|o| o == program);
+    let mut seen: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
+    for ((device, program, phase), n) in &acc.taking_part {
+        if of(program) && counts(program, *phase) {
+            let e = seen.entry(*device).or_default();
+            e.0 =
+                e.0.saturating_add(usize::try_from(*n).unwrap_or(usize::MAX));
+        }
+    }
+    for (k, i) in instances {
+        if !of(&k.0) {
+            continue;
+        }
+        if i.count > 1 {
+            let e = seen.entry(i.last.1).or_default();
+            e.1 += 1;
+            e.2 += i.hi as f64 - i.last.0 as f64;
+        } else if let Some(e) = seen.get_mut(&i.last.1) {
+            // Alone in its instance: not a straggler's instance.
+            e.0 = e.0.saturating_sub(1);
+        }
+    }
+    seen.retain(|_, e| e.0 > 0);
+    seen
+}
+
+/// `hidden` over `total`, 0 where nothing was communicated.
+fn ratio(hidden: i64, total: i64) -> f64 {
+    if total > 0 {
+        hidden as f64 / total as f64
+    } else {
+        0.0
     }
 }
 

@@ -23,6 +23,14 @@ pub(super) enum Row {
         hidden_ns: i64,
         total_ns: i64,
     },
+    HiddenByProgram {
+        program: String,
+        name: String,
+        collective: String,
+        hidden_ratio: f64,
+        hidden_ns: i64,
+        total_ns: i64,
+    },
     Wait {
         program: String,
         name: String,
@@ -36,6 +44,16 @@ pub(super) enum Row {
         wait_percent: f64,
     },
     Stragglers {
+        device: u32,
+        instances: usize,
+        last: usize,
+        last_percent: f64,
+        #[serde(serialize_with = "serialize_ns_opt")]
+        lateness_mean_ns: Option<f64>,
+    },
+    StragglersByProgram {
+        program: String,
+        name: String,
         device: u32,
         instances: usize,
         last: usize,
@@ -105,17 +123,22 @@ pub(super) enum Row {
     },
 }
 
-/// The four tables of the report (`--table`).
+/// The tables of the report (`--table`): the default report's six, then those on
+/// aligned clocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Part {
     /// Bus bandwidth per collective and message size.
     Bandwidth,
     /// Communication hidden behind compute, per collective.
     Hidden,
+    /// Communication hidden behind compute, per program and collective.
+    HiddenByProgram,
     /// Wait time per module execution, per program.
     Wait,
     /// The devices that arrive last.
     Stragglers,
+    /// The devices that arrive last, per program.
+    StragglersByProgram,
     /// Each collective instance: its wait (last end − first start − fastest device's
     /// time), as a multiple of the fastest time, and the last device (aligned clocks).
     Instances,
@@ -133,8 +156,10 @@ impl Part {
         match self {
             Part::Bandwidth => "bandwidth",
             Part::Hidden => "hidden",
+            Part::HiddenByProgram => "hidden-by-program",
             Part::Wait => "wait",
             Part::Stragglers => "stragglers",
+            Part::StragglersByProgram => "stragglers-by-program",
             Part::Instances => "instances",
             Part::WaitQuantiles => "wait-quantiles",
             Part::WaitHistogram => "wait-histogram",
@@ -158,8 +183,10 @@ impl Row {
         match self {
             Row::Bandwidth { .. } => Part::Bandwidth,
             Row::Hidden { .. } => Part::Hidden,
+            Row::HiddenByProgram { .. } => Part::HiddenByProgram,
             Row::Wait { .. } => Part::Wait,
             Row::Stragglers { .. } => Part::Stragglers,
+            Row::StragglersByProgram { .. } => Part::StragglersByProgram,
             Row::Instances { .. } => Part::Instances,
             Row::WaitQuantiles { .. } => Part::WaitQuantiles,
             Row::WaitHistogram { .. } => Part::WaitHistogram,

@@ -45,6 +45,19 @@ impl Part {
                 &[1, 2, 3],
                 None,
             ),
+            Part::HiddenByProgram => (
+                "Communication hidden behind compute, per program (most communication first)",
+                &[
+                    "program",
+                    "name",
+                    "collective",
+                    "hidden %",
+                    "hidden ms",
+                    "total ms",
+                ],
+                &[3, 4, 5],
+                None,
+            ),
             Part::Wait => (
                 "Wait time per module execution (longest − shortest exposed time over devices, \
                  summed)",
@@ -67,6 +80,20 @@ impl Part {
                 "Stragglers: the device that arrives last at a collective (the others wait for it)",
                 &["device", "instances", "last", "last %", "mean lateness ms"],
                 &[0, 1, 2, 3, 4],
+                None,
+            ),
+            Part::StragglersByProgram => (
+                "Stragglers per program (most communication first)",
+                &[
+                    "program",
+                    "name",
+                    "device",
+                    "instances",
+                    "last",
+                    "last %",
+                    "mean lateness ms",
+                ],
+                &[2, 3, 4, 5, 6],
                 None,
             ),
             _ => unreachable!("a timing table has a timing layout"),
@@ -180,12 +207,23 @@ impl Row {
                 hidden_ratio,
                 hidden_ns,
                 total_ns,
-            } => vec![
-                collective.clone(),
-                format!("{:.2}", hidden_ratio * 100.0),
-                ms(*hidden_ns as f64),
-                ms(*total_ns as f64),
-            ],
+            } => hidden_cells(collective, *hidden_ratio, *hidden_ns, *total_ns),
+            Row::HiddenByProgram {
+                program,
+                name,
+                collective,
+                hidden_ratio,
+                hidden_ns,
+                total_ns,
+            } => [program.clone(), name.clone()]
+                .into_iter()
+                .chain(hidden_cells(
+                    collective,
+                    *hidden_ratio,
+                    *hidden_ns,
+                    *total_ns,
+                ))
+                .collect(),
             Row::Wait {
                 program,
                 name,
@@ -209,13 +247,25 @@ impl Row {
                 last,
                 last_percent,
                 lateness_mean_ns,
-            } => vec![
-                device.to_string(),
-                instances.to_string(),
-                last.to_string(),
-                format!("{last_percent:.1}"),
-                fmt_opt(*lateness_mean_ns, 1e6, 3),
-            ],
+            } => straggler_cells(*device, *instances, *last, *last_percent, *lateness_mean_ns),
+            Row::StragglersByProgram {
+                program,
+                name,
+                device,
+                instances,
+                last,
+                last_percent,
+                lateness_mean_ns,
+            } => [program.clone(), name.clone()]
+                .into_iter()
+                .chain(straggler_cells(
+                    *device,
+                    *instances,
+                    *last,
+                    *last_percent,
+                    *lateness_mean_ns,
+                ))
+                .collect(),
             _ => unreachable!("a timing row has timing cells"),
         }
     }
@@ -334,6 +384,33 @@ impl Row {
         cells.extend([ratio_median, ratio_p90, ratio_max].map(|r| significant_or_dash(*r)));
         cells
     }
+}
+
+/// The cells of a row of the hidden tables, from the collective on.
+fn hidden_cells(collective: &str, hidden_ratio: f64, hidden_ns: i64, total_ns: i64) -> Vec<String> {
+    vec![
+        collective.to_string(),
+        format!("{:.2}", hidden_ratio * 100.0),
+        ms(hidden_ns as f64),
+        ms(total_ns as f64),
+    ]
+}
+
+/// The cells of a row of the stragglers tables, from the device on.
+fn straggler_cells(
+    device: u32,
+    instances: usize,
+    last: usize,
+    last_percent: f64,
+    lateness_mean_ns: Option<f64>,
+) -> Vec<String> {
+    vec![
+        device.to_string(),
+        instances.to_string(),
+        last.to_string(),
+        format!("{last_percent:.1}"),
+        fmt_opt(lateness_mean_ns, 1e6, 3),
+    ]
 }
 
 /// Writes the tables of `rows` for people: every table of the default report, or the one
