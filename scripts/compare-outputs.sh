@@ -59,7 +59,7 @@ limit=${NJX_COMPARE_TIMEOUT:-300}
 only=${NJX_COMPARE_ONLY:-}
 keep=${NJX_COMPARE_KEEP:-}
 tools=(njx-export njx-ranges njx-compile-summary njx-modules njx-collectives njx-flamefold njx-capture
-  njx-combine njx-pgle njx-heap njx-kernels njx-thunks njx-timeline)
+  njx-combine njx-pgle njx-heap njx-kernels njx-thunks njx-timeline njx-report njx-diff)
 diff_lines=40 # lines of diff shown per differing command
 start_time=$SECONDS
 
@@ -393,6 +393,27 @@ if $have_data; then
 fi
 add "njx-collectives fx/notaprofile.txt"
 add "njx-collectives < fx/empty"
+
+# njx-report and njx-diff: every real profile's report as text, JSON and a page, a program
+# filter, the map/reduce path, two runs compared; njx, the list of the tools
+if $have_data; then
+  for in in "$ALL" $P0 $S1 $S3; do
+    for f in "" "--format json"; do
+      add "njx-report $f${f:+ }$in"
+    done
+  done
+  add "njx-report --html page.html $ALL"
+  add "njx-report --program pjit__wrapped_step_fn --format json $ALL"
+  add "njx-report --exclude-program jit__psum $ALL"
+  add "njx-report --partial -o p0.partial $P0 && njx-report --partial -o p1.partial $P1 && njx-report p0.partial p1.partial"
+  add "njx-diff $P0 --vs $P1"
+  add "njx-diff --by instruction --format json $P0 --vs $P1"
+  add "njx-diff --by collective $ALL --vs $ALL"
+fi
+add "njx-report < fx/empty"
+add "njx"
+add "njx report --version"
+add "njx reprot"
 
 # njx-flamefold: every --by, --unit, warm-up, --top-modules, SVG, --diff, errors
 for u in ns us ms; do add "njx-flamefold --unit $u $EX"; done

@@ -14,6 +14,7 @@ pub mod export;
 pub mod flamefold;
 pub mod heap;
 pub mod kernels;
+pub mod launcher;
 pub mod modules;
 pub mod pgle;
 pub mod ranges;

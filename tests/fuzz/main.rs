@@ -5,7 +5,8 @@
 //! njx-capture archives, also extracted as folders), njx-combine's member handling (names
 //! and file types it must never write), njx-pgle's writer (HLO dumps and partial results
 //! whose fingerprints name the files it writes: `pgle-dumps`, `pgle-partials`), folded
-//! stacks and the overwrite rule's judgement of an existing output (`output-guard`). It
+//! stacks, the overwrite rule's judgement of an existing output (`output-guard`) and the
+//! program `njx TOOL` runs (`launcher`). It
 //! mutates valid fixtures generated here (`seeds.rs`) in ways that know each format
 //! (`item.rs`) and calls the library's readers and whole analyses on them (`targets.rs`).
 //!
@@ -422,6 +423,7 @@ fn supervise(args: &Args) -> ExitCode {
         "pgle-partials",
         "folded",
         "output-guard",
+        "launcher",
     ];
     let names: Vec<&str> = match &args.targets {
         Some(only) => names

@@ -1081,6 +1081,38 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
         folders: false,
     });
 
+    // `njx TOOL` (issue 44): whatever the name, the program run is one of the tools, by
+    // its own name, beside njx or on PATH; never a path the name makes up.
+    targets.push(Target {
+        name: "launcher",
+        file: "tool-name",
+        seeds: vec![
+            (Item::text("report"), "short"),
+            (Item::text("njx-compile-summary"), "full"),
+            (Item::text("../bin/njx-report"), "path"),
+        ],
+        entries: vec![entry("program-of", &[], |_, i| {
+            let bytes = std::fs::read(i.path).map_err(|e| njx::Error::io("input", e))?;
+            let name = String::from_utf8_lossy(&bytes);
+            let beside = i.path.parent();
+            if let Some(program) = njx::cmd::launcher::program_of(&name, beside) {
+                let file = program.file_name().unwrap().to_string_lossy().to_string();
+                assert!(
+                    njx::cmd::launcher::tools().iter().any(|(t, _)| *t == file),
+                    "{name:?} ran {}",
+                    program.display()
+                );
+                assert!(
+                    program == std::path::Path::new(&file) || program.parent() == beside,
+                    "{name:?} ran {}",
+                    program.display()
+                );
+            }
+            Ok(())
+        })],
+        folders: false,
+    });
+
     targets.push(Target {
         name: "hlo",
         file: DUMP7,

@@ -27,6 +27,7 @@ mod heap;
 mod hlo;
 mod hostile;
 mod kernels;
+mod launcher;
 mod library;
 mod man;
 mod modules;

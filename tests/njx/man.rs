@@ -17,7 +17,10 @@ fn man_pages_match_the_command_line_definitions() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
     let update = std::env::var_os("NJX_UPDATE_MAN").is_some();
     let mut stale = Vec::new();
-    for cmd in njx::commands() {
+    // Every tool's page, and `njx`'s (the list of the tools).
+    // The version alone, as the tools' pages: the pages stay the same per commit.
+    let launcher = njx::cmd::launcher::command().long_version(None::<&str>);
+    for cmd in njx::commands().into_iter().chain([launcher]) {
         let name = cmd.get_name().to_string();
         let page = page(cmd);
         let path = dir.join(format!("{name}.1"));
@@ -341,6 +344,7 @@ fn every_binary_has_a_man_page_and_a_pipeline_example() {
     let mut documented: Vec<String> = njx::commands()
         .iter()
         .map(|c| c.get_name().to_string())
+        .chain(["njx".to_string()])
         .collect();
     documented.sort();
     assert_eq!(names, documented);

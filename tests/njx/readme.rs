@@ -569,7 +569,7 @@ fn every_install_command_in_the_readme_runs() {
             );
             if no_rust || command.starts_with("pip install") {
                 let check = bash(
-                    "command -v cargo rustc; njx-report --version && njx-diff --version",
+                    "command -v cargo rustc; njx-report --version && njx-diff --version && njx",
                     dir,
                     &path,
                     &[],
@@ -579,6 +579,15 @@ fn every_install_command_in_the_readme_runs() {
                     check.status.success() && text.contains("njx-report "),
                     "{command}: the tools are not on the venv's PATH: {text}"
                 );
+                // `njx` lists the tools, and the man pages are where `man` looks from the
+                // venv's bin on PATH.
+                assert!(text.contains("  njx-heap "), "{command}: njx lists: {text}");
+                let pages = venv.join("share/man/man1");
+                for tool in njx::commands() {
+                    let page = pages.join(format!("{}.1", tool.get_name()));
+                    assert!(page.is_file(), "{command}: no {}", page.display());
+                }
+                assert!(pages.join("njx.1").is_file(), "{command}: no njx.1");
                 if no_rust && text.contains("/cargo") {
                     // A distribution's Rust in /usr/bin: the install ran, but not where no
                     // Rust is.

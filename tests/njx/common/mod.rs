@@ -35,6 +35,7 @@ pub fn exe(tool: &str) -> &'static str {
         "njx-pgle" => env!("CARGO_BIN_EXE_njx-pgle"),
         "njx-report" => env!("CARGO_BIN_EXE_njx-report"),
         "njx-diff" => env!("CARGO_BIN_EXE_njx-diff"),
+        "njx" => env!("CARGO_BIN_EXE_njx"),
         other => panic!("unknown tool {other}"),
     }
 }
