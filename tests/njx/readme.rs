@@ -847,3 +847,57 @@ fn every_link_in_the_docs_leads_somewhere() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
+
+/// `pip install .` where no cargo is (a cluster node, offline): refused before pip fetches
+/// anything, saying what to do (packaging/njx_build.py), not a failure to find a package.
+#[test]
+fn pip_install_without_rust_says_what_to_do() {
+    let Some(python) = ["python3", "python"]
+        .into_iter()
+        .find(|p| Command::new(p).arg("--version").output().is_ok())
+    else {
+        eprintln!("SKIPPED: no python3 here (pip install . without Rust)");
+        return;
+    };
+    let dir = tempdir();
+    let venv = dir.path().join("venv");
+    let made = Command::new(python)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output()
+        .unwrap();
+    if !made.status.success() {
+        eprintln!("SKIPPED: python3 -m venv fails here (pip install . without Rust)");
+        return;
+    }
+    let path = format!("{}:/usr/bin:/bin", venv.join("bin").display());
+    if bash("command -v cargo", dir.path(), &path, &[])
+        .status
+        .success()
+    {
+        eprintln!("SKIPPED: cargo is in /usr/bin or /bin here (pip install . without Rust)");
+        return;
+    }
+    // Offline: no index, and no cargo on PATH.
+    let out = bash(
+        "pip install --no-index --disable-pip-version-check .",
+        &repo(),
+        &path,
+        &[("HOME", dir.path().to_str().unwrap())],
+    );
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    for said in [
+        "there is no",
+        "`cargo` on PATH",
+        "https://rustup.rs",
+        "pip install njx-*.whl",
+    ] {
+        assert!(text.contains(said), "{said:?} not in:\n{text}");
+    }
+    assert!(
+        !text.contains("puccinialin") && !text.contains("Could not find a version"),
+        "{text}"
+    );
+}
