@@ -28,6 +28,8 @@ pub struct Figure {
     pub svg: std::result::Result<String, String>,
     /// Whether the SVG is interactive (scripts of its own: shown in a frame of its own).
     pub interactive: bool,
+    /// How to read it (its marks, its axes), under its heading.
+    pub caption: Option<&'static str>,
 }
 
 /// The bandwidth chart of the bandwidth section's rows.
@@ -61,6 +63,9 @@ fn bandwidth(sections: &[Section]) -> Result<Figure> {
         after: "bandwidth",
         svg,
         interactive: false,
+        caption: Some(
+            "Per collective, the mean bus bandwidth of the fastest device of each instance against the message size, with bars of ± one standard error (busbw: see the glossary).",
+        ),
     })
 }
 
@@ -127,6 +132,9 @@ fn heap_chart(whole: &Whole) -> Result<Figure> {
         after: "heap",
         svg,
         interactive: false,
+        caption: Some(
+            "Each program's live heap bytes along its buffer-assignment events (XLA's heap simulator trace), the peak marked as in the heap table.",
+        ),
     })
 }
 
@@ -157,12 +165,24 @@ fn timing(whole: &Whole) -> Result<(Vec<Figure>, Vec<String>)> {
         after: "wait",
         svg: Err(String::new()),
         interactive: false,
+        caption: Some(
+            "Left: per collective, the box spans the middle half of its instances' waits (25 % \
+             to 75 %), the thick line is the median, the whiskers reach the least and greatest \
+             wait, and ▲ marks the mean (log scale; waits of zero are counted on the axis, not \
+             drawn). Right: each instance's wait as a multiple of the fastest device's time, \
+             against its message size. Clocks aligned.",
+        ),
     };
     let mut late = Figure {
         id: "lateness-chart",
         title: "Lateness along the module timeline",
         command: "njx-collectives --lateness-plot lateness.svg INPUTS",
         after: "stragglers",
+        caption: Some(
+            "Per program (the four with most collectives), each device's start minus the first \
+             device's at each collective, mean over executions, along the module execution: \
+             which device is late, and where. Clocks aligned.",
+        ),
         ..wait.clone()
     };
     let (Some(clocks), None) = (&whole.clocks, no_clocks(whole)) else {
@@ -231,6 +251,9 @@ pub fn figures(
             after: "variability",
             svg: flame(whole, GpuMode::Source, hlo, report, &quiet)?,
             interactive: true,
+            caption: Some(
+                "Width is GPU time (steady state), stacked by the Python source lines of each HLO instruction; click a frame to zoom, Ctrl-F to search.",
+            ),
         });
         out.push(Figure {
             id: "flame-op-name",
@@ -239,6 +262,9 @@ pub fn figures(
             after: "variability",
             svg: flame(whole, GpuMode::OpName, hlo, report, &quiet)?,
             interactive: true,
+            caption: Some(
+                "Width is GPU time (steady state), stacked by the parts of each HLO instruction's op_name; click a frame to zoom, Ctrl-F to search.",
+            ),
         });
     }
     Ok((out, clocks))

@@ -1,10 +1,11 @@
-//! The report as one self-contained page (`--html FILE`): every section as a sortable
-//! table of its tool's records, the pictures after the sections they belong to, a table of
-//! contents, and a header saying what was read. Nothing is loaded from elsewhere: the
-//! styles and the one script (sorting) are in the page, the charts are inline SVG, and
-//! each flame graph (an SVG with inferno's script for zoom and search) is the document of
-//! a frame of its own (`srcdoc`), so that their scripts do not meet, drawn when scrolled
-//! to (`loading="lazy"`): the page opens without waiting for them.
+//! The report as one self-contained page (`--html FILE`) that explains itself: every
+//! section as a sortable table of its tool's records, labelled and captioned as the text
+//! report, the pictures after the sections they belong to with how to read them, a table
+//! of contents (the sections that apply first), a header saying what was read and a
+//! glossary. Nothing is loaded from elsewhere: the styles and the one script (sorting) are
+//! in the page, the charts are inline SVG, and each flame graph (an SVG with inferno's
+//! script for zoom and search) is the document of a frame of its own (`srcdoc`), so that
+//! their scripts do not meet, scaled to the page and drawn when it opens, so it prints.
 
 use super::figures::Figure;
 use super::sections::Section;
@@ -40,7 +41,12 @@ th[aria-sort=ascending]::after { content: ' \\25B2'; }
 th[aria-sort=descending]::after { content: ' \\25BC'; }
 .more { color: #555; font-size: 13px; margin: 4px 0; }
 figure { margin: 10px 0; } figure svg { max-width: 100%; height: auto; }
-iframe { width: 100%; border: 1px solid #d6dae0; }
+iframe { width: 100%; height: auto; border: 1px solid #d6dae0; }
+.caption { margin: 2px 0 6px; } .footnote { color: #555; font-size: 13px; margin: 4px 0; }
+nav li.na, nav li.na a { color: #888; } nav li.na span { font-size: 12px; }
+dl.glossary dt { font-weight: 600; margin-top: 8px; } dl.glossary dd { margin-left: 20px; }
+@media print { .wrap { max-height: none; overflow: visible; } nav ol { columns: 2; }
+  th { position: static; } section { break-inside: avoid-page; } }
 ";
 
 /// Sorts a table by the column whose heading is clicked: numbers by value, text by text;
@@ -80,28 +86,69 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A column's heading: `_ns` columns are shown in milliseconds.
-fn heading(key: &str) -> String {
-    match key.strip_suffix("_ns") {
-        Some(stem) => format!("{stem} ms"),
-        None => key.to_string(),
+/// How a column's values are shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Unit {
+    /// As the record has it.
+    Plain,
+    /// Nanoseconds shown in milliseconds.
+    Ms,
+    /// A fraction shown in percent.
+    Fraction,
+    /// A percentage.
+    Percent,
+    /// Bytes in binary units (KiB, MiB, GiB).
+    Bytes,
+    /// GB/s, to 4 significant digits.
+    Gbps,
+}
+
+/// A column's heading and unit, as the text report labels it: `hidden %` for
+/// `hidden_ratio`, `dur mean ms` for `dur_mean_ns`, sizes in MiB.
+fn column(key: &str) -> (String, Unit) {
+    let words = |stem: &str| stem.replace('_', " ");
+    match key {
+        "hidden_ratio" => ("hidden %".into(), Unit::Fraction),
+        "cv" => ("cv %".into(), Unit::Fraction),
+        "percent" => ("%".into(), Unit::Percent),
+        "bytes" => ("size".into(), Unit::Bytes),
+        "message_bytes" => ("message size".into(), Unit::Bytes),
+        "allocation_bytes" => ("allocation size".into(), Unit::Bytes),
+        _ => {
+            let with = |suffix: &str| key.strip_suffix(suffix).map(words);
+            if let Some(stem) = with("_percent") {
+                (format!("{stem} %"), Unit::Percent)
+            } else if let Some(stem) = with("_ns") {
+                (format!("{stem} ms"), Unit::Ms)
+            } else if let Some(stem) = with("_bytes") {
+                (stem, Unit::Bytes)
+            } else if let Some(stem) = with("_gbps") {
+                (format!("{stem} GB/s"), Unit::Gbps)
+            } else {
+                (words(key), Unit::Plain)
+            }
+        }
     }
 }
 
-/// One cell: (class, sort value, text shown).
-fn cell(key: &str, v: &Value) -> (&'static str, Option<String>, String) {
+/// One cell: (class, sort value, text shown); the sort value is the record's own.
+fn cell(unit: Unit, v: &Value) -> (&'static str, Option<String>, String) {
     match v {
         Value::Null => ("num", Some("-Infinity".into()), "–".into()),
         Value::Bool(b) => ("text", None, b.to_string()),
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(0.0);
-            let shown = if key.ends_with("_ns") {
-                format!("{:.3}", x / 1e6)
-            } else if n.is_f64() {
-                let digits = if x.abs() >= 100.0 { 2 } else { 4 };
-                format!("{x:.digits$}")
-            } else {
-                n.to_string()
+            let shown = match unit {
+                Unit::Ms => format!("{:.3}", x / 1e6),
+                Unit::Fraction => format!("{:.2}", x * 100.0),
+                Unit::Percent => format!("{x:.2}"),
+                Unit::Bytes => crate::output::numbers::mib(x as i64),
+                Unit::Gbps => crate::output::charts::significant(x, 4),
+                Unit::Plain if n.is_f64() => {
+                    let digits = if x.abs() >= 100.0 { 2 } else { 4 };
+                    format!("{x:.digits$}")
+                }
+                Unit::Plain => n.to_string(),
             };
             ("num", Some(n.to_string()), shown)
         }
@@ -116,21 +163,24 @@ fn table(s: &Section, html: &mut String) {
         return;
     };
     let keys: Vec<&String> = first.keys().filter(|k| *k != "table").collect();
+    let units: Vec<Unit> = keys.iter().map(|k| column(k).1).collect();
     html.push_str("<div class=\"wrap\"><table class=\"sortable\"><thead><tr>");
     for k in &keys {
         let numeric = first.get(*k).is_some_and(|v| v.is_number() || v.is_null());
+        // The record's field name on hover: the page's columns are the records'.
         let _ = write!(
             html,
-            "<th{}>{}</th>",
+            "<th{} title=\"{}\">{}</th>",
             if numeric { " class=\"num\"" } else { "" },
-            escape(&heading(k))
+            escape(k),
+            escape(&column(k).0)
         );
     }
     html.push_str("</tr></thead><tbody>");
     for row in s.rows.iter().take(ROWS) {
         html.push_str("<tr>");
-        for k in &keys {
-            let (class, sort, shown) = cell(k, row.get(k.as_str()).unwrap_or(&Value::Null));
+        for (k, unit) in keys.iter().zip(&units) {
+            let (class, sort, shown) = cell(*unit, row.get(k.as_str()).unwrap_or(&Value::Null));
             let _ = write!(html, "<td class=\"{class}\"");
             if let Some(v) = sort {
                 let _ = write!(html, " data-v=\"{}\"", escape(&v));
@@ -150,15 +200,25 @@ fn table(s: &Section, html: &mut String) {
     }
 }
 
-/// The height an SVG asks for (its `height` attribute), for the frame that shows it.
-fn svg_height(svg: &str) -> usize {
-    let head = &svg[..svg.len().min(2000)];
-    head.split("height=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .and_then(|h| h.trim_end_matches("px").parse::<f64>().ok())
-        .map_or(600, |h| h.ceil() as usize + 20)
+/// The width and height an SVG asks for (its root's attributes).
+fn svg_size(svg: &str) -> Option<(f64, f64)> {
+    let root = &svg[svg.find("<svg")?..];
+    let root = &root[..root.find('>')?];
+    let attr = |name: &str| {
+        root.split(&format!(" {name}=\""))
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    Some((attr("width")?, attr("height")?))
 }
+
+/// How an interactive SVG (a flame graph) fills its frame: the frame keeps the picture's
+/// proportions at the page's width, and the picture is scaled to the frame, so that it
+/// shows whole without scrolling, on screen and on paper.
+const FRAME_STYLE: &str = "<style>html, body { margin: 0; } \
+    svg { display: block; width: 100%; height: auto; }</style>";
 
 fn figure(f: &Figure, html: &mut String) {
     let _ = write!(
@@ -168,16 +228,22 @@ fn figure(f: &Figure, html: &mut String) {
         escape(f.title),
         escape(f.command)
     );
+    if let Some(caption) = f.caption {
+        let _ = write!(html, "<p class=\"caption\">{}</p>", escape(caption));
+    }
     match &f.svg {
         Err(why) => {
             let _ = write!(html, "<p class=\"absent\">Not drawn: {}</p>", escape(why));
         }
         Ok(svg) if f.interactive => {
+            let (w, h) = svg_size(svg).unwrap_or((1200.0, 600.0));
+            // Drawn when the page opens (not when scrolled to), so that it prints too.
             let _ = write!(
                 html,
-                "<iframe title=\"{}\" height=\"{}\" loading=\"lazy\" sandbox=\"allow-scripts\" srcdoc=\"{}\"></iframe>",
+                "<iframe title=\"{}\" style=\"aspect-ratio: {w} / {h}\" \
+                 sandbox=\"allow-scripts\" srcdoc=\"{}{}\"></iframe>",
                 escape(f.title),
-                svg_height(svg),
+                escape(FRAME_STYLE),
                 escape(svg)
             );
         }
@@ -188,6 +254,91 @@ fn figure(f: &Figure, html: &mut String) {
         }
     }
     html.push_str("</section>\n");
+}
+
+/// The terms the page's tables and pictures use, as njx computes them.
+const GLOSSARY: &[(&str, &str)] = &[
+    (
+        "exposed",
+        "The part of a communication thunk's time during which no compute thunk runs on its \
+         device: what the step waits for. A communication thunk record's dur_ns is its exposed \
+         time.",
+    ),
+    (
+        "hidden",
+        "The part of a communication thunk's time overlapped by compute on the same device. \
+         hidden % = hidden ÷ (hidden + exposed), per collective and overall; a barrier (a tiny \
+         all-reduce that only synchronises) lowers it for the whole run: see the per-program \
+         table.",
+    ),
+    (
+        "wait",
+        "Per collective instance, the longest minus the shortest exposed time over the devices \
+         that took part: how long the others waited for the last to arrive. The wait table sums \
+         it over a module execution's collectives, so wait % (of the module's time, as nsys-jax \
+         defines it) can pass 100 %. On aligned clocks (the wait picture): last end − first \
+         start − the fastest device's time.",
+    ),
+    (
+        "busbw",
+        "Bus bandwidth, as nccl-tests defines it: algbw = factor × message bytes ÷ (exposed + \
+         hidden time), factor n (the devices) for all-gather and reduce-scatter, else 1; busbw \
+         = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for all-gather, reduce-scatter and \
+         all-to-all, × 1 otherwise. The fastest device of each instance counts.",
+    ),
+    (
+        "lateness",
+        "In the stragglers tables, by how much the last device to arrive at a collective was \
+         late (longest − shortest exposed time of that instance), averaged over the instances \
+         where it was last. In the lateness picture, a device's start minus the first device's \
+         start at each collective, on aligned clocks.",
+    ),
+    (
+        "warm-up",
+        "nsys-jax's rule: the first execution of each program whose compilation was profiled \
+         is initialisation, and one more when the profiles communicate; left out of every \
+         section (steady state).",
+    ),
+    (
+        "autotuning",
+        "Executions XLA's autotuner runs while compiling (program unknown, no program id): \
+         never part of the steady state.",
+    ),
+    (
+        "[inconsistent metadata]",
+        "In a flame graph: dumps of one program (per process or per compilation) that \
+         disagree on an instruction's stack; the frames they share stay outside it.",
+    ),
+    (
+        "[GPU idle during module execution]",
+        "Module time minus the time of its thunks: the GPU waiting inside a module.",
+    ),
+];
+
+fn glossary(html: &mut String) {
+    html.push_str("<section id=\"glossary\"><h2>Glossary</h2><dl class=\"glossary\">");
+    for (term, meaning) in GLOSSARY {
+        let _ = write!(
+            html,
+            "<dt>{}</dt><dd>{}</dd>",
+            escape(term),
+            escape(meaning)
+        );
+    }
+    html.push_str("</dl></section>\n");
+}
+
+/// What a section's table says above and below it in the text report: its title lines
+/// (those of the tool's table before the column names, where they are more than the
+/// section's heading), and its footnote.
+fn captions(s: &Section) -> (Vec<&str>, Option<&'static str>) {
+    let above: Vec<&str> = s
+        .table
+        .lines()
+        .take(s.head.saturating_sub(1))
+        .filter(|l| l.trim() != s.title)
+        .collect();
+    (above, s.footnote)
 }
 
 /// Writes the page.
@@ -232,8 +383,22 @@ pub(super) fn write(
         }
         html.push_str("</ul>");
     }
+    // The sections that apply first (a profile that is not XLA's opens on its kernels),
+    // each in the report's order; the contents mark those that do not apply.
+    let (apply, rest): (Vec<&Section>, Vec<&Section>) =
+        sections.iter().partition(|s| s.absent.is_none());
+    let sections: Vec<&Section> = apply.into_iter().chain(rest).collect();
     html.push_str("</section>\n<nav><h2>Contents</h2><ol>");
-    for s in sections {
+    for s in &sections {
+        if s.absent.is_some() {
+            let _ = write!(
+                html,
+                "<li class=\"na\"><a href=\"#{}\">{}</a> <span>(does not apply)</span></li>",
+                s.id,
+                escape(s.title)
+            );
+            continue;
+        }
         let _ = write!(
             html,
             "<li><a href=\"#{}\">{}</a></li>",
@@ -249,8 +414,8 @@ pub(super) fn write(
             );
         }
     }
-    html.push_str("</ol></nav>\n");
-    for s in sections {
+    html.push_str("<li><a href=\"#glossary\">Glossary</a></li></ol></nav>\n");
+    for s in &sections {
         let _ = write!(
             html,
             "<section id=\"{}\"><h2>{}</h2><p class=\"cmd\"><code>{}</code></p>",
@@ -266,13 +431,23 @@ pub(super) fn write(
                     escape(why)
                 );
             }
-            None => table(s, &mut html),
+            None => {
+                let (above, footnote) = captions(s);
+                for line in above {
+                    let _ = write!(html, "<p class=\"caption\">{}</p>", escape(line));
+                }
+                table(s, &mut html);
+                if let Some(footnote) = footnote {
+                    let _ = write!(html, "<p class=\"footnote\">{}</p>", escape(footnote));
+                }
+            }
         }
         html.push_str("</section>\n");
         for f in figures.iter().filter(|f| f.after == s.id) {
             figure(f, &mut html);
         }
     }
+    glossary(&mut html);
     let _ = write!(html, "<script>{SCRIPT}</script>\n</body></html>\n");
     out.write_all(html.as_bytes()).map_err(Error::Output)?;
     out.flush().map_err(Error::Output)

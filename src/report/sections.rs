@@ -31,6 +31,9 @@ pub struct Section {
     /// How many lines of `table` head it (titles, column names).
     #[serde(skip)]
     pub head: usize,
+    /// The footnote under the tool's table (what a figure means), where it has one.
+    #[serde(skip)]
+    pub footnote: Option<&'static str>,
     /// The tool's records (its `--format json` lines).
     pub rows: Vec<Value>,
 }
@@ -169,6 +172,7 @@ fn section(
         absent,
         table,
         head,
+        footnote: None,
         rows,
     })
 }
@@ -183,6 +187,7 @@ fn absent(id: &'static str, why: String) -> Section {
         absent: Some(why),
         table: String::new(),
         head: 0,
+        footnote: None,
         rows: Vec::new(),
     }
 }
@@ -243,7 +248,7 @@ fn module_sections(whole: &Whole, programs: &ProgramFilter, out: &mut Vec<Sectio
         ),
     ];
     for (id, part) in parts {
-        out.push(section(id, 2, &mut |format, buf| {
+        let mut s = section(id, 2, &mut |format, buf| {
             let options = collectives::Options {
                 records: false,
                 include_warmup: false,
@@ -257,7 +262,9 @@ fn module_sections(whole: &Whole, programs: &ProgramFilter, out: &mut Vec<Sectio
                 programs: programs.clone(),
             };
             collectives::write(&options, &whole.collectives, buf)
-        })?);
+        })?;
+        s.footnote = part.footnote();
+        out.push(s);
     }
     Ok(())
 }

@@ -454,3 +454,134 @@ fn the_wait_and_lateness_pictures_are_the_collectives_own() {
         2
     );
 }
+
+/// The page explains itself (issue 44, item 5): the text report's labels and units, its
+/// captions and footnotes, a glossary, the wait picture's legend; the flame graphs drawn
+/// whole when the page opens (so they print), scaled to the page.
+#[test]
+fn the_page_explains_its_columns_terms_and_marks() {
+    let dir = tempdir();
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
+    let page = dir.path().join("run.html");
+    ok(
+        "njx-report",
+        &["-q", "--html", page.to_str().unwrap(), &ranks[0], &ranks[1]],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let section = |id: &str| {
+        let at = html.find(&format!("<section id=\"{id}\">")).unwrap();
+        let end = html[at..].find("</section>").unwrap();
+        html[at..at + end].to_string()
+    };
+    // Labels and units as the text report has them; the record's field on hover.
+    let hidden = section("hidden");
+    assert!(
+        hidden.contains("<th class=\"num\" title=\"hidden_ratio\">hidden %</th>"),
+        "{hidden}"
+    );
+    assert!(
+        hidden.contains(">43.48</td>"),
+        "a fraction in percent: {hidden}"
+    );
+    assert!(!hidden.contains(">0.4348</td>"), "{hidden}");
+    let heap = section("heap");
+    assert!(
+        heap.contains(">peak</th>") && heap.contains(">8.00 KiB</td>"),
+        "{heap}"
+    );
+    assert!(section("modules").contains(">dur mean ms</th>"));
+    // Captions from the text report: the table's title lines and footnote.
+    let wait = section("wait");
+    assert!(
+        wait.contains("<p class=\"caption\">Wait time per module execution (longest − shortest"),
+        "{wait}"
+    );
+    assert!(
+        wait.contains("<p class=\"footnote\">wait % = wait ms / module ms"),
+        "{wait}"
+    );
+    assert!(section("compile").contains("<p class=\"caption\">Compilation time: "));
+    // The glossary, in the contents too.
+    let glossary = section("glossary");
+    for term in [
+        "hidden",
+        "exposed",
+        "wait",
+        "busbw",
+        "lateness",
+        "warm-up",
+        "autotuning",
+        "[inconsistent metadata]",
+    ] {
+        assert!(
+            glossary.contains(&format!("<dt>{term}</dt>")),
+            "{term} not in the glossary"
+        );
+    }
+    assert!(glossary.contains("× 2(n−1)/n"), "busbw's formula");
+    assert!(html.contains("<a href=\"#glossary\">Glossary</a>"));
+    // The wait picture's ▲ is explained under its heading and in the picture.
+    let chart = section("wait-chart");
+    assert!(chart.contains("▲ marks the mean"), "{chart}");
+    assert!(
+        chart.contains("▲: mean"),
+        "the picture's own legend: {chart}"
+    );
+    // The flame graphs: drawn when the page opens, in frames of the picture's
+    // proportions, the picture scaled to the frame.
+    assert!(!html.contains("loading=\"lazy\""));
+    for id in ["flame-source", "flame-op-name"] {
+        let f = section(id);
+        let svg = f.split("srcdoc=\"").nth(1).unwrap();
+        let size = |name: &str| {
+            svg.split(&format!(" {name}=&quot;"))
+                .nth(1)
+                .and_then(|v| v.split("&quot;").next())
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            f.contains(&format!(
+                "style=\"aspect-ratio: {} / {}\"",
+                size("width"),
+                size("height")
+            )),
+            "{id}"
+        );
+        assert!(svg.starts_with("&lt;style&gt;"), "{id}");
+        assert!(svg.contains("width: 100%"), "{id}");
+    }
+}
+
+/// A profile that is not XLA's: the page opens on the sections that apply (its kernels);
+/// the contents mark the others.
+#[test]
+fn a_page_of_a_profile_without_xla_opens_on_what_applies() {
+    let dir = tempdir();
+    let db = dir.path().join("cuda.sqlite");
+    {
+        use crate::common::nsys_sqlite::*;
+        let n = NsysDb::create(&db);
+        n.string(1, "cudaLaunchKernel_v7000");
+        n.string(2, "void gemm()");
+        n.string(3, "gemm");
+        n.call_named(100, 110, gtid(9, 1), 1, 1);
+        n.kernel_named(0, 7, 1000, 1500, gpid(9), 1, 2, 3, 2);
+    }
+    let page = dir.path().join("cuda.html");
+    ok(
+        "njx-report",
+        &["-q", "--html", page.to_str().unwrap(), db.to_str().unwrap()],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let first = html.find("<section id=\"kernels\">").unwrap();
+    for id in ["compile", "modules", "wait", "thunks", "heap"] {
+        let at = html.find(&format!("<section id=\"{id}\">")).unwrap();
+        assert!(at > first, "{id} before the kernels");
+        assert!(
+            html.contains(&format!("<li class=\"na\"><a href=\"#{id}\">")),
+            "{id} not marked in the contents"
+        );
+    }
+    assert!(html.contains("<li><a href=\"#kernels\">"));
+}

@@ -29,6 +29,11 @@ impl Part {
         }
     }
 
+    /// The footnote of its table for people (what a figure means), where it has one.
+    pub fn footnote(self) -> Option<&'static str> {
+        self.layout().3
+    }
+
     /// [`Part::layout`] of the default report's tables.
     fn report_layout(self) -> Layout {
         match self {

@@ -60,7 +60,8 @@ fn draw_wait_boxes(
     let mut chart = ChartBuilder::on(area)
         .caption("Wait per collective instance [ms]", ("sans-serif", 18))
         .margin(14)
-        .x_label_area_size(40)
+        // Room for the collectives' names and, under them, the legend of the marks.
+        .x_label_area_size(60)
         .y_label_area_size(70)
         .build_cartesian_2d(-0.5..n as f64 - 0.5, (lo..hi).log_scale())
         .map_err(text)?;
@@ -82,6 +83,7 @@ fn draw_wait_boxes(
         } else {
             "wait [ms]".to_string()
         })
+        .x_desc("box: 25–75 %, line: median, whiskers: least–greatest, ▲: mean")
         .disable_x_mesh()
         .draw()
         .map_err(text)?;
