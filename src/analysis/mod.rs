@@ -12,5 +12,6 @@ pub mod kernels;
 pub mod modules;
 pub mod pgle;
 pub mod ranges;
+pub mod step;
 pub mod thunks;
 pub mod timeline;

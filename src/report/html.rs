@@ -11,6 +11,7 @@ use super::figures::Figure;
 use super::sections::Section;
 use super::text::header;
 use super::whole::Whole;
+use crate::analysis::step::Step;
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -44,6 +45,10 @@ figure { margin: 10px 0; } figure svg { max-width: 100%; height: auto; }
 iframe { width: 100%; height: auto; border: 1px solid #d6dae0; }
 .caption { margin: 2px 0 6px; } .footnote { color: #555; font-size: 13px; margin: 4px 0; }
 nav li.na, nav li.na a { color: #888; } nav li.na span { font-size: 12px; }
+table.steps { width: 100%; } table.steps td { border: 0; padding: 2px 8px; } td.bar { width: 100%; }
+td.bar div { display: flex; height: 16px; } td.bar span { display: block; height: 100%; }
+.legend .key { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 10px;
+  vertical-align: -1px; }
 dl.glossary dt { font-weight: 600; margin-top: 8px; } dl.glossary dd { margin-left: 20px; }
 @media print { .wrap { max-height: none; overflow: visible; } nav ol { columns: 2; }
   th { position: static; } section { break-inside: avoid-page; } }
@@ -341,16 +346,124 @@ fn captions(s: &Section) -> (Vec<&str>, Option<&'static str>) {
     (above, s.footnote)
 }
 
+/// What the page shows.
+pub(super) struct Page<'a> {
+    pub whole: &'a Whole,
+    pub step: &'a std::result::Result<Step, String>,
+    pub findings: &'a super::findings::Findings,
+    pub sections: &'a [Section],
+    pub figures: &'a [Figure],
+    pub aligned: &'a [String],
+    pub notes: &'a [String],
+}
+
+/// The step: its line over devices, and per device a bar of its parts with their times.
+fn step_section(step: &std::result::Result<Step, String>, html: &mut String) {
+    html.push_str("<section id=\"step\"><h2>The step</h2>");
+    let s = match step {
+        Ok(s) => s,
+        Err(why) => {
+            let _ = writeln!(
+                html,
+                "<p class=\"absent\">No step: {}</p></section>",
+                escape(why)
+            );
+            return;
+        }
+    };
+    let lines = super::text::step_lines(step);
+    let (prose, _) = lines.split_at(lines.len() - s.per_device.len() - 1);
+    for line in prose {
+        let _ = write!(html, "<p class=\"caption\">{}</p>", escape(line));
+    }
+    let parts = [
+        ("compute", "#4c9a4c"),
+        ("exposed communication", "#d9534f"),
+        ("GPU idle in modules", "#f0ad4e"),
+        ("GPU idle between modules", "#9aa4b1"),
+    ];
+    html.push_str("<p class=\"legend\">");
+    for (name, colour) in parts {
+        let _ = write!(
+            html,
+            "<span class=\"key\" style=\"background:{colour}\"></span>{name} "
+        );
+    }
+    html.push_str("</p><table class=\"steps\"><tbody>");
+    let longest = s
+        .per_device
+        .iter()
+        .map(|d| d.figures.step_ns)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for d in &s.per_device {
+        let f = &d.figures;
+        let values = [
+            f.compute_ns,
+            f.exposed_communication_ns,
+            f.idle_in_modules_ns,
+            f.idle_between_modules_ns,
+        ];
+        let _ = write!(
+            html,
+            "<tr><td>device {}</td><td class=\"num\">{:.3} ms</td><td class=\"bar\"><div style=\"width:{:.2}%\">",
+            d.device,
+            f.step_ns as f64 / 1e6,
+            100.0 * f.step_ns as f64 / longest as f64
+        );
+        for ((name, colour), v) in parts.iter().zip(values) {
+            let pct = if f.step_ns > 0 {
+                100.0 * v as f64 / f.step_ns as f64
+            } else {
+                0.0
+            };
+            let _ = write!(
+                html,
+                "<span style=\"width:{pct:.3}%;background:{colour}\" title=\"{name}: {:.3} ms ({pct:.1} %)\"></span>",
+                v as f64 / 1e6
+            );
+        }
+        html.push_str("</div></td></tr>");
+    }
+    html.push_str("</tbody></table></section>\n");
+}
+
+/// The findings, each with its advice and command, then the rules that did not fire.
+fn findings_section(f: &super::findings::Findings, html: &mut String) {
+    html.push_str("<section id=\"findings\"><h2>Findings</h2><ol class=\"findings\">");
+    for x in &f.findings {
+        let _ = write!(
+            html,
+            "<li><b>[{}] {}</b>: {} — could save up to {:.3} ms per step ({:.1} %)<br>{} \
+             <code>{}</code></li>",
+            x.severity,
+            x.rule,
+            escape(&x.title),
+            x.saving_ns as f64 / 1e6,
+            x.share_pct,
+            escape(&x.advice),
+            escape(&x.command)
+        );
+    }
+    html.push_str("</ol><ul class=\"quiet\">");
+    for q in &f.quiet {
+        let _ = write!(html, "<li>{} {}: {}</li>", q.status, q.rule, escape(&q.why));
+    }
+    html.push_str("</ul></section>\n");
+}
+
 /// Writes the page.
-pub(super) fn write(
-    inputs: &[PathBuf],
-    whole: &Whole,
-    sections: &[Section],
-    figures: &[Figure],
-    aligned: &[String],
-    notes: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub(super) fn write(inputs: &[PathBuf], page: &Page, out: &mut dyn Write) -> Result<()> {
+    let Page {
+        whole,
+        step,
+        findings,
+        sections,
+        figures,
+        aligned,
+        notes,
+    } = *page;
     let mut html = String::new();
     let _ = write!(
         html,
@@ -388,7 +501,10 @@ pub(super) fn write(
     let (apply, rest): (Vec<&Section>, Vec<&Section>) =
         sections.iter().partition(|s| s.absent.is_none());
     let sections: Vec<&Section> = apply.into_iter().chain(rest).collect();
-    html.push_str("</section>\n<nav><h2>Contents</h2><ol>");
+    html.push_str("</section>\n");
+    step_section(step, &mut html);
+    findings_section(findings, &mut html);
+    html.push_str("<nav><h2>Contents</h2><ol>");
     for s in &sections {
         if s.absent.is_some() {
             let _ = write!(

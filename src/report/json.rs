@@ -1,8 +1,10 @@
 //! The report as one JSON object: what was read, the notes, and every section's records
 //! (each its tool's `--format json` lines) or why it does not apply.
 
+use super::findings::{Finding, Findings, Quiet};
 use super::sections::Section;
 use super::whole::{Read, Whole};
+use crate::analysis::step::Step;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,6 +19,13 @@ struct Report<'a> {
     read: &'a Read,
     programs: usize,
     notes: &'a [String],
+    /// The step of the main module (null where there is none: `step_absent` says why).
+    step: Option<&'a Step>,
+    step_absent: Option<&'a str>,
+    /// The findings, the greatest saving first.
+    findings: &'a [Finding],
+    /// The rules that ran and did not fire.
+    rules_quiet: &'a [Quiet],
     /// Section id → the section.
     sections: BTreeMap<&'a str, &'a Section>,
     /// The sections' order.
@@ -27,11 +36,16 @@ struct Report<'a> {
 pub(super) fn write(
     inputs: &[PathBuf],
     whole: &Whole,
+    (step, found): (&std::result::Result<Step, String>, &Findings),
     sections: &[Section],
     notes: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
     let report = Report {
+        step: step.as_ref().ok(),
+        step_absent: step.as_ref().err().map(String::as_str),
+        findings: &found.findings,
+        rules_quiet: &found.quiet,
         njx_report: 1,
         inputs: inputs.iter().map(|p| p.display().to_string()).collect(),
         read: &whole.read,

@@ -23,6 +23,7 @@
 //!   `html.rs`: the report as one self-contained page (`--html`).
 
 mod figures;
+pub mod findings;
 mod html;
 mod json;
 mod sections;
@@ -119,12 +120,35 @@ pub fn run(
     let Some((whole, sections, (figures, aligned))) = result? else {
         return Ok(());
     };
+    // Without XLA executions, the sections below say why once.
+    let step = match sections::no_xla(&whole) {
+        Some(_) => Err("no XLA module executions to make steps of".to_string()),
+        None => whole.step(),
+    };
+    let found = findings::findings(&whole, &step);
     if let Some(page) = page {
-        html::write(inputs, &whole, &sections, &figures, &aligned, &said, page)?;
+        let page_of = html::Page {
+            whole: &whole,
+            step: &step,
+            findings: &found,
+            sections: &sections,
+            figures: &figures,
+            aligned: &aligned,
+            notes: &said,
+        };
+        html::write(inputs, &page_of, page)?;
     }
     match options.style {
-        Style::Text => text::write(options, inputs, &whole, &sections, &said, out),
-        Style::Json => json::write(inputs, &whole, &sections, &said, out),
+        Style::Text => text::write(
+            options,
+            inputs,
+            &whole,
+            (&step, &found),
+            &sections,
+            &said,
+            out,
+        ),
+        Style::Json => json::write(inputs, &whole, (&step, &found), &sections, &said, out),
     }
 }
 

@@ -2,8 +2,10 @@
 //! rows of its tool's table and the command that gives the whole of it.
 
 use super::Options;
+use super::findings::Findings;
 use super::sections::Section;
 use super::whole::Whole;
+use crate::analysis::step::{Figures, Step};
 use crate::derived::executions::device_list;
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -72,12 +74,23 @@ pub(super) fn write(
     options: &Options,
     inputs: &[PathBuf],
     whole: &Whole,
+    (step, found): (&std::result::Result<Step, String>, &Findings),
     sections: &[Section],
     notes: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
     let mut text = String::new();
     for line in header(inputs, whole, notes) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str("\n== The step ==\n");
+    for line in step_lines(step) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str("\n== Findings (the greatest saving per step first) ==\n");
+    for line in super::findings::lines(found) {
         text.push_str(&line);
         text.push('\n');
     }
@@ -114,4 +127,102 @@ pub(super) fn write(
     }
     out.write_all(text.as_bytes()).map_err(Error::Output)?;
     out.flush().map_err(Error::Output)
+}
+
+/// `ns` in milliseconds, 3 decimals.
+fn ms(ns: i64) -> String {
+    crate::output::numbers::ms(ns as f64)
+}
+
+/// `part` as a share of `whole`, in percent, 1 decimal.
+fn share(part: i64, whole: i64) -> String {
+    if whole > 0 {
+        format!("{:.1} %", 100.0 * part as f64 / whole as f64)
+    } else {
+        "-".to_string()
+    }
+}
+
+/// The step for people: its parts over devices in one line, the other programs in it,
+/// and a table of each device's; or why there is none.
+pub(super) fn step_lines(step: &std::result::Result<Step, String>) -> Vec<String> {
+    let s = match step {
+        Ok(s) => s,
+        Err(why) => return vec![format!("No step: {why}")],
+    };
+    let f = &s.figures;
+    let devices = s.per_device.len();
+    let mut lines = vec![
+        format!(
+            "Main program: {} ({}), {} step{} on {} device{} (a step: from one steady \
+             execution's start to the next's)",
+            s.module,
+            s.program,
+            f.steps,
+            plural(f.steps),
+            devices,
+            plural(devices)
+        ),
+        format!(
+            "Step {} ms (shortest {} ms on device {}, longest {} ms on device {}) = compute {} \
+             ms ({}) + exposed communication {} ms ({}) + GPU idle in modules {} ms ({}) + GPU \
+             idle between modules {} ms ({})",
+            ms(f.step_ns),
+            ms(f.step_min_ns),
+            s.step_min_device,
+            ms(f.step_max_ns),
+            s.step_max_device,
+            ms(f.compute_ns),
+            share(f.compute_ns, f.step_ns),
+            ms(f.exposed_communication_ns),
+            share(f.exposed_communication_ns, f.step_ns),
+            ms(f.idle_in_modules_ns),
+            share(f.idle_in_modules_ns, f.step_ns),
+            ms(f.idle_between_modules_ns),
+            share(f.idle_between_modules_ns, f.step_ns),
+        ),
+    ];
+    if !f.other_programs.is_empty() {
+        let others: Vec<String> = f
+            .other_programs
+            .iter()
+            .map(|o| format!("{} {} ms", o.name, ms(o.ns)))
+            .collect();
+        lines.push(format!(
+            "Other programs in the step (their module time, within the parts above): {}",
+            others.join(", ")
+        ));
+    }
+    let mut rows = vec![
+        [
+            "device",
+            "steps",
+            "step ms",
+            "compute ms",
+            "exposed comm ms",
+            "idle in modules ms",
+            "idle between ms",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let row = |device: String, f: &Figures| {
+        vec![
+            device,
+            f.steps.to_string(),
+            ms(f.step_ns),
+            ms(f.compute_ns),
+            ms(f.exposed_communication_ns),
+            ms(f.idle_in_modules_ns),
+            ms(f.idle_between_modules_ns),
+        ]
+    };
+    for d in &s.per_device {
+        rows.push(row(d.device.to_string(), &d.figures));
+    }
+    let mut table = Vec::new();
+    if crate::output::write_table(&mut table, &rows, &[0, 1, 2, 3, 4, 5, 6]).is_ok() {
+        lines.extend(String::from_utf8_lossy(&table).lines().map(str::to_string));
+    }
+    lines
 }

@@ -2,8 +2,8 @@
 //! path, and mergeable as a partial result (`njx-report --partial`).
 
 use crate::analysis::compile::Total;
-use crate::analysis::{collectives, heap, modules, thunks};
-use crate::derived::executions::{Executions, Warmup, WithoutXla};
+use crate::analysis::{collectives, heap, modules, step, thunks};
+use crate::derived::executions::{Executions, Phase, Warmup, WithoutXla};
 use crate::derived::partial;
 use crate::error::Result;
 use crate::output::notes::Notes;
@@ -69,6 +69,9 @@ pub struct Whole {
     /// Kept by name with every pass ([`Total::of_ranges`]).
     pub(super) compile: Total,
     pub(super) read: Read,
+    /// Every module execution's span and thunk time per device: the step.
+    #[serde(default)]
+    pub(super) steps: step::Executed,
     /// The heap of each program that ran, by program key (its fingerprint): that of the
     /// first input path (in input order) that ran it.
     #[serde(default)]
@@ -164,6 +167,12 @@ pub fn program_heaps(whole: &Whole) -> Vec<heap::ProgramHeap> {
 }
 
 impl Whole {
+    /// The step of the main module ([`step::Executed::step`]), or why there is none.
+    pub fn step(&self) -> std::result::Result<step::Step, String> {
+        let warmup = partial::Aggregate::warmup(&self.modules);
+        self.steps.step(warmup, None)
+    }
+
     /// How many programs ran (every phase, autotuning too).
     pub fn programs(&self) -> usize {
         self.modules.summary(true, true).len()
@@ -247,6 +256,7 @@ impl partial::Aggregate for Whole {
                 self.read.thunk(&t);
                 self.collectives.add_record(&t);
                 self.thunks.add_thunk_record(&t);
+                self.steps.add_thunk(&t, Phase::of_record(t.warmup));
                 Ok(())
             })?;
             collectives::say_no_time(&place, no_time, notes);
@@ -255,6 +265,7 @@ impl partial::Aggregate for Whole {
                 self.read.module(&m);
                 self.modules.add_record(&m);
                 self.thunks.add_module_record(&m);
+                self.steps.add_module(&m, Phase::of_record(m.warmup));
                 Ok(())
             })?;
         }
@@ -274,6 +285,7 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::add_profile(&mut self.collectives, part, notes)?;
         partial::Aggregate::add_profile(&mut self.thunks, part, notes)?;
         self.compile.merge(&Total::of_ranges(part.ranges.clone())?);
+        self.steps.add_profile(part);
         if let Some(c) = &mut self.clocks {
             c.add(part);
         }
@@ -286,6 +298,7 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::merge(&mut self.thunks, other.thunks, notes)?;
         self.compile.merge(&other.compile);
         self.read.merge(other.read);
+        self.steps.merge(other.steps);
         // The earliest input path's heap of each program.
         for (key, h) in other.heaps {
             match self.heaps.get(&key) {

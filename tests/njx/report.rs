@@ -584,4 +584,5 @@ fn a_page_of_a_profile_without_xla_opens_on_what_applies() {
         );
     }
     assert!(html.contains("<li><a href=\"#kernels\">"));
+    assert!(html.contains("No step: no XLA module executions"));
 }

@@ -51,6 +51,7 @@ mod csv_rows;
 mod format;
 mod records;
 mod report;
+pub use report::ProgramComm;
 mod rows;
 mod table;
 pub mod timing;

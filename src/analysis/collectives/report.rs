@@ -307,3 +307,78 @@ fn bandwidth_rows(instances: &Instances) -> Vec<Row> {
     }
     rows
 }
+
+/// What the report's findings need of one program's communication in steady state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramComm {
+    /// Its module name.
+    pub name: String,
+    /// Collective kind → (exposed, hidden) time summed over devices and executions.
+    pub by_kind: BTreeMap<String, (i64, i64)>,
+    /// The largest message of any of its collective instances, where sizes are known.
+    pub largest_message: Option<u64>,
+    /// Module time summed over devices and executions (first thunk start to last end).
+    pub module_ns: i64,
+    /// Collective instances over more than one device.
+    pub instances: usize,
+    /// The device most often last at its collectives, how often, and its mean lateness.
+    pub last: Option<(u32, usize, f64)>,
+}
+
+impl Partial {
+    /// Per program key, its communication in steady state ([`ProgramComm`]).
+    pub fn program_comm(&self) -> BTreeMap<String, ProgramComm> {
+        let rule = self.warmup.rule();
+        let counts = |program: &str, phase: Phase| !rule.thunk_is_warmup(program, phase);
+        let mut out: BTreeMap<String, ProgramComm> = BTreeMap::new();
+        for ((collective, program, phase), (h, f)) in &self.hidden {
+            if counts(program, *phase) {
+                let p = out
+                    .entry(program.clone())
+                    .or_insert_with(|| self.comm_of(program));
+                let e = p.by_kind.entry(collective.clone()).or_default();
+                e.0 = e.0.saturating_add(f - h);
+                e.1 = e.1.saturating_add(*h);
+            }
+        }
+        let instances: Vec<(&InstKey, &Inst)> = self
+            .instances
+            .iter()
+            .filter(|(k, _)| counts(&k.0, k.4))
+            .collect();
+        for (program, p) in &mut out {
+            let of: Vec<(&InstKey, &Inst)> = instances
+                .iter()
+                .filter(|(k, _)| k.0 == *program)
+                .copied()
+                .collect();
+            p.largest_message = of.iter().filter_map(|(_, i)| i.kind.1).max();
+            p.instances = of.iter().filter(|(_, i)| i.count > 1).count();
+            p.module_ns = self
+                .spans
+                .iter()
+                .filter(|(k, _)| k.0 == *program && counts(&k.0, k.2))
+                .map(|(_, (s, e))| e - s)
+                .sum();
+            let only = |pr: &str, ph: Phase| pr == program && counts(pr, ph);
+            p.last = last_arrivals(self, &of, &only, Some(program))
+                .into_iter()
+                .filter(|(_, e)| e.1 > 0)
+                .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(&a.0)))
+                .map(|(d, (_, last, lateness))| (d, last, lateness / last as f64));
+        }
+        out
+    }
+
+    /// An empty [`ProgramComm`] of `program`.
+    fn comm_of(&self, program: &str) -> ProgramComm {
+        ProgramComm {
+            name: self.name_of(program),
+            by_kind: BTreeMap::new(),
+            largest_message: None,
+            module_ns: 0,
+            instances: 0,
+            last: None,
+        }
+    }
+}

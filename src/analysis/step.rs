@@ -1,0 +1,438 @@
+//! The step (issue 40): where a training step's time goes, per device and over devices.
+//!
+//! The main program is the module with the most compute (non-communication) thunk time in
+//! steady state, by module name (so that a module compiled differently on some devices is
+//! still one step). A step on a device runs from the start of one steady execution of the
+//! main module to the start of the next. Its parts, per step, from the module executions
+//! (of every program) that start inside it:
+//!
+//! - GPU idle between module executions = the step − the union of those executions' spans
+//!   (clipped to the step);
+//! - exposed communication = the communication thunks' exposed time (their `dur_ns`),
+//!   at most the modules' span;
+//! - compute = the compute thunks' time, at most what the modules' span leaves: thunks
+//!   that overlap on several streams are counted once, by capping at the span;
+//! - GPU idle inside module executions = the modules' span − exposed − compute.
+//!
+//! So the four add up to the step, to the nanosecond. The aggregate, [`Executed`], is one
+//! entry per module execution and device (mergeable: partial results carry it).
+
+use crate::derived::executions::{Executions, Phase, Warmup};
+use crate::records::{Module, Thunk};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One module execution on one device: its span, and the time of its thunks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Span {
+    /// The execution's phase, as read.
+    pub phase: Phase,
+    /// Its module range (start, end), where a module record gave it.
+    pub module: Option<(i64, i64)>,
+    /// Its thunks' first start and last end (communication's hidden part included).
+    pub thunks: Option<(i64, i64)>,
+    /// Σ compute thunk time.
+    pub compute: i64,
+    /// Σ exposed communication time.
+    pub exposed: i64,
+}
+
+impl Span {
+    fn new(phase: Phase) -> Span {
+        Span {
+            phase,
+            module: None,
+            thunks: None,
+            compute: 0,
+            exposed: 0,
+        }
+    }
+
+    /// Its span: the module's range, else its thunks'.
+    fn range(&self) -> Option<(i64, i64)> {
+        self.module.or(self.thunks)
+    }
+
+    fn merge(&mut self, o: &Span) {
+        let widen = |a: Option<(i64, i64)>, b: Option<(i64, i64)>| match (a, b) {
+            (Some(x), Some(y)) => Some((x.0.min(y.0), x.1.max(y.1))),
+            (x, y) => x.or(y),
+        };
+        self.module = widen(self.module, o.module);
+        self.thunks = widen(self.thunks, o.thunks);
+        self.compute = self.compute.saturating_add(o.compute);
+        self.exposed = self.exposed.saturating_add(o.exposed);
+    }
+}
+
+/// The module executions of everything read, per (program, execution, device), with the
+/// module name of each program: what the step is made of.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Executed {
+    #[serde(with = "crate::derived::partial::pairs")]
+    spans: BTreeMap<(String, u32, u32), Span>,
+    names: BTreeMap<String, String>,
+}
+
+impl Executed {
+    fn entry(&mut self, program: &str, execution: u32, device: u32, phase: Phase) -> &mut Span {
+        self.spans
+            .entry((program.to_string(), execution, device))
+            .or_insert_with(|| Span::new(phase))
+    }
+
+    fn name(&mut self, program: &str, name: &str) {
+        match self.names.get_mut(program) {
+            Some(n) if name < n.as_str() => *n = name.to_string(),
+            Some(_) => {}
+            None => {
+                self.names.insert(program.to_string(), name.to_string());
+            }
+        }
+    }
+
+    /// Adds a module execution in `phase`.
+    pub fn add_module(&mut self, m: &Module, phase: Phase) {
+        self.name(&m.program, &m.name);
+        let range = (m.start_ns, m.start_ns.saturating_add(m.dur_ns));
+        let s = self.entry(&m.program, m.execution, m.device, phase);
+        s.merge(&Span {
+            module: Some(range),
+            ..Span::new(phase)
+        });
+    }
+
+    /// Adds a thunk execution in `phase`.
+    pub fn add_thunk(&mut self, t: &Thunk, phase: Phase) {
+        self.name(&t.program, &t.module);
+        let end = t
+            .start_ns
+            .saturating_add(t.dur_ns)
+            .saturating_add(t.hidden_ns);
+        let (compute, exposed) = if t.comm { (0, t.dur_ns) } else { (t.dur_ns, 0) };
+        let s = self.entry(&t.program, t.execution, t.device, phase);
+        s.merge(&Span {
+            thunks: Some((t.start_ns, end)),
+            compute,
+            exposed,
+            ..Span::new(phase)
+        });
+    }
+
+    /// Adds the executions of a profile.
+    pub fn add_profile(&mut self, part: &Executions) {
+        for m in &part.modules {
+            self.add_module(m, Phase::of_profile(m.execution));
+        }
+        for t in &part.thunks {
+            self.add_thunk(t, Phase::of_profile(t.execution));
+        }
+    }
+
+    /// Merges another aggregate into this one.
+    pub fn merge(&mut self, other: Executed) {
+        for (k, s) in other.spans {
+            match self.spans.get_mut(&k) {
+                Some(mine) => mine.merge(&s),
+                None => {
+                    self.spans.insert(k, s);
+                }
+            }
+        }
+        for (program, name) in other.names {
+            self.name(&program, &name);
+        }
+    }
+
+    /// The step of the module `main` (by default the one with the most steady compute
+    /// time), or why there is none.
+    pub fn step(&self, warmup: &Warmup, main: Option<&str>) -> Result<Step, String> {
+        let rule = warmup.rule();
+        let steady = |program: &str, s: &Span| !rule.module_is_warmup(program, s.phase);
+        let module = match main {
+            Some(m) => m.to_string(),
+            None => {
+                let mut compute: BTreeMap<&str, i64> = BTreeMap::new();
+                for ((program, _, _), s) in &self.spans {
+                    if steady(program, s) && program != "unknown" {
+                        let c = compute.entry(name_in(&self.names, program)).or_default();
+                        *c = c.saturating_add(s.compute);
+                    }
+                }
+                let best = compute
+                    .into_iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)));
+                match best {
+                    Some((name, c)) if c > 0 => name.to_string(),
+                    _ => return Err("no compute thunk in steady state".to_string()),
+                }
+            }
+        };
+        // Per device: every execution's span, and the starts of the main module's steady
+        // executions.
+        let mut by_device: BTreeMap<u32, Vec<Exec>> = BTreeMap::new();
+        let mut starts: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+        let mut programs: BTreeMap<&str, i64> = BTreeMap::new();
+        for ((program, _, device), s) in &self.spans {
+            let Some(range) = s.range() else { continue };
+            by_device
+                .entry(*device)
+                .or_default()
+                .push((program, range, s));
+            if name_in(&self.names, program) == module && steady(program, s) {
+                starts.entry(*device).or_default().push(range.0);
+                *programs.entry(program).or_default() += s.compute;
+            }
+        }
+        let program = programs
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+            .map(|(p, _)| p.to_string())
+            .ok_or_else(|| format!("no steady execution of module {module}"))?;
+        let mut devices = Vec::new();
+        for (device, mut s) in starts {
+            s.sort_unstable();
+            s.dedup();
+            let mut execs = by_device.remove(&device).unwrap_or_default();
+            execs.sort_by_key(|e| e.1.0);
+            let steps: Vec<Parts> = s
+                .windows(2)
+                .map(|w| parts(w[0], w[1], &execs, &module, &self.names))
+                .collect();
+            if !steps.is_empty() {
+                devices.push((device, steps));
+            }
+        }
+        if devices.is_empty() {
+            return Err(format!(
+                "fewer than two steady executions of module {module} on every device: no \
+                 whole step (njx-modules gives its executions)"
+            ));
+        }
+        Ok(Step::of(program, module, devices))
+    }
+}
+
+/// One execution on a device: its program, its span, its times.
+type Exec<'a> = (&'a str, (i64, i64), &'a Span);
+
+/// The parts of one step, in ns.
+#[derive(Debug, Default, Clone)]
+struct Parts {
+    step: i64,
+    compute: i64,
+    exposed: i64,
+    idle_in: i64,
+    idle_between: i64,
+    /// Module name → time of its executions in the step (their spans, clipped).
+    others: BTreeMap<String, i64>,
+}
+
+/// The module name of `program` (empty where none was read).
+fn name_in<'a>(names: &'a BTreeMap<String, String>, program: &str) -> &'a str {
+    names.get(program).map_or("", String::as_str)
+}
+
+/// The parts of the step from `a` to `b` on a device whose executions are `execs` (by
+/// start), their module names in `names`.
+fn parts(a: i64, b: i64, execs: &[Exec], module: &str, names: &BTreeMap<String, String>) -> Parts {
+    let mut p = Parts {
+        step: b - a,
+        ..Parts::default()
+    };
+    let (mut in_modules, mut covered_to) = (0i64, a);
+    let (mut compute, mut exposed) = (0i64, 0i64);
+    let from = execs.partition_point(|e| e.1.0 < a);
+    for (program, (start, end), s) in execs[from..].iter().take_while(|e| e.1.0 < b) {
+        let (lo, hi) = ((*start).max(covered_to), (*end).min(b));
+        if hi > lo {
+            in_modules += hi - lo;
+            covered_to = hi;
+        }
+        compute = compute.saturating_add(s.compute);
+        exposed = exposed.saturating_add(s.exposed);
+        let name = name_in(names, program);
+        if name != module {
+            *p.others.entry(name.to_string()).or_default() += (*end).min(b) - start;
+        }
+    }
+    p.exposed = exposed.clamp(0, in_modules);
+    p.compute = compute.clamp(0, in_modules - p.exposed);
+    p.idle_in = in_modules - p.exposed - p.compute;
+    p.idle_between = p.step - in_modules;
+    p
+}
+
+/// Another program's time in the step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Other {
+    /// Its module name.
+    pub name: String,
+    /// Its executions' time per step (their spans inside the step), ns.
+    pub ns: i64,
+}
+
+/// The step of one device, or over devices: means per step in whole ns (the four parts
+/// rounded so that they add up to `step_ns`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    /// Steps counted.
+    pub steps: usize,
+    /// Step time.
+    pub step_ns: i64,
+    /// Compute thunks' time.
+    pub compute_ns: i64,
+    /// Communication thunks' exposed time.
+    pub exposed_communication_ns: i64,
+    /// GPU idle inside module executions.
+    pub idle_in_modules_ns: i64,
+    /// GPU idle between module executions.
+    pub idle_between_modules_ns: i64,
+    /// The shortest step.
+    pub step_min_ns: i64,
+    /// The longest step.
+    pub step_max_ns: i64,
+    /// Other programs' time in the step, the most first.
+    pub other_programs: Vec<Other>,
+}
+
+/// A device's step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceStep {
+    /// The device.
+    pub device: u32,
+    /// Its step's figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// The step record (`step` in njx-report's JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// The main program's key (of its executions, the one with most compute).
+    pub program: String,
+    /// Its module name.
+    pub module: String,
+    /// Over every device's steps.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// The device of the shortest step.
+    pub step_min_device: u32,
+    /// The device of the longest step.
+    pub step_max_device: u32,
+    /// Each device's step.
+    pub per_device: Vec<DeviceStep>,
+}
+
+impl Step {
+    fn of(program: String, module: String, devices: Vec<(u32, Vec<Parts>)>) -> Step {
+        let all: Vec<&Parts> = devices.iter().flat_map(|(_, s)| s).collect();
+        let pick = |f: &dyn Fn(&Parts) -> i64| {
+            let mut v: Vec<(i64, u32)> = devices
+                .iter()
+                .flat_map(|(d, s)| s.iter().map(move |p| (f(p), *d)))
+                .collect();
+            v.sort_unstable();
+            (v[0], v[v.len() - 1])
+        };
+        let ((_, min_device), (_, max_device)) = pick(&|p| p.step);
+        Step {
+            program,
+            module,
+            figures: figures(&all),
+            step_min_device: min_device,
+            step_max_device: max_device,
+            per_device: devices
+                .iter()
+                .map(|(device, steps)| DeviceStep {
+                    device: *device,
+                    figures: figures(&steps.iter().collect::<Vec<_>>()),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The means per step of `steps` (at least one), whole ns: the step's mean rounded, and
+/// its four parts rounded by largest remainder so that they add up to it.
+fn figures(steps: &[&Parts]) -> Figures {
+    let n = steps.len() as i128;
+    let sum = |f: &dyn Fn(&Parts) -> i64| steps.iter().map(|p| i128::from(f(p))).sum::<i128>();
+    let step_total = sum(&|p| p.step);
+    let step = div_round(step_total, n);
+    let totals = [
+        sum(&|p| p.compute),
+        sum(&|p| p.exposed),
+        sum(&|p| p.idle_in),
+        sum(&|p| p.idle_between),
+    ];
+    let parts = apportion(&totals, n, step);
+    let mut others: BTreeMap<&str, i128> = BTreeMap::new();
+    for p in steps {
+        for (name, ns) in &p.others {
+            *others.entry(name).or_default() += i128::from(*ns);
+        }
+    }
+    let mut other_programs: Vec<Other> = others
+        .into_iter()
+        .map(|(name, t)| Other {
+            name: name.to_string(),
+            ns: div_round(t, n),
+        })
+        .collect();
+    other_programs.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.name.cmp(&b.name)));
+    Figures {
+        steps: steps.len(),
+        step_ns: step,
+        compute_ns: parts[0],
+        exposed_communication_ns: parts[1],
+        idle_in_modules_ns: parts[2],
+        idle_between_modules_ns: parts[3],
+        step_min_ns: steps.iter().map(|p| p.step).min().unwrap_or(0),
+        step_max_ns: steps.iter().map(|p| p.step).max().unwrap_or(0),
+        other_programs,
+    }
+}
+
+/// `a / n` to the nearest whole number, halves away from zero.
+fn div_round(a: i128, n: i128) -> i64 {
+    let q = (2 * a + n.signum() * a.signum() * n.abs()) / (2 * n);
+    i64::try_from(q).unwrap_or(if q < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// The means `totals[i] / n` as whole numbers that add up to `whole` (the rounded mean of
+/// their sum): each rounded down, then one more to those with the largest remainders.
+fn apportion(totals: &[i128; 4], n: i128, whole: i64) -> [i64; 4] {
+    let mut out = [0i64; 4];
+    let mut rest: Vec<(i128, usize)> = Vec::new();
+    for (i, t) in totals.iter().enumerate() {
+        out[i] = i64::try_from(t.div_euclid(n)).unwrap_or(i64::MAX);
+        rest.push((t.rem_euclid(n), i));
+    }
+    rest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut short = i128::from(whole) - out.iter().map(|v| i128::from(*v)).sum::<i128>();
+    for (_, i) in rest.iter().cycle() {
+        if short <= 0 {
+            break;
+        }
+        out[*i] += 1;
+        short -= 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounded_parts_add_up_to_the_rounded_step() {
+        // Three steps of 10, 10, 11 ns: mean 10.33 → 10; parts 3.33, 3.33, 3.33, 0.33.
+        let totals = [10, 10, 10, 1];
+        let parts = apportion(&totals, 3, div_round(31, 3));
+        assert_eq!(parts.iter().sum::<i64>(), 10);
+        assert_eq!(div_round(5, 2), 3);
+        assert_eq!(div_round(-5, 2), -3);
+        assert_eq!(div_round(7, 2), 4);
+    }
+}

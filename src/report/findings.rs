@@ -1,0 +1,389 @@
+//! Findings (issue 40, its first rules): exact rules over the step and the communication
+//! aggregate, each saying what it found in the user's terms, what removing the cause could
+//! save per step at most, and what to change. Every rule that ran is listed: fired, passed
+//! (with the figure it judged), or undecided (why the data cannot say).
+//!
+//! The XLA flags named in the advice are those of XLA's `xla/debug_options_flags.cc`
+//! (openxla/xla): `xla_gpu_enable_latency_hiding_scheduler`,
+//! `xla_gpu_enable_pipelined_all_gather`, `xla_gpu_enable_pipelined_reduce_scatter`,
+//! `xla_gpu_enable_pipelined_all_reduce` and `xla_gpu_enable_command_buffer`.
+
+use super::whole::Whole;
+use crate::analysis::collectives::ProgramComm;
+use crate::analysis::step::Step;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The share of the step from which a finding fires, and is `moderate`; `high` from
+/// [`HIGH_PCT`] (xprof's tiers).
+pub const MODERATE_PCT: f64 = 3.0;
+/// The share of the step from which a finding is `high`.
+pub const HIGH_PCT: f64 = 15.0;
+/// The largest message of a barrier's collectives, bytes.
+pub const BARRIER_BYTES: u64 = 64;
+/// The share of a barrier program's module time its communication takes at least.
+pub const BARRIER_COMM_PCT: f64 = 50.0;
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// The rule that found it.
+    pub rule: &'static str,
+    /// `high` or `moderate`.
+    pub severity: &'static str,
+    /// One line in the user's terms.
+    pub title: String,
+    /// The program key it is about, where one.
+    pub program: Option<String>,
+    /// What in the program: a collective kind, a module name.
+    pub key: Option<String>,
+    /// The device it is about, where one.
+    pub device: Option<u32>,
+    /// At most what removing the cause saves per step, ns.
+    pub saving_ns: i64,
+    /// `saving_ns` as a share of the step, percent.
+    pub share_pct: f64,
+    /// The figures it was computed from and the threshold it crossed.
+    pub evidence: Value,
+    /// What to change.
+    pub advice: String,
+    /// The njx command that shows the detail.
+    pub command: String,
+}
+
+/// A rule that ran and did not fire: passed (the figure it judged) or undecided (why).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Quiet {
+    /// The rule.
+    pub rule: &'static str,
+    /// `passed` or `undecided`.
+    pub status: &'static str,
+    /// The figure judged against its threshold, or why the data cannot decide.
+    pub why: String,
+}
+
+/// The findings (by saving, greatest first) and the rules that did not fire.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Findings {
+    /// What was found, the greatest saving first.
+    pub findings: Vec<Finding>,
+    /// The rules that ran and found nothing, or could not decide.
+    pub quiet: Vec<Quiet>,
+}
+
+/// The rules, in the order they run.
+pub const RULES: [&str; 4] = [
+    "exposed-communication",
+    "host-gaps",
+    "idle-in-module",
+    "barrier",
+];
+
+fn severity(share: f64) -> &'static str {
+    if share >= HIGH_PCT {
+        "high"
+    } else {
+        "moderate"
+    }
+}
+
+fn pct(part: i64, whole: i64) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+impl Findings {
+    fn pass(&mut self, rule: &'static str, why: String) {
+        self.quiet.push(Quiet {
+            rule,
+            status: "passed",
+            why,
+        });
+    }
+
+    fn undecided(&mut self, rule: &'static str, why: &str) {
+        self.quiet.push(Quiet {
+            rule,
+            status: "undecided",
+            why: why.to_string(),
+        });
+    }
+}
+
+/// Every rule over `whole` and its `step`.
+pub fn findings(whole: &Whole, step: &Result<Step, String>) -> Findings {
+    let mut out = Findings::default();
+    let comm = whole.collectives.program_comm();
+    match step {
+        Ok(step) => {
+            exposed_communication(step, &comm, &mut out);
+            idle(step, &mut out);
+        }
+        Err(why) => {
+            for rule in ["exposed-communication", "host-gaps", "idle-in-module"] {
+                out.undecided(rule, &format!("no step: {why}"));
+            }
+        }
+    }
+    barrier(step.as_ref().ok(), &comm, &mut out);
+    out.findings
+        .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
+    out
+}
+
+/// `exposed-communication`: per collective kind of the main module's programs, its part
+/// of the step's exposed communication (the step's figure split by each kind's share of
+/// the exposed time of those programs' collectives in steady state).
+fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findings) {
+    const RULE: &str = "exposed-communication";
+    let mut kinds: BTreeMap<&str, i64> = BTreeMap::new();
+    for p in comm.values().filter(|p| p.name == step.module) {
+        for (kind, (exposed, _)) in &p.by_kind {
+            *kinds.entry(kind).or_default() += exposed;
+        }
+    }
+    let total: i64 = kinds.values().sum();
+    let step_ns = step.figures.step_ns;
+    let exposed = step.figures.exposed_communication_ns;
+    if total <= 0 || exposed <= 0 {
+        out.pass(
+            RULE,
+            format!("no exposed communication in the steps of {}", step.module),
+        );
+        return;
+    }
+    let mut fired = false;
+    for (kind, k) in kinds {
+        let saving = (i128::from(exposed) * i128::from(k) / i128::from(total)) as i64;
+        let share = pct(saving, step_ns);
+        if share < MODERATE_PCT {
+            continue;
+        }
+        fired = true;
+        let pipelined = match kind {
+            "all-gather" => " and --xla_gpu_enable_pipelined_all_gather=true",
+            "reduce-scatter" => " and --xla_gpu_enable_pipelined_reduce_scatter=true",
+            "all-reduce" => " and --xla_gpu_enable_pipelined_all_reduce=true",
+            _ => "",
+        };
+        out.findings.push(Finding {
+            rule: RULE,
+            severity: severity(share),
+            title: format!(
+                "{kind} in {} leaves {} per step exposed ({share:.1} % of the step)",
+                step.module,
+                ms(saving)
+            ),
+            program: Some(step.program.clone()),
+            key: Some(kind.to_string()),
+            device: None,
+            saving_ns: saving,
+            share_pct: share,
+            evidence: json!({
+                "exposed_communication_ns": exposed, "kind_share_of_exposed": k as f64 / total as f64,
+                "step_ns": step_ns, "threshold_pct": MODERATE_PCT,
+            }),
+            advice: format!(
+                "Let XLA overlap it with compute: XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true{pipelined}; \
+                 check which instances stay exposed with the command"
+            ),
+            command: format!(
+                "njx-collectives --table hidden-by-program --program {} INPUTS",
+                step.module
+            ),
+        });
+    }
+    if !fired {
+        out.pass(
+            RULE,
+            format!(
+                "exposed communication {} per step, {:.1} % of the step, under {MODERATE_PCT} % for every kind",
+                ms(exposed),
+                pct(exposed, step_ns)
+            ),
+        );
+    }
+}
+
+/// `host-gaps` and `idle-in-module`: the step's GPU idle between and inside module
+/// executions.
+fn idle(step: &Step, out: &mut Findings) {
+    let f = &step.figures;
+    let rules = [
+        (
+            "host-gaps",
+            f.idle_between_modules_ns,
+            "GPU idle between module executions",
+            "The GPU waits for the host between programs: keep the step in one jitted \
+             function, move host work (data loading, logging of device values, \
+             block_until_ready, .item()) out of the step or overlap it (prefetch the next \
+             batch to the device); see the gaps on the timeline with the command",
+            "njx-timeline -o timeline.json INPUTS",
+        ),
+        (
+            "idle-in-module",
+            f.idle_in_modules_ns,
+            "GPU idle inside module executions",
+            "The GPU waits between the thunks of a program (kernel launch overhead, host \
+             callbacks, synchronisation): record more of them into CUDA graphs with \
+             XLA_FLAGS=--xla_gpu_enable_command_buffer (its command types, e.g. FUSION, \
+             CUBLAS, CUSTOM_CALL)",
+            "njx-thunks --view opcode INPUTS",
+        ),
+    ];
+    for (rule, ns, what, advice, command) in rules {
+        let share = pct(ns, f.step_ns);
+        if share < MODERATE_PCT {
+            out.pass(
+                rule,
+                format!("{what}: {} per step, {share:.1} % of the step", ms(ns)),
+            );
+            continue;
+        }
+        let (worst, worst_ns) = step
+            .per_device
+            .iter()
+            .map(|d| {
+                let v = if rule == "host-gaps" {
+                    d.figures.idle_between_modules_ns
+                } else {
+                    d.figures.idle_in_modules_ns
+                };
+                (d.device, v)
+            })
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .unwrap_or((0, 0));
+        out.findings.push(Finding {
+            rule,
+            severity: severity(share),
+            title: format!(
+                "{what}: {} per step ({share:.1} % of the step; most on device {worst}, {})",
+                ms(ns),
+                ms(worst_ns)
+            ),
+            program: Some(step.program.clone()),
+            key: Some(step.module.clone()),
+            device: None,
+            saving_ns: ns,
+            share_pct: share,
+            evidence: json!({
+                "idle_ns": ns, "step_ns": f.step_ns, "threshold_pct": MODERATE_PCT,
+                "worst_device": worst, "worst_device_idle_ns": worst_ns,
+            }),
+            advice: advice.to_string(),
+            command: command.to_string(),
+        });
+    }
+}
+
+/// `barrier`: a program all of whose collectives carry at most [`BARRIER_BYTES`] bytes and
+/// whose communication is at least [`BARRIER_COMM_PCT`] of its module time: not device
+/// work but devices waiting for each other. Its saving is its time inside the step.
+fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut Findings) {
+    const RULE: &str = "barrier";
+    if comm.is_empty() {
+        out.undecided(RULE, "no communication in steady state");
+        return;
+    }
+    let mut fired = false;
+    for (program, p) in comm {
+        let exposed: i64 = p.by_kind.values().map(|v| v.0).sum();
+        let full: i64 = p.by_kind.values().map(|v| v.0 + v.1).sum();
+        let comm_pct = pct(full, p.module_ns);
+        let small = p.largest_message.is_some_and(|b| b <= BARRIER_BYTES);
+        if !small || comm_pct < BARRIER_COMM_PCT || step.is_some_and(|s| s.module == p.name) {
+            continue;
+        }
+        fired = true;
+        let in_step = step
+            .and_then(|s| s.figures.other_programs.iter().find(|o| o.name == p.name))
+            .map_or(0, |o| o.ns);
+        let step_ns = step.map_or(0, |s| s.figures.step_ns);
+        let share = pct(in_step, step_ns);
+        let kinds: Vec<&str> = p.by_kind.keys().map(String::as_str).collect();
+        let whom = p.last.map_or(String::new(), |(d, n, late)| {
+            format!(
+                "; it waits for device {d} (last in {n} of {} instances, {} late on average)",
+                p.instances,
+                ms(late.round() as i64)
+            )
+        });
+        out.findings.push(Finding {
+            rule: RULE,
+            severity: severity(share.max(pct(p.module_ns, whole_module_ns(comm)))),
+            title: format!(
+                "{} is a barrier, not device work: its {} carries at most {} B and takes \
+                 {comm_pct:.0} % of its time{whom}",
+                p.name,
+                kinds.join(", "),
+                p.largest_message.unwrap_or(0)
+            ),
+            program: Some(program.clone()),
+            key: Some(p.name.clone()),
+            device: p.last.map(|l| l.0),
+            saving_ns: in_step,
+            share_pct: share,
+            evidence: json!({
+                "largest_message_bytes": p.largest_message, "communication_ns": full,
+                "exposed_ns": exposed, "module_ns": p.module_ns, "in_step_ns": in_step,
+                "threshold_bytes": BARRIER_BYTES, "threshold_comm_pct": BARRIER_COMM_PCT,
+            }),
+            advice: "Its time is the others waiting for the last device (see its stragglers): \
+                     leave it out of the analysis with --exclude-program, and look at what that \
+                     device does before it (host work, a longer step); a multihost \
+                     sync_global_devices or a psum used as a barrier costs what the slowest \
+                     process is late"
+                .to_string(),
+            command: format!(
+                "njx-collectives --table stragglers-by-program --program {} INPUTS",
+                p.name
+            ),
+        });
+    }
+    if !fired {
+        out.pass(
+            RULE,
+            format!(
+                "no program whose collectives all carry at most {BARRIER_BYTES} B and take \
+                 {BARRIER_COMM_PCT} % of its time"
+            ),
+        );
+    }
+}
+
+/// The module time of every program with communication, summed.
+fn whole_module_ns(comm: &BTreeMap<String, ProgramComm>) -> i64 {
+    comm.values().map(|p| p.module_ns).sum()
+}
+
+/// The findings for people: one or two lines each, then the rules that did not fire.
+pub fn lines(f: &Findings) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, x) in f.findings.iter().enumerate() {
+        lines.push(format!(
+            "{}. [{}] {}: {} — could save up to {} per step ({:.1} %)",
+            i + 1,
+            x.severity,
+            x.rule,
+            x.title,
+            ms(x.saving_ns),
+            x.share_pct
+        ));
+        lines.push(format!("   {} ({})", x.advice, x.command));
+    }
+    if f.findings.is_empty() {
+        lines.push("No finding.".to_string());
+    }
+    for q in &f.quiet {
+        lines.push(format!("{} {}: {}", q.status, q.rule, q.why));
+    }
+    lines
+}
