@@ -73,12 +73,18 @@ pub struct Findings {
 }
 
 /// The rules, in the order they run.
-pub const RULES: [&str; 4] = [
+pub const RULES: [&str; 5] = [
     "exposed-communication",
     "host-gaps",
     "idle-in-module",
+    "straggler",
     "barrier",
 ];
+
+/// How many times its fair share (1 / devices) of last arrivals make a device a straggler.
+pub const STRAGGLER_SHARE: f64 = 2.0;
+/// The share of the step a device's lateness alone makes it a straggler from.
+pub const STRAGGLER_LATE_PCT: f64 = 5.0;
 
 fn severity(share: f64) -> &'static str {
     if share >= HIGH_PCT {
@@ -126,9 +132,15 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>) -> Findings {
         Ok(step) => {
             exposed_communication(step, &comm, &mut out);
             idle(step, &mut out);
+            straggler(step, &comm, &mut out);
         }
         Err(why) => {
-            for rule in ["exposed-communication", "host-gaps", "idle-in-module"] {
+            for rule in [
+                "exposed-communication",
+                "host-gaps",
+                "idle-in-module",
+                "straggler",
+            ] {
                 out.undecided(rule, &format!("no step: {why}"));
             }
         }
@@ -281,6 +293,102 @@ fn idle(step: &Step, out: &mut Findings) {
             advice: advice.to_string(),
             command: command.to_string(),
         });
+    }
+}
+
+/// `straggler`: in the main module's programs, a device that arrives last at collectives
+/// [`STRAGGLER_SHARE`] times more often than its share (1 / devices), or is late by
+/// [`STRAGGLER_LATE_PCT`] of the step per step; its lateness per step (what the others
+/// wait for it, per main-module execution) at least [`MODERATE_PCT`] of the step.
+fn straggler(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findings) {
+    const RULE: &str = "straggler";
+    let mut arrivals: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
+    for p in comm.values().filter(|p| p.name == step.module) {
+        for (d, (n, last, late)) in &p.arrivals {
+            let e = arrivals.entry(*d).or_default();
+            e.0 += n;
+            e.1 += last;
+            e.2 += late;
+        }
+    }
+    if arrivals.len() < 2 {
+        out.undecided(
+            RULE,
+            &format!("no collective of {} spans two devices", step.module),
+        );
+        return;
+    }
+    let count = arrivals.len();
+    let devices = count as f64;
+    // Executions of the main module per device: one more than its steps.
+    let executions = |device: u32| {
+        step.per_device
+            .iter()
+            .find(|d| d.device == device)
+            .map_or(0, |d| d.figures.steps + 1)
+    };
+    let step_ns = step.figures.step_ns;
+    let mut worst: Option<(u32, f64, f64)> = None;
+    let mut fired = false;
+    for (device, (n, last, late)) in arrivals {
+        let execs = executions(device);
+        if n == 0 || execs == 0 {
+            continue;
+        }
+        let share = last as f64 / n as f64;
+        let per_step = (late / execs as f64).round() as i64;
+        let step_pct = pct(per_step, step_ns);
+        if worst.is_none_or(|w| step_pct > w.2) {
+            worst = Some((device, share, step_pct));
+        }
+        let often = share >= STRAGGLER_SHARE / devices;
+        if step_pct < MODERATE_PCT || !(often || step_pct >= STRAGGLER_LATE_PCT) {
+            continue;
+        }
+        fired = true;
+        out.findings.push(Finding {
+            rule: RULE,
+            severity: severity(step_pct),
+            title: format!(
+                "device {device} arrives last at {}'s collectives in {last} of {n} instances \
+                 ({:.0} %, against {:.0} % by chance), {} per step late: the others wait for it",
+                step.module,
+                100.0 * share,
+                100.0 / devices,
+                ms(per_step)
+            ),
+            program: Some(step.program.clone()),
+            key: Some(step.module.clone()),
+            device: Some(device),
+            saving_ns: per_step,
+            share_pct: step_pct,
+            evidence: json!({
+                "instances": n, "last": last, "lateness_ns": late.round() as i64,
+                "executions": execs, "devices": count, "step_ns": step_ns,
+                "threshold_share": STRAGGLER_SHARE / devices, "threshold_pct": MODERATE_PCT,
+            }),
+            advice: format!(
+                "Find what device {device} does before the collectives that the others do not: \
+                 a slower host (data loading, CPU affinity, another process), longer compute \
+                 thunks (njx-thunks --view variability), throttling; its lateness along the \
+                 module is in njx-collectives --lateness-plot"
+            ),
+            command: format!(
+                "njx-collectives --table stragglers-by-program --program {} INPUTS",
+                step.module
+            ),
+        });
+    }
+    if !fired {
+        let (d, share, p) = worst.unwrap_or((0, 0.0, 0.0));
+        out.pass(
+            RULE,
+            format!(
+                "the latest device, {d}, is last in {:.0} % of instances and {p:.2} % of the \
+                 step late per step (fires from {MODERATE_PCT} %)",
+                100.0 * share
+            ),
+        );
     }
 }
 

@@ -45,7 +45,7 @@ figure { margin: 10px 0; } figure svg { max-width: 100%; height: auto; }
 iframe { width: 100%; height: auto; border: 1px solid #d6dae0; }
 .caption { margin: 2px 0 6px; } .footnote { color: #555; font-size: 13px; margin: 4px 0; }
 nav li.na, nav li.na a { color: #888; } nav li.na span { font-size: 12px; }
-table.steps { width: 100%; } table.steps td { border: 0; padding: 2px 8px; } td.bar { width: 100%; }
+table.steps { width: 100%; } table.steps td { border: 0; padding: 2px 8px; white-space: nowrap; } td.bar { width: 100%; }
 td.bar div { display: flex; height: 16px; } td.bar span { display: block; height: 100%; }
 .legend .key { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 10px;
   vertical-align: -1px; }

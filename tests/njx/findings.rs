@@ -12,6 +12,8 @@ struct Plant {
     idle: i64,
     exposed: i64,
     barrier: bool,
+    /// ns device 1 arrives late at each all-reduce (device 0 waits: its exposed time grows).
+    late: i64,
 }
 
 /// Two devices, `jit_step` executions 0–4 back to back, 10,000 ns each: a 9,800 ns fusion
@@ -45,9 +47,10 @@ fn run(plant: Plant) -> (String, String) {
         for e in 0..5u32 {
             let s = 1_000_000 + i64::from(e) * (10_000 + plant.gap);
             modules.push(module("p1", "jit_step", e, s, 10_000));
-            let fusion = 9_800 - plant.idle - plant.exposed;
+            let wait = if device == 0 { plant.late } else { 0 };
+            let fusion = 9_800 - plant.idle - plant.exposed - wait;
             thunks.push(thunk("p1", "jit_step", e, "fusion.1", s, fusion, None));
-            let (exposed, hidden) = (100 + plant.exposed, 900 - plant.exposed.min(900));
+            let (exposed, hidden) = (100 + plant.exposed + wait, 900 - plant.exposed.min(900));
             thunks.push(thunk(
                 "p1",
                 "jit_step",
@@ -81,10 +84,7 @@ fn run(plant: Plant) -> (String, String) {
 
 /// njx-report's JSON of `records`.
 fn report_of(records: (String, String)) -> Value {
-    let dir = tempdir();
-    let m = write(dir.path(), "modules.jsonl", records.0.as_bytes());
-    let t = write(dir.path(), "thunks.jsonl", records.1.as_bytes());
-    serde_json::from_str(&ok("njx-report", &["-q", "--format", "json", &m, &t])).unwrap()
+    report_of_records(&records.0, &records.1)
 }
 
 fn fired<'a>(rep: &'a Value, rule: &str) -> Vec<&'a Value> {
@@ -215,4 +215,27 @@ fn the_pax_run_finds_the_barrier_and_the_host_gaps() {
     assert_eq!(gaps.len(), 1, "{}", rep["findings"]);
     assert_eq!(gaps[0]["saving_ns"], rep["step"]["idle_between_modules_ns"]);
     assert_eq!(quiet(&rep, "exposed-communication"), "passed");
+}
+
+#[test]
+fn a_device_late_at_every_collective_is_a_straggler_costing_its_lateness() {
+    // Device 1 arrives 1,000 ns late at every all-reduce: device 0 waits that long.
+    let rep = report_of(run(Plant {
+        late: 1_000,
+        ..Plant::default()
+    }));
+    let f = fired(&rep, "straggler");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["device"], 1);
+    assert_eq!(f[0]["saving_ns"], 1_000);
+    assert_eq!(f[0]["evidence"]["last"], 4);
+    assert!(
+        f[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("in 4 of 4 instances")
+    );
+    // Healthy: passed, with the figure it judged.
+    let rep = report_of(run(Plant::default()));
+    assert_eq!(quiet(&rep, "straggler"), "passed");
 }

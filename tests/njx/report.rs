@@ -191,19 +191,23 @@ fn the_text_report_cuts_each_table_and_names_its_command() {
     );
 }
 
+/// An nsys SQLite export of one 500 ns kernel (`gemm`) and its launch: no XLA.
+fn cuda_sqlite(dir: &Path) -> std::path::PathBuf {
+    let db = dir.join("cuda.sqlite");
+    use crate::common::nsys_sqlite::*;
+    let n = NsysDb::create(&db);
+    n.string(1, "cudaLaunchKernel_v7000");
+    n.string(2, "void gemm()");
+    n.string(3, "gemm");
+    n.call_named(100, 110, gtid(9, 1), 1, 1);
+    n.kernel_named(0, 7, 1000, 1500, gpid(9), 1, 2, 3, 2);
+    db
+}
+
 #[test]
 fn a_profile_without_xla_says_so_once_and_shows_its_kernels() {
     let dir = tempdir();
-    let db = dir.path().join("cuda.sqlite");
-    {
-        use crate::common::nsys_sqlite::*;
-        let n = NsysDb::create(&db);
-        n.string(1, "cudaLaunchKernel_v7000");
-        n.string(2, "void gemm()");
-        n.string(3, "gemm");
-        n.call_named(100, 110, gtid(9, 1), 1, 1);
-        n.kernel_named(0, 7, 1000, 1500, gpid(9), 1, 2, 3, 2);
-    }
+    let db = cuda_sqlite(dir.path());
     let db = db.to_str().unwrap();
     let text = ok("njx-report", &["-q", db]);
     assert_eq!(text.matches("not an XLA profile").count(), 1, "{text}");
@@ -558,16 +562,7 @@ fn the_page_explains_its_columns_terms_and_marks() {
 #[test]
 fn a_page_of_a_profile_without_xla_opens_on_what_applies() {
     let dir = tempdir();
-    let db = dir.path().join("cuda.sqlite");
-    {
-        use crate::common::nsys_sqlite::*;
-        let n = NsysDb::create(&db);
-        n.string(1, "cudaLaunchKernel_v7000");
-        n.string(2, "void gemm()");
-        n.string(3, "gemm");
-        n.call_named(100, 110, gtid(9, 1), 1, 1);
-        n.kernel_named(0, 7, 1000, 1500, gpid(9), 1, 2, 3, 2);
-    }
+    let db = cuda_sqlite(dir.path());
     let page = dir.path().join("cuda.html");
     ok(
         "njx-report",

@@ -58,11 +58,7 @@ fn records(gap: i64, from: u32, on: &[u32]) -> (String, String) {
 
 /// njx-report's `step` of `records`.
 fn step_of(records: (String, String)) -> Value {
-    let dir = tempdir();
-    let m = write(dir.path(), "modules.jsonl", records.0.as_bytes());
-    let t = write(dir.path(), "thunks.jsonl", records.1.as_bytes());
-    let out = ok("njx-report", &["-q", "--format", "json", &m, &t]);
-    serde_json::from_str::<Value>(&out).unwrap()["step"].clone()
+    report_of_records(&records.0, &records.1)["step"].clone()
 }
 
 /// The four parts add up to the step.
@@ -235,11 +231,7 @@ fn degenerate_steps_still_add_up_or_say_why() {
         text.replace("\"start_ns\":1040000,", "\"start_ns\":1020000,")
             .replace("\"start_ns\":1060000,", "\"start_ns\":1020000,")
     };
-    let dir = tempdir();
-    let m = write(dir.path(), "modules.jsonl", same(&m).as_bytes());
-    let t = write(dir.path(), "thunks.jsonl", same(&t).as_bytes());
-    let rep: Value =
-        serde_json::from_str(&ok("njx-report", &["-q", "--format", "json", &m, &t])).unwrap();
+    let rep = report_of_records(&same(&m), &same(&t));
     assert!(rep["step"].is_null(), "{}", rep["step"]);
     assert!(rep["step_absent"].as_str().is_some());
 }

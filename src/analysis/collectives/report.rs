@@ -323,6 +323,9 @@ pub struct ProgramComm {
     pub instances: usize,
     /// The device most often last at its collectives, how often, and its mean lateness.
     pub last: Option<(u32, usize, f64)>,
+    /// Per device: the instances it took part in (of more than one device), how often it
+    /// was last, and its lateness summed over those (the stragglers table's figures).
+    pub arrivals: BTreeMap<u32, (usize, usize, f64)>,
 }
 
 impl Partial {
@@ -361,7 +364,10 @@ impl Partial {
                 .map(|(_, (s, e))| e - s)
                 .sum();
             let only = |pr: &str, ph: Phase| pr == program && counts(pr, ph);
-            p.last = last_arrivals(self, &of, &only, Some(program))
+            p.arrivals = last_arrivals(self, &of, &only, Some(program));
+            p.last = p
+                .arrivals
+                .clone()
                 .into_iter()
                 .filter(|(_, e)| e.1 > 0)
                 .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(&a.0)))
@@ -379,6 +385,7 @@ impl Partial {
             module_ns: 0,
             instances: 0,
             last: None,
+            arrivals: BTreeMap::new(),
         }
     }
 }

@@ -450,3 +450,12 @@ pub fn has_bash() -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// njx-report's JSON of module and thunk records (JSON lines), given as two files.
+pub fn report_of_records(modules: &str, thunks: &str) -> serde_json::Value {
+    let dir = tempdir();
+    let m = write(dir.path(), "modules.jsonl", modules.as_bytes());
+    let t = write(dir.path(), "thunks.jsonl", thunks.as_bytes());
+    let out = ok("njx-report", &["-q", "--format", "json", &m, &t]);
+    serde_json::from_str(&out).expect("njx-report writes one JSON object")
+}
