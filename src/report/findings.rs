@@ -73,12 +73,13 @@ pub struct Findings {
 }
 
 /// The rules, in the order they run.
-pub const RULES: [&str; 5] = [
+pub const RULES: [&str; 6] = [
     "exposed-communication",
     "host-gaps",
     "idle-in-module",
     "straggler",
     "barrier",
+    "compiled-differently",
 ];
 
 /// How many times its fair share (1 / devices) of last arrivals make a device a straggler.
@@ -146,6 +147,8 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>) -> Findings {
         }
     }
     barrier(step.as_ref().ok(), &comm, &mut out);
+    let variants = &crate::derived::partial::Aggregate::warmup(&whole.modules).variants;
+    compiled_differently(step.as_ref().ok(), variants, &mut out);
     out.findings
         .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
     out
@@ -463,6 +466,102 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
                 "no program whose collectives all carry at most {BARRIER_BYTES} B and take \
                  {BARRIER_COMM_PCT} % of its time"
             ),
+        );
+    }
+}
+
+/// `compiled-differently`: a module that ran as different programs (HLO fingerprints) on
+/// different devices, each device one of them. Its figures that compare devices leave the
+/// others out; where it is the main module, the saving is how much longer the slowest
+/// program's devices' mean step is than the fastest's.
+fn compiled_differently(
+    step: Option<&Step>,
+    variants: &crate::derived::executions::Variants,
+    out: &mut Findings,
+) {
+    const RULE: &str = "compiled-differently";
+    let mut fired = false;
+    for (name, keys) in &variants.by_name {
+        // Each device one of the programs (a device running two is a recompilation).
+        let count: usize = keys.values().map(|v| v.devices.len()).sum();
+        let devices: std::collections::BTreeSet<u32> = keys
+            .values()
+            .flat_map(|v| v.devices.iter().copied())
+            .collect();
+        if keys.len() < 2 || count != devices.len() {
+            continue;
+        }
+        fired = true;
+        let ran: Vec<String> = keys
+            .iter()
+            .map(|(key, v)| {
+                format!(
+                    "{key} on {}",
+                    crate::derived::executions::device_list(&v.devices)
+                )
+            })
+            .collect();
+        // Per program, its devices' mean step (the main module only).
+        let mean_step = |devices: &std::collections::BTreeSet<u32>| {
+            let steps: Vec<i64> = step?
+                .per_device
+                .iter()
+                .filter(|d| devices.contains(&d.device))
+                .map(|d| d.figures.step_ns)
+                .collect();
+            (!steps.is_empty()).then(|| steps.iter().sum::<i64>() / steps.len() as i64)
+        };
+        let main = step.filter(|s| s.module == *name);
+        let means: Vec<i64> = if main.is_some() {
+            keys.values()
+                .filter_map(|v| mean_step(&v.devices))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let saving = match (means.iter().max(), means.iter().min()) {
+            (Some(hi), Some(lo)) => hi - lo,
+            _ => 0,
+        };
+        let step_ns = main.map_or(0, |s| s.figures.step_ns);
+        let share = pct(saving, step_ns);
+        out.findings.push(Finding {
+            rule: RULE,
+            severity: severity(share),
+            title: format!(
+                "module {name} was compiled into {} different programs on different devices ({}){}",
+                keys.len(),
+                ran.join(", "),
+                if main.is_some() {
+                    format!(
+                        "; their devices' mean steps differ by {}",
+                        ms(saving)
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            program: keys.keys().next().cloned(),
+            key: Some(name.clone()),
+            device: None,
+            saving_ns: saving,
+            share_pct: share,
+            evidence: json!({
+                "programs": keys.iter().map(|(k, v)| (k.clone(), v.devices.iter().copied().collect::<Vec<u32>>())).collect::<BTreeMap<String, Vec<u32>>>(),
+                "mean_steps_ns": means, "step_ns": step_ns,
+            }),
+            advice: "The same function compiled to different HLO on some processes: give every \
+                     process the same XLA_FLAGS, library versions, input shapes and shardings; \
+                     compare a device of each program with njx-diff --by instruction; until \
+                     then, analyse them together with --program-key name"
+                .to_string(),
+            command: "njx-modules --program-key name INPUTS".to_string(),
+        });
+    }
+    if !fired {
+        out.pass(
+            RULE,
+            "every module ran as one program on every device".to_string(),
         );
     }
 }

@@ -14,6 +14,8 @@ struct Plant {
     barrier: bool,
     /// ns device 1 arrives late at each all-reduce (device 0 waits: its exposed time grows).
     late: i64,
+    /// Device 1 runs `jit_step` as another program (p1b), its modules this many ns longer.
+    variant: Option<i64>,
 }
 
 /// Two devices, `jit_step` executions 0–4 back to back, 10,000 ns each: a 9,800 ns fusion
@@ -44,19 +46,23 @@ fn run(plant: Plant) -> (String, String) {
                 "message_bytes": comm.map(|c| c.1)})
             .to_string()
         };
+        let (p1, longer) = match plant.variant {
+            Some(ns) if device == 1 => ("p1b", ns),
+            _ => ("p1", 0),
+        };
         for e in 0..5u32 {
-            let s = 1_000_000 + i64::from(e) * (10_000 + plant.gap);
-            modules.push(module("p1", "jit_step", e, s, 10_000));
+            let s = 1_000_000 + i64::from(e) * (10_000 + plant.gap + longer);
+            modules.push(module(p1, "jit_step", e, s, 10_000 + longer));
             let wait = if device == 0 { plant.late } else { 0 };
-            let fusion = 9_800 - plant.idle - plant.exposed - wait;
-            thunks.push(thunk("p1", "jit_step", e, "fusion.1", s, fusion, None));
+            let fusion = 9_800 - plant.idle - plant.exposed - wait + longer;
+            thunks.push(thunk(p1, "jit_step", e, "fusion.1", s, fusion, None));
             let (exposed, hidden) = (100 + plant.exposed + wait, 900 - plant.exposed.min(900));
             thunks.push(thunk(
-                "p1",
+                p1,
                 "jit_step",
                 e,
                 "all-reduce-start",
-                s + 10_000 - exposed,
+                s + 10_000 + longer - exposed,
                 exposed,
                 Some((hidden, 1_000_000)),
             ));
@@ -215,6 +221,15 @@ fn the_pax_run_finds_the_barrier_and_the_host_gaps() {
     assert_eq!(gaps.len(), 1, "{}", rep["findings"]);
     assert_eq!(gaps[0]["saving_ns"], rep["step"]["idle_between_modules_ns"]);
     assert_eq!(quiet(&rep, "exposed-communication"), "passed");
+    // Device 3's compilation of the step, apart from devices 0-2's.
+    let apart = fired(&rep, "compiled-differently");
+    assert_eq!(apart.len(), 1, "{}", rep["findings"]);
+    assert_eq!(apart[0]["key"], "pjit__wrapped_step_fn");
+    let per = |d: usize| rep["step"]["per_device"][d]["step_ns"].as_i64().unwrap();
+    assert_eq!(
+        apart[0]["saving_ns"].as_i64().unwrap(),
+        ((per(0) + per(1) + per(2)) / 3 - per(3)).abs()
+    );
 }
 
 #[test]
@@ -238,4 +253,22 @@ fn a_device_late_at_every_collective_is_a_straggler_costing_its_lateness() {
     // Healthy: passed, with the figure it judged.
     let rep = report_of(run(Plant::default()));
     assert_eq!(quiet(&rep, "straggler"), "passed");
+}
+
+#[test]
+fn a_module_compiled_differently_on_a_device_is_found_with_its_cost() {
+    // Device 1 runs jit_step as p1b, 500 ns slower per step.
+    let rep = report_of(run(Plant {
+        variant: Some(500),
+        ..Plant::default()
+    }));
+    let f = fired(&rep, "compiled-differently");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["key"], "jit_step");
+    assert_eq!(f[0]["saving_ns"], 500);
+    assert_eq!(f[0]["evidence"]["programs"], json!({"p1": [0], "p1b": [1]}));
+    // One step still: by module name, on both devices.
+    assert_eq!(rep["step"]["per_device"].as_array().unwrap().len(), 2);
+    let rep = report_of(run(Plant::default()));
+    assert_eq!(quiet(&rep, "compiled-differently"), "passed");
 }
