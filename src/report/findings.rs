@@ -553,7 +553,7 @@ fn compiled_differently(
             advice: "The same function compiled to different HLO on some processes: give every \
                      process the same XLA_FLAGS, library versions, input shapes and shardings; \
                      compare a device of each program with njx-diff --by instruction; until \
-                     then, analyse them together with --program-key name"
+                     then, njx-modules --program-key name analyses them together"
                 .to_string(),
             command: "njx-modules --program-key name INPUTS".to_string(),
         });
