@@ -104,7 +104,7 @@ fn pct(part: i64, whole: i64) -> f64 {
 }
 
 fn ms(ns: i64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
+    format!("{} ms", crate::output::numbers::ms(ns as f64))
 }
 
 impl Findings {
@@ -420,7 +420,7 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
         let step_ns = step.map_or(0, |s| s.figures.step_ns);
         let share = pct(in_step, step_ns);
         let kinds: Vec<&str> = p.by_kind.keys().map(String::as_str).collect();
-        let whom = p.last.map_or(String::new(), |(d, n, late)| {
+        let whom = p.last().map_or(String::new(), |(d, n, late)| {
             format!(
                 "; it waits for device {d} (last in {n} of {} instances, {} late on average)",
                 p.instances,
@@ -439,7 +439,7 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
             ),
             program: Some(program.clone()),
             key: Some(p.name.clone()),
-            device: p.last.map(|l| l.0),
+            device: p.last().map(|l| l.0),
             saving_ns: in_step,
             share_pct: share,
             evidence: json!({

@@ -371,10 +371,8 @@ fn step_section(step: &std::result::Result<Step, String>, html: &mut String) {
             return;
         }
     };
-    let lines = super::text::step_lines(step);
-    let (prose, _) = lines.split_at(lines.len() - s.per_device.len() - 1);
-    for line in prose {
-        let _ = write!(html, "<p class=\"caption\">{}</p>", escape(line));
+    for line in super::text::step_prose(s) {
+        let _ = write!(html, "<p class=\"caption\">{}</p>", escape(&line));
     }
     let parts = [
         ("compute", "#4c9a4c"),

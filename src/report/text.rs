@@ -150,6 +150,13 @@ pub(super) fn step_lines(step: &std::result::Result<Step, String>) -> Vec<String
         Ok(s) => s,
         Err(why) => return vec![format!("No step: {why}")],
     };
+    let mut lines = step_prose(s);
+    lines.extend(step_table(s));
+    lines
+}
+
+/// The step in words: the main program, the parts over devices, the other programs.
+pub(super) fn step_prose(s: &Step) -> Vec<String> {
     let f = &s.figures;
     let devices = s.per_device.len();
     let mut lines = vec![
@@ -193,6 +200,11 @@ pub(super) fn step_lines(step: &std::result::Result<Step, String>) -> Vec<String
             others.join(", ")
         ));
     }
+    lines
+}
+
+/// Each device's step as a table.
+fn step_table(s: &Step) -> Vec<String> {
     let mut rows = vec![
         [
             "device",
@@ -221,8 +233,10 @@ pub(super) fn step_lines(step: &std::result::Result<Step, String>) -> Vec<String
         rows.push(row(d.device.to_string(), &d.figures));
     }
     let mut table = Vec::new();
-    if crate::output::write_table(&mut table, &rows, &[0, 1, 2, 3, 4, 5, 6]).is_ok() {
-        lines.extend(String::from_utf8_lossy(&table).lines().map(str::to_string));
-    }
-    lines
+    // Into memory: it cannot fail.
+    let _ = crate::output::write_table(&mut table, &rows, &[0, 1, 2, 3, 4, 5, 6]);
+    String::from_utf8_lossy(&table)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }

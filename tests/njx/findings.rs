@@ -210,9 +210,7 @@ fn the_pax_run_finds_the_barrier_and_the_host_gaps() {
         return;
     };
     let all = pax_archives(&pax);
-    let mut args = vec!["-q", "--format", "json"];
-    args.extend(all.iter().map(String::as_str));
-    let rep: Value = serde_json::from_str(&ok("njx-report", &args)).unwrap();
+    let rep = report_json(&all);
     let barrier = fired(&rep, "barrier");
     assert_eq!(barrier.len(), 1, "{}", rep["findings"]);
     assert_eq!(barrier[0]["key"], "jit__psum");

@@ -156,9 +156,7 @@ fn the_pax_step_adds_up_and_partials_give_the_same() {
         return;
     };
     let all = pax_archives(&pax);
-    let mut args = vec!["-q", "--format", "json"];
-    args.extend(all.iter().map(String::as_str));
-    let rep: Value = serde_json::from_str(&ok("njx-report", &args)).unwrap();
+    let rep = report_json(&all);
     let step = &rep["step"];
     // The training step, not the barrier that takes 84 % of the module time.
     assert_eq!(step["module"], "pjit__wrapped_step_fn");
@@ -183,9 +181,7 @@ fn the_pax_step_adds_up_and_partials_give_the_same() {
         );
         partials.push(p.to_str().unwrap().to_string());
     }
-    let mut args = vec!["-q", "--format", "json"];
-    args.extend(partials.iter().map(String::as_str));
-    let reduced: Value = serde_json::from_str(&ok("njx-report", &args)).unwrap();
+    let reduced = report_json(&partials);
     assert_eq!(reduced["step"], *step);
 }
 

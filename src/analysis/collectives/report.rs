@@ -309,7 +309,7 @@ fn bandwidth_rows(instances: &Instances) -> Vec<Row> {
 }
 
 /// What the report's findings need of one program's communication in steady state.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramComm {
     /// Its module name.
     pub name: String,
@@ -321,11 +321,21 @@ pub struct ProgramComm {
     pub module_ns: i64,
     /// Collective instances over more than one device.
     pub instances: usize,
-    /// The device most often last at its collectives, how often, and its mean lateness.
-    pub last: Option<(u32, usize, f64)>,
     /// Per device: the instances it took part in (of more than one device), how often it
     /// was last, and its lateness summed over those (the stragglers table's figures).
     pub arrivals: BTreeMap<u32, (usize, usize, f64)>,
+}
+
+impl ProgramComm {
+    /// The device most often last at its collectives (the lowest of a tie), how often,
+    /// and its mean lateness.
+    pub fn last(&self) -> Option<(u32, usize, f64)> {
+        self.arrivals
+            .iter()
+            .filter(|(_, e)| e.1 > 0)
+            .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(a.0)))
+            .map(|(d, (_, last, lateness))| (*d, *last, lateness / *last as f64))
+    }
 }
 
 impl Partial {
@@ -336,56 +346,38 @@ impl Partial {
         let mut out: BTreeMap<String, ProgramComm> = BTreeMap::new();
         for ((collective, program, phase), (h, f)) in &self.hidden {
             if counts(program, *phase) {
-                let p = out
-                    .entry(program.clone())
-                    .or_insert_with(|| self.comm_of(program));
+                let p = out.entry(program.clone()).or_insert_with(|| ProgramComm {
+                    name: self.name_of(program),
+                    ..ProgramComm::default()
+                });
                 let e = p.by_kind.entry(collective.clone()).or_default();
                 e.0 = e.0.saturating_add(f - h);
                 e.1 = e.1.saturating_add(*h);
             }
         }
-        let instances: Vec<(&InstKey, &Inst)> = self
-            .instances
-            .iter()
-            .filter(|(k, _)| counts(&k.0, k.4))
-            .collect();
+        // Instances and module spans by program, in one pass each.
+        let mut instances: BTreeMap<&str, Vec<(&InstKey, &Inst)>> = BTreeMap::new();
+        for (k, i) in &self.instances {
+            if counts(&k.0, k.4) {
+                instances.entry(&k.0).or_default().push((k, i));
+            }
+        }
+        let mut module_ns: BTreeMap<&str, i64> = BTreeMap::new();
+        for ((program, _, phase, _), (s, e)) in &self.spans {
+            if counts(program, *phase) {
+                let m = module_ns.entry(program).or_default();
+                *m = m.saturating_add(e - s);
+            }
+        }
         for (program, p) in &mut out {
-            let of: Vec<(&InstKey, &Inst)> = instances
-                .iter()
-                .filter(|(k, _)| k.0 == *program)
-                .copied()
-                .collect();
+            let of = instances
+                .get(program.as_str())
+                .map_or(&[][..], Vec::as_slice);
             p.largest_message = of.iter().filter_map(|(_, i)| i.kind.1).max();
             p.instances = of.iter().filter(|(_, i)| i.count > 1).count();
-            p.module_ns = self
-                .spans
-                .iter()
-                .filter(|(k, _)| k.0 == *program && counts(&k.0, k.2))
-                .map(|(_, (s, e))| e - s)
-                .sum();
-            let only = |pr: &str, ph: Phase| pr == program && counts(pr, ph);
-            p.arrivals = last_arrivals(self, &of, &only, Some(program));
-            p.last = p
-                .arrivals
-                .clone()
-                .into_iter()
-                .filter(|(_, e)| e.1 > 0)
-                .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(&a.0)))
-                .map(|(d, (_, last, lateness))| (d, last, lateness / last as f64));
+            p.module_ns = module_ns.get(program.as_str()).copied().unwrap_or(0);
+            p.arrivals = last_arrivals(self, of, &counts, Some(program));
         }
         out
-    }
-
-    /// An empty [`ProgramComm`] of `program`.
-    fn comm_of(&self, program: &str) -> ProgramComm {
-        ProgramComm {
-            name: self.name_of(program),
-            by_kind: BTreeMap::new(),
-            largest_message: None,
-            module_ns: 0,
-            instances: 0,
-            last: None,
-            arrivals: BTreeMap::new(),
-        }
     }
 }

@@ -459,3 +459,10 @@ pub fn report_of_records(modules: &str, thunks: &str) -> serde_json::Value {
     let out = ok("njx-report", &["-q", "--format", "json", &m, &t]);
     serde_json::from_str(&out).expect("njx-report writes one JSON object")
 }
+
+/// njx-report's JSON of `inputs` (`-q --format json`).
+pub fn report_json(inputs: &[String]) -> serde_json::Value {
+    let mut args = vec!["-q", "--format", "json"];
+    args.extend(inputs.iter().map(String::as_str));
+    serde_json::from_str(&ok("njx-report", &args)).expect("njx-report writes one JSON object")
+}
