@@ -144,13 +144,24 @@ impl Executed {
         }
     }
 
-    /// The step of the module `main` (by default the one with the most steady compute
-    /// time), or why there is none.
+    /// Whether `program` names a program that ran: its module name or its key.
+    pub fn knows(&self, program: &str) -> bool {
+        self.names.contains_key(program) || self.names.values().any(|n| n == program)
+    }
+
+    /// The module names of the programs that ran, each once.
+    pub fn modules(&self) -> std::collections::BTreeSet<&str> {
+        self.names.values().map(String::as_str).collect()
+    }
+
+    /// The step of the module `main` (a module name or a program key; by default the
+    /// module with the most steady compute time), or why there is none.
     pub fn step(&self, warmup: &Warmup, main: Option<&str>) -> Result<Step, String> {
         let rule = warmup.rule();
         let steady = |program: &str, s: &Span| !rule.module_is_warmup(program, s.phase);
         let module = match main {
-            Some(m) => m.to_string(),
+            // A program key (fingerprint) stands for its module.
+            Some(m) => self.names.get(m).map_or(m, String::as_str).to_string(),
             None => {
                 let mut compute: BTreeMap<&str, i64> = BTreeMap::new();
                 for ((program, _, _), s) in &self.spans {

@@ -77,6 +77,17 @@ pub struct Args {
     #[arg(long, value_name = "FRACTION", default_value_t = 0.99)]
     pub top_modules: f64,
 
+    /// The program whose executions make the step (its HLO module name, or its key: a
+    /// fingerprint), instead of the one with the most compute time in steady state.
+    #[arg(long, value_name = "PROGRAM")]
+    pub step_program: Option<String>,
+
+    /// Change a threshold of the findings' rules, NAME=VALUE (repeatable), e.g.
+    /// gpu-idle.gap-ms=500 for nsys's gpu_gaps default; docs/findings.md lists the names
+    /// and defaults, and a wrong name lists them too.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub threshold: Vec<String>,
+
     /// The programs the module, collective and thunk sections and flame graphs are for.
     #[command(flatten)]
     pub programs: super::ProgramArgs,
@@ -84,11 +95,11 @@ pub struct Args {
 
 impl Args {
     /// The report these options ask for.
-    pub fn into_options(&self) -> Options {
+    pub fn into_options(&self) -> Result<Options> {
         use std::io::IsTerminal;
         // Read on the terminal, the report's header lists the notes just above.
         let on_terminal = self.files.output.is_none() && std::io::stdout().is_terminal();
-        Options {
+        Ok(Options {
             style: self.format,
             rows: self.rows,
             hlo: self.hlo.clone(),
@@ -96,13 +107,15 @@ impl Args {
             top_modules: self.top_modules,
             programs: self.programs.filter(),
             each_note: !on_terminal,
-        }
+            thresholds: crate::report::findings::Thresholds::parse(&self.threshold)?,
+            step_program: self.step_program.clone(),
+        })
     }
 }
 
 /// Runs `njx-report`.
 pub fn run(args: &Args) -> Result<()> {
-    let options = args.into_options();
+    let options = args.into_options()?;
     let inputs = args.files.inputs_or_stdin();
     if let Some(page) = &args.html
         && (page.as_os_str() == "-" || Some(page) == args.files.output.as_ref())

@@ -72,6 +72,11 @@ pub struct Options {
     /// every tool says them (stderr); otherwise `notes` gets how many there are (a report
     /// read on the terminal, whose header lists them just above).
     pub each_note: bool,
+    /// The thresholds of the findings' rules (`--threshold NAME=VALUE`).
+    pub thresholds: findings::Thresholds,
+    /// The program whose executions are the step (`--step-program`), by name or key;
+    /// otherwise the one with the most compute time in steady state.
+    pub step_program: Option<String>,
 }
 
 /// The report of `inputs` (or their partial result), written to `out`. The notes said
@@ -123,9 +128,9 @@ pub fn run(
     // Without XLA executions, the sections below say why once.
     let step = match sections::no_xla(&whole) {
         Some(_) => Err("no XLA module executions to make steps of".to_string()),
-        None => whole.step(),
+        None => whole.step(options.step_program.as_deref())?,
     };
-    let found = findings::findings(&whole, &step);
+    let found = findings::findings(&whole, &step, &options.thresholds);
     if let Some(page) = page {
         let page_of = html::Page {
             whole: &whole,

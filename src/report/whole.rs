@@ -167,10 +167,21 @@ pub fn program_heaps(whole: &Whole) -> Vec<heap::ProgramHeap> {
 }
 
 impl Whole {
-    /// The step of the main module ([`step::Executed::step`]), or why there is none.
-    pub fn step(&self) -> std::result::Result<step::Step, String> {
+    /// The step of the main module ([`step::Executed::step`]) or of `main` (a module name
+    /// or program key), or why there is none. A `main` that names no program that ran is
+    /// a usage error, listing the modules.
+    pub fn step(&self, main: Option<&str>) -> Result<std::result::Result<step::Step, String>> {
+        if let Some(m) = main
+            && !self.steps.knows(m)
+        {
+            let modules: Vec<&str> = self.steps.modules().into_iter().collect();
+            return Err(crate::error::Error::Usage(format!(
+                "--step-program {m}: no program of that name or key ran; the modules: {}",
+                modules.join(", ")
+            )));
+        }
         let warmup = partial::Aggregate::warmup(&self.modules);
-        self.steps.step(warmup, None)
+        Ok(self.steps.step(warmup, main))
     }
 
     /// How many programs ran (every phase, autotuning too).

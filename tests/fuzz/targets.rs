@@ -274,6 +274,16 @@ fn report_run(paths: &[PathBuf], input: &Input, hlo: Vec<PathBuf>) -> Result<()>
         top_modules: if input.bit(6) { 0.5 } else { 0.99 },
         each_note: input.bit(5),
         programs: Default::default(),
+        // Every threshold at 0 makes every rule fire on what it sees.
+        thresholds: if input.bit(7) {
+            let zero: Vec<String> = (njx::report::findings::thresholds::NAMES.iter())
+                .map(|(n, _, _)| format!("{n}=0"))
+                .collect();
+            njx::report::findings::Thresholds::parse(&zero).unwrap()
+        } else {
+            Default::default()
+        },
+        step_program: None,
     };
     let mut page = Sink(0);
     let page = input.bit(4).then_some(&mut page as &mut dyn std::io::Write);
@@ -765,6 +775,8 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     top_modules: 0.99,
                     each_note: true,
                     programs: Default::default(),
+                    thresholds: Default::default(),
+                    step_program: None,
                 };
                 njx::report::run(&options, &archives, &mut out, None, &notes).expect("partial");
             }

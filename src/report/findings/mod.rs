@@ -14,16 +14,9 @@ use crate::analysis::step::Step;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+pub use thresholds::Thresholds;
 
-/// The share of the step from which a finding fires, and is `moderate`; `high` from
-/// [`HIGH_PCT`] (xprof's tiers).
-pub const MODERATE_PCT: f64 = 3.0;
-/// The share of the step from which a finding is `high`.
-pub const HIGH_PCT: f64 = 15.0;
-/// The largest message of a barrier's collectives, bytes.
-pub const BARRIER_BYTES: u64 = 64;
-/// The share of a barrier program's module time its communication takes at least.
-pub const BARRIER_COMM_PCT: f64 = 50.0;
+pub mod thresholds;
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -82,13 +75,8 @@ pub const RULES: [&str; 6] = [
     "compiled-differently",
 ];
 
-/// How many times its fair share (1 / devices) of last arrivals make a device a straggler.
-pub const STRAGGLER_SHARE: f64 = 2.0;
-/// The share of the step a device's lateness alone makes it a straggler from.
-pub const STRAGGLER_LATE_PCT: f64 = 5.0;
-
-fn severity(share: f64) -> &'static str {
-    if share >= HIGH_PCT {
+fn severity(t: &Thresholds, share: f64) -> &'static str {
+    if share >= t.high_pct {
         "high"
     } else {
         "moderate"
@@ -126,14 +114,14 @@ impl Findings {
 }
 
 /// Every rule over `whole` and its `step`.
-pub fn findings(whole: &Whole, step: &Result<Step, String>) -> Findings {
+pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> Findings {
     let mut out = Findings::default();
     let comm = whole.collectives.program_comm();
     match step {
         Ok(step) => {
-            exposed_communication(step, &comm, &mut out);
-            idle(step, &mut out);
-            straggler(step, &comm, &mut out);
+            exposed_communication(t, step, &comm, &mut out);
+            idle(t, step, &mut out);
+            straggler(t, step, &comm, &mut out);
         }
         Err(why) => {
             for rule in [
@@ -146,9 +134,9 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>) -> Findings {
             }
         }
     }
-    barrier(step.as_ref().ok(), &comm, &mut out);
+    barrier(t, step.as_ref().ok(), &comm, &mut out);
     let variants = &crate::derived::partial::Aggregate::warmup(&whole.modules).variants;
-    compiled_differently(step.as_ref().ok(), variants, &mut out);
+    compiled_differently(t, step.as_ref().ok(), variants, &mut out);
     out.findings
         .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
     out
@@ -157,7 +145,12 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>) -> Findings {
 /// `exposed-communication`: per collective kind of the main module's programs, its part
 /// of the step's exposed communication (the step's figure split by each kind's share of
 /// the exposed time of those programs' collectives in steady state).
-fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findings) {
+fn exposed_communication(
+    t: &Thresholds,
+    step: &Step,
+    comm: &BTreeMap<String, ProgramComm>,
+    out: &mut Findings,
+) {
     const RULE: &str = "exposed-communication";
     let mut kinds: BTreeMap<&str, i64> = BTreeMap::new();
     for p in comm.values().filter(|p| p.name == step.module) {
@@ -179,7 +172,7 @@ fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out:
     for (kind, k) in kinds {
         let saving = (i128::from(exposed) * i128::from(k) / i128::from(total)) as i64;
         let share = pct(saving, step_ns);
-        if share < MODERATE_PCT {
+        if share < t.moderate_pct {
             continue;
         }
         fired = true;
@@ -191,7 +184,7 @@ fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out:
         };
         out.findings.push(Finding {
             rule: RULE,
-            severity: severity(share),
+            severity: severity(t, share),
             title: format!(
                 "{kind} in {} leaves {} per step exposed ({share:.1} % of the step)",
                 step.module,
@@ -204,7 +197,7 @@ fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out:
             share_pct: share,
             evidence: json!({
                 "exposed_communication_ns": exposed, "kind_share_of_exposed": k as f64 / total as f64,
-                "step_ns": step_ns, "threshold_pct": MODERATE_PCT,
+                "step_ns": step_ns, "threshold_pct": t.moderate_pct,
             }),
             advice: format!(
                 "Let XLA overlap it with compute: XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true{pipelined}; \
@@ -220,9 +213,10 @@ fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out:
         out.pass(
             RULE,
             format!(
-                "exposed communication {} per step, {:.1} % of the step, under {MODERATE_PCT} % for every kind",
+                "exposed communication {} per step, {:.1} % of the step, under {} % for every kind",
                 ms(exposed),
-                pct(exposed, step_ns)
+                pct(exposed, step_ns),
+                t.moderate_pct
             ),
         );
     }
@@ -230,7 +224,7 @@ fn exposed_communication(step: &Step, comm: &BTreeMap<String, ProgramComm>, out:
 
 /// `host-gaps` and `idle-in-module`: the step's GPU idle between and inside module
 /// executions.
-fn idle(step: &Step, out: &mut Findings) {
+fn idle(t: &Thresholds, step: &Step, out: &mut Findings) {
     let f = &step.figures;
     let rules = [
         (
@@ -256,7 +250,7 @@ fn idle(step: &Step, out: &mut Findings) {
     ];
     for (rule, ns, what, advice, command) in rules {
         let share = pct(ns, f.step_ns);
-        if share < MODERATE_PCT {
+        if share < t.moderate_pct {
             out.pass(
                 rule,
                 format!("{what}: {} per step, {share:.1} % of the step", ms(ns)),
@@ -278,7 +272,7 @@ fn idle(step: &Step, out: &mut Findings) {
             .unwrap_or((0, 0));
         out.findings.push(Finding {
             rule,
-            severity: severity(share),
+            severity: severity(t, share),
             title: format!(
                 "{what}: {} per step ({share:.1} % of the step; most on device {worst}, {})",
                 ms(ns),
@@ -290,7 +284,7 @@ fn idle(step: &Step, out: &mut Findings) {
             saving_ns: ns,
             share_pct: share,
             evidence: json!({
-                "idle_ns": ns, "step_ns": f.step_ns, "threshold_pct": MODERATE_PCT,
+                "idle_ns": ns, "step_ns": f.step_ns, "threshold_pct": t.moderate_pct,
                 "worst_device": worst, "worst_device_idle_ns": worst_ns,
             }),
             advice: advice.to_string(),
@@ -300,10 +294,15 @@ fn idle(step: &Step, out: &mut Findings) {
 }
 
 /// `straggler`: in the main module's programs, a device that arrives last at collectives
-/// [`STRAGGLER_SHARE`] times more often than its share (1 / devices), or is late by
-/// [`STRAGGLER_LATE_PCT`] of the step per step; its lateness per step (what the others
-/// wait for it, per main-module execution) at least [`MODERATE_PCT`] of the step.
-fn straggler(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findings) {
+/// [`t.straggler_share`] times more often than its share (1 / devices), or is late by
+/// [`t.straggler_late_pct`] of the step per step; its lateness per step (what the others
+/// wait for it, per main-module execution) at least [`t.moderate_pct`] of the step.
+fn straggler(
+    t: &Thresholds,
+    step: &Step,
+    comm: &BTreeMap<String, ProgramComm>,
+    out: &mut Findings,
+) {
     const RULE: &str = "straggler";
     let mut arrivals: BTreeMap<u32, (usize, usize, f64)> = BTreeMap::new();
     for p in comm.values().filter(|p| p.name == step.module) {
@@ -344,14 +343,14 @@ fn straggler(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findin
         if worst.is_none_or(|w| step_pct > w.2) {
             worst = Some((device, share, step_pct));
         }
-        let often = share >= STRAGGLER_SHARE / devices;
-        if step_pct < MODERATE_PCT || !(often || step_pct >= STRAGGLER_LATE_PCT) {
+        let often = share >= t.straggler_share / devices;
+        if step_pct < t.moderate_pct || !(often || step_pct >= t.straggler_late_pct) {
             continue;
         }
         fired = true;
         out.findings.push(Finding {
             rule: RULE,
-            severity: severity(step_pct),
+            severity: severity(t, step_pct),
             title: format!(
                 "device {device} arrives last at {}'s collectives in {last} of {n} instances \
                  ({:.0} %, against {:.0} % by chance), {} per step late: the others wait for it",
@@ -368,7 +367,7 @@ fn straggler(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findin
             evidence: json!({
                 "instances": n, "last": last, "lateness_ns": late.round() as i64,
                 "executions": execs, "devices": count, "step_ns": step_ns,
-                "threshold_share": STRAGGLER_SHARE / devices, "threshold_pct": MODERATE_PCT,
+                "threshold_share": t.straggler_share / devices, "threshold_pct": t.moderate_pct,
             }),
             advice: format!(
                 "Find what device {device} does before the collectives that the others do not: \
@@ -388,17 +387,23 @@ fn straggler(step: &Step, comm: &BTreeMap<String, ProgramComm>, out: &mut Findin
             RULE,
             format!(
                 "the latest device, {d}, is last in {:.0} % of instances and {p:.2} % of the \
-                 step late per step (fires from {MODERATE_PCT} %)",
-                100.0 * share
+                 step late per step (fires from {} %)",
+                100.0 * share,
+                t.moderate_pct
             ),
         );
     }
 }
 
-/// `barrier`: a program all of whose collectives carry at most [`BARRIER_BYTES`] bytes and
-/// whose communication is at least [`BARRIER_COMM_PCT`] of its module time: not device
+/// `barrier`: a program all of whose collectives carry at most [`t.barrier_bytes`] bytes and
+/// whose communication is at least [`t.barrier_comm_pct`] of its module time: not device
 /// work but devices waiting for each other. Its saving is its time inside the step.
-fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut Findings) {
+fn barrier(
+    t: &Thresholds,
+    step: Option<&Step>,
+    comm: &BTreeMap<String, ProgramComm>,
+    out: &mut Findings,
+) {
     const RULE: &str = "barrier";
     if comm.is_empty() {
         out.undecided(RULE, "no communication in steady state");
@@ -409,8 +414,10 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
         let exposed: i64 = p.by_kind.values().map(|v| v.0).sum();
         let full: i64 = p.by_kind.values().map(|v| v.0 + v.1).sum();
         let comm_pct = pct(full, p.module_ns);
-        let small = p.largest_message.is_some_and(|b| b <= BARRIER_BYTES);
-        if !small || comm_pct < BARRIER_COMM_PCT || step.is_some_and(|s| s.module == p.name) {
+        let small = p
+            .largest_message
+            .is_some_and(|b| b as f64 <= t.barrier_bytes);
+        if !small || comm_pct < t.barrier_comm_pct || step.is_some_and(|s| s.module == p.name) {
             continue;
         }
         fired = true;
@@ -429,7 +436,7 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
         });
         out.findings.push(Finding {
             rule: RULE,
-            severity: severity(share.max(pct(p.module_ns, whole_module_ns(comm)))),
+            severity: severity(t, share.max(pct(p.module_ns, whole_module_ns(comm)))),
             title: format!(
                 "{} is a barrier, not device work: its {} carries at most {} B and takes \
                  {comm_pct:.0} % of its time{whom}",
@@ -445,7 +452,7 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
             evidence: json!({
                 "largest_message_bytes": p.largest_message, "communication_ns": full,
                 "exposed_ns": exposed, "module_ns": p.module_ns, "in_step_ns": in_step,
-                "threshold_bytes": BARRIER_BYTES, "threshold_comm_pct": BARRIER_COMM_PCT,
+                "threshold_bytes": t.barrier_bytes, "threshold_comm_pct": t.barrier_comm_pct,
             }),
             advice: "Its time is the others waiting for the last device (see its stragglers): \
                      leave it out of the analysis with --exclude-program, and look at what that \
@@ -463,8 +470,9 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
         out.pass(
             RULE,
             format!(
-                "no program whose collectives all carry at most {BARRIER_BYTES} B and take \
-                 {BARRIER_COMM_PCT} % of its time"
+                "no program whose collectives all carry at most {} B and take \
+                 {} % of its time",
+                t.barrier_bytes, t.barrier_comm_pct
             ),
         );
     }
@@ -475,6 +483,7 @@ fn barrier(step: Option<&Step>, comm: &BTreeMap<String, ProgramComm>, out: &mut 
 /// others out; where it is the main module, the saving is how much longer the slowest
 /// program's devices' mean step is than the fastest's.
 fn compiled_differently(
+    t: &Thresholds,
     step: Option<&Step>,
     variants: &crate::derived::executions::Variants,
     out: &mut Findings,
@@ -527,7 +536,7 @@ fn compiled_differently(
         let share = pct(saving, step_ns);
         out.findings.push(Finding {
             rule: RULE,
-            severity: severity(share),
+            severity: severity(t, share),
             title: format!(
                 "module {name} was compiled into {} different programs on different devices ({}){}",
                 keys.len(),
