@@ -182,16 +182,22 @@ impl Executed {
         // Per device: every execution's span, and the starts of the main module's steady
         // executions.
         let mut by_device: BTreeMap<u32, Vec<Exec>> = BTreeMap::new();
-        let mut starts: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+        let mut starts: BTreeMap<u32, Vec<(i64, u32)>> = BTreeMap::new();
         let mut programs: BTreeMap<&str, i64> = BTreeMap::new();
-        for ((program, _, device), s) in &self.spans {
+        let mut without_thunks = (0, 0);
+        for ((program, execution, device), s) in &self.spans {
             let Some(range) = s.range() else { continue };
             by_device
                 .entry(*device)
                 .or_default()
                 .push((program, range, s));
             if name_in(&self.names, program) == module && steady(program, s) {
-                starts.entry(*device).or_default().push(range.0);
+                starts
+                    .entry(*device)
+                    .or_default()
+                    .push((range.0, *execution));
+                without_thunks.0 += usize::from(s.thunks.is_none());
+                without_thunks.1 += 1;
                 *programs.entry(program).or_default() += s.compute;
             }
         }
@@ -203,12 +209,16 @@ impl Executed {
         let mut devices = Vec::new();
         for (device, mut s) in starts {
             s.sort_unstable();
-            s.dedup();
+            s.dedup_by_key(|x| x.0);
             let mut execs = by_device.remove(&device).unwrap_or_default();
             execs.sort_by_key(|e| e.1.0);
             let steps: Vec<Parts> = s
                 .windows(2)
-                .map(|w| parts(w[0], w[1], &execs, &module, &self.names))
+                .map(|w| Parts {
+                    start: w[0].0,
+                    execution: w[0].1,
+                    ..parts(w[0].0, w[1].0, &execs, &module, &self.names)
+                })
                 .collect();
             if !steps.is_empty() {
                 devices.push((device, steps));
@@ -220,7 +230,10 @@ impl Executed {
                  whole step (njx-modules gives its executions)"
             ));
         }
-        Ok(Step::of(program, module, devices))
+        Ok(Step {
+            without_thunks,
+            ..Step::of(program, module, devices)
+        })
     }
 }
 
@@ -230,6 +243,9 @@ type Exec<'a> = (&'a str, (i64, i64), &'a Span);
 /// The parts of one step, in ns.
 #[derive(Debug, Default, Clone)]
 struct Parts {
+    /// Where it starts, and the main module's execution that starts it.
+    start: i64,
+    execution: u32,
     step: i64,
     compute: i64,
     exposed: i64,
@@ -333,6 +349,28 @@ pub struct Step {
     pub step_max_device: u32,
     /// Each device's step.
     pub per_device: Vec<DeviceStep>,
+    /// Every step on every device, by device then start (not in the record: the rules'
+    /// input, as many as the steps).
+    #[serde(skip)]
+    pub each: Vec<OneStep>,
+    /// The main module's steady executions with no thunk recorded (their thunks run in
+    /// command buffers / CUDA graphs, where XLA pushes no range per thunk), and all of
+    /// them, over devices.
+    #[serde(skip)]
+    pub without_thunks: (usize, usize),
+}
+
+/// One step on one device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneStep {
+    /// The device.
+    pub device: u32,
+    /// The main module's execution (as numbered on its device) that starts it.
+    pub execution: u32,
+    /// Its start, ns (the device's clock as read).
+    pub start_ns: i64,
+    /// Its length, ns.
+    pub step_ns: i64,
 }
 
 impl Step {
@@ -360,6 +398,18 @@ impl Step {
                     figures: figures(&steps.iter().collect::<Vec<_>>()),
                 })
                 .collect(),
+            each: devices
+                .iter()
+                .flat_map(|(device, steps)| {
+                    steps.iter().map(|p| OneStep {
+                        device: *device,
+                        execution: p.execution,
+                        start_ns: p.start,
+                        step_ns: p.step,
+                    })
+                })
+                .collect(),
+            without_thunks: (0, 0),
         }
     }
 }

@@ -431,17 +431,24 @@ fn step_section(step: &std::result::Result<Step, String>, html: &mut String) {
 fn findings_section(f: &super::findings::Findings, html: &mut String) {
     html.push_str("<section id=\"findings\"><h2>Findings</h2><ol class=\"findings\">");
     for x in &f.findings {
+        let saving = match x.saving_ns {
+            0 => String::new(),
+            ns => format!(
+                " — could save up to {} ms per step ({:.1} %)",
+                crate::output::numbers::ms(ns as f64),
+                x.share_pct
+            ),
+        };
         let _ = write!(
             html,
-            "<li><b>[{}] {}</b>: {} — could save up to {:.3} ms per step ({:.1} %)<br>{} \
-             <code>{}</code></li>",
+            "<li><b>[{}] {}</b>: {}{saving}<br>{} <code>{}</code> \
+             <a href=\"#{}\">(the section)</a></li>",
             x.severity,
             x.rule,
             escape(&x.title),
-            x.saving_ns as f64 / 1e6,
-            x.share_pct,
             escape(&x.advice),
-            escape(&x.command)
+            escape(&x.command),
+            super::findings::section_of(x.rule)
         );
     }
     html.push_str("</ol><ul class=\"quiet\">");

@@ -76,6 +76,13 @@ pub struct Whole {
     /// first input path (in input order) that ran it.
     #[serde(default)]
     pub(super) heaps: BTreeMap<String, Heap>,
+    /// When each module was compiled and first ran, and each profile's span.
+    #[serde(default)]
+    pub(super) compilations: crate::analysis::compilations::Compilations,
+    /// The GPU models the profiles recorded (`TARGET_INFO_GPU`), with the least memory
+    /// recorded for each, bytes.
+    #[serde(default)]
+    pub(super) gpus: BTreeMap<String, Option<u64>>,
     /// Why a program's heap could not be made (its dump and what is wrong), said once.
     #[serde(default)]
     pub(super) heap_problems: BTreeSet<String>,
@@ -167,6 +174,15 @@ pub fn program_heaps(whole: &Whole) -> Vec<heap::ProgramHeap> {
 }
 
 impl Whole {
+    /// Keeps a GPU model and the least memory recorded for it.
+    fn add_gpu(&mut self, name: &str, memory: Option<u64>) {
+        let m = self.gpus.entry(name.to_string()).or_insert(memory);
+        *m = match (*m, memory) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
     /// The step of the main module ([`step::Executed::step`]) or of `main` (a module name
     /// or program key), or why there is none. A `main` that names no program that ran is
     /// a usage error, listing the modules.
@@ -295,8 +311,15 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::add_profile(&mut self.modules, part, notes)?;
         partial::Aggregate::add_profile(&mut self.collectives, part, notes)?;
         partial::Aggregate::add_profile(&mut self.thunks, part, notes)?;
-        self.compile.merge(&Total::of_ranges(part.ranges.clone())?);
+        let compilations = crate::analysis::compile::compilations_of_ranges(part.ranges.clone())?;
+        let mut total = Total::default();
+        compilations.iter().for_each(|c| total.add(c));
+        self.compile.merge(&total);
+        self.compilations.add(&compilations, part);
         self.steps.add_profile(part);
+        for g in &part.gpus {
+            self.add_gpu(&g.name, g.total_memory);
+        }
         if let Some(c) = &mut self.clocks {
             c.add(part);
         }
@@ -308,6 +331,7 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::merge(&mut self.collectives, other.collectives, notes)?;
         partial::Aggregate::merge(&mut self.thunks, other.thunks, notes)?;
         self.compile.merge(&other.compile);
+        self.compilations.merge(other.compilations);
         self.read.merge(other.read);
         self.steps.merge(other.steps);
         // The earliest input path's heap of each program.
@@ -320,6 +344,9 @@ impl partial::Aggregate for Whole {
             }
         }
         self.heap_problems.extend(other.heap_problems);
+        for (name, memory) in other.gpus {
+            self.add_gpu(&name, memory);
+        }
         // A partial result (read back) has none: the pictures cannot be drawn then.
         match (&mut self.clocks, other.clocks) {
             (Some(mine), Some(theirs)) => {

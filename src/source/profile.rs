@@ -33,6 +33,8 @@ pub struct ProfileTables {
     /// The profile's NVTX push/pop ranges, in the order read, where asked for
     /// ([`Profiles::keep_ranges`]); empty otherwise.
     pub ranges: Vec<Range>,
+    /// The GPUs the profile recorded (`TARGET_INFO_GPU`), where it did.
+    pub gpus: Vec<devices::gpus::Gpu>,
 }
 
 /// The profiles of one input.
@@ -183,6 +185,14 @@ impl Profiles {
                     }
                     None => devices::Launchers::None,
                 };
+                let gpus = match archive.member_for(devices::gpus::DEVICES_MEMBER, &member.profile)
+                {
+                    Some(path) => {
+                        let place = archive.member_place(&path);
+                        devices::gpus::from_parquet(&place, archive.open_parquet(&path)?)?
+                    }
+                    None => Vec::new(),
+                };
                 let mut ranges = Vec::new();
                 let compiled = archive_compiled(
                     archive,
@@ -196,6 +206,7 @@ impl Profiles {
                     launchers,
                     compiled,
                     ranges,
+                    gpus,
                 })
             }
             Kind::Sqlite { db, name, .. } => {
@@ -251,6 +262,7 @@ impl Profiles {
                     launchers,
                     compiled,
                     ranges,
+                    gpus: devices::gpus::from_sqlite(db)?,
                 })
             }
         }

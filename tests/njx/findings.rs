@@ -117,10 +117,17 @@ fn a_healthy_run_has_no_finding_and_every_rule_says_it_passed() {
     let rep = report_of(run(Plant::default()));
     assert_eq!(rep["step"]["step_ns"], 10_000);
     assert_eq!(rep["findings"], json!([]), "{}", rep["findings"]);
+    // What records do not carry (push/pop ranges, buffer assignments) leaves these
+    // undecided, saying why.
+    let of_profiles = ["compile-time", "recompilation", "memory"];
     for rule in njx::report::findings::RULES {
+        let expected = match of_profiles.contains(&rule) {
+            true => "undecided",
+            false => "passed",
+        };
         assert_eq!(
             quiet(&rep, rule),
-            "passed",
+            expected,
             "{rule}: {}",
             rep["rules_quiet"]
         );

@@ -51,7 +51,7 @@ mod csv_rows;
 mod format;
 mod records;
 mod report;
-pub use report::ProgramComm;
+pub use report::{Instance, ProgramComm};
 mod rows;
 mod table;
 pub mod timing;

@@ -381,3 +381,49 @@ impl Partial {
         out
     }
 }
+
+/// One collective instance in steady state, over the devices that took part: what the
+/// findings judge message sizes and bandwidths by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instance {
+    /// Its program key.
+    pub program: String,
+    /// Its module name.
+    pub module: String,
+    /// Its module execution.
+    pub execution: u32,
+    /// Its thunk (HLO instruction).
+    pub thunk: String,
+    /// Collective kind, where known.
+    pub kind: Option<String>,
+    /// Message size, bytes, where known.
+    pub message_bytes: Option<u64>,
+    /// The fastest device's bus bandwidth, GB/s (the bandwidth table's figure).
+    pub best_busbw_gbps: Option<f64>,
+    /// The shortest exposed time of any device (the last to arrive: the collective's
+    /// own time, without waiting for others), ns.
+    pub exposed_min_ns: i64,
+    /// The devices that took part.
+    pub devices: u64,
+}
+
+impl Partial {
+    /// Every collective instance in steady state ([`Instance`]), in key order.
+    pub fn steady_instances(&self) -> Vec<Instance> {
+        let rule = self.warmup.rule();
+        (self.instances.iter())
+            .filter(|(k, _)| !rule.thunk_is_warmup(&k.0, k.4))
+            .map(|(k, i)| Instance {
+                program: k.0.clone(),
+                module: self.name_of(&k.0),
+                execution: k.1,
+                thunk: k.2.clone(),
+                kind: i.kind.0.clone(),
+                message_bytes: i.kind.1,
+                best_busbw_gbps: i.best_busbw,
+                exposed_min_ns: i.lo,
+                devices: i.count,
+            })
+            .collect()
+    }
+}

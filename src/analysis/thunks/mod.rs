@@ -47,6 +47,7 @@ pub use read::{partial, read};
 pub use stats::SLOWEST;
 pub use top::TopRow;
 pub use variability::VariabilityRow;
+pub use variability::Varying;
 pub use write::write;
 
 use crate::derived::gpu_time::Selection;

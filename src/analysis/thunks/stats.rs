@@ -39,6 +39,10 @@ pub(super) struct Stats {
     pub(super) comm: bool,
     /// The slowest executions, slowest first, at most [`SLOWEST`].
     pub(super) slowest: Slowest,
+    /// The fastest execution, ns (none before any, or from a partial result that did not
+    /// carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) fastest: Option<i64>,
 }
 
 /// The slowest executions of a thunk, slowest first, held in place (no allocation per
@@ -88,6 +92,10 @@ impl<'de> Deserialize<'de> for Slowest {
 
 impl Stats {
     pub(super) fn add(&mut self, t: &Thunk) {
+        self.fastest = match (self.n, self.fastest) {
+            (0, _) => Some(t.dur_ns),
+            (_, f) => f.map(|f| f.min(t.dur_ns)),
+        };
         self.n += 1;
         self.dur.add(t.dur_ns);
         self.comm |= t.comm;
@@ -104,6 +112,11 @@ impl Stats {
     }
 
     pub(super) fn merge(&mut self, o: &Stats) {
+        self.fastest = match (self.n, o.n) {
+            (_, 0) => self.fastest,
+            (0, _) => o.fastest,
+            _ => self.fastest.zip(o.fastest).map(|(a, b)| a.min(b)),
+        };
         self.n = self.n.saturating_add(o.n);
         self.dur.merge(o.dur);
         self.comm |= o.comm;

@@ -155,6 +155,38 @@ impl Rows<'_> {
     }
 }
 
+/// A row of the variability view with what the findings need besides: the fastest
+/// execution and the total time.
+#[derive(Debug, Clone)]
+pub struct Varying {
+    /// The row njx-thunks writes.
+    pub row: VariabilityRow,
+    /// The fastest execution, ns (none from partial results that did not carry it).
+    pub fastest_ns: Option<i64>,
+    /// The executions' total time, ns.
+    pub total_ns: i128,
+}
+
+impl Rows<'_> {
+    /// The variability view's rows, in its order, each with its fastest execution and
+    /// total time (empty for another view).
+    pub fn varying(&self) -> Vec<Varying> {
+        let Chosen::Variability(runs) = &self.view else {
+            return Vec::new();
+        };
+        runs.iter()
+            .map(|&run| {
+                let s = self.merged(run).1;
+                Varying {
+                    row: self.variability_row(run),
+                    fastest_ns: s.fastest,
+                    total_ns: s.dur.sum(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Mean, sample standard deviation and coefficient of variation (none for a mean of 0).
 fn spread(s: &Stats) -> (f64, f64, Option<f64>) {
     let mean = s.dur.mean(s.n);

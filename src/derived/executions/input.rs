@@ -59,6 +59,7 @@ pub(super) fn load_path(
     for i in 0..profiles.len() {
         let mut tables = profiles.tables(i, &held)?;
         part.ranges.append(&mut tables.ranges);
+        part.gpus.append(&mut tables.gpus);
         let modules = (tables.gpu_ranges.iter()).any(|r| xla_names::is_module(&r.name));
         xla |= modules;
         let mut sources: Vec<(&mut Archive, &mut Dumps)> = Vec::new();

@@ -86,6 +86,8 @@ pub struct Executions {
     pub ranges: Vec<crate::records::Range>,
     /// The programs each module name ran as, where, with their collective sequences.
     pub variants: Variants,
+    /// The GPUs the input's profiles recorded (`TARGET_INFO_GPU`), profile by profile.
+    pub gpus: Vec<crate::source::devices::gpus::Gpu>,
 }
 
 /// What travels with an input path's [`Executions`] beyond the records.

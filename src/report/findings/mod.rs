@@ -16,6 +16,10 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 pub use thresholds::Thresholds;
 
+mod comm;
+mod compile;
+mod memory;
+mod steps;
 pub mod thresholds;
 
 /// One finding.
@@ -66,16 +70,24 @@ pub struct Findings {
 }
 
 /// The rules, in the order they run.
-pub const RULES: [&str; 6] = [
+pub const RULES: [&str; 14] = [
     "exposed-communication",
     "host-gaps",
     "idle-in-module",
     "straggler",
     "barrier",
     "compiled-differently",
+    "irregular-steps",
+    "variability",
+    "small-collectives",
+    "low-bus-bandwidth",
+    "compile-time",
+    "recompilation",
+    "memory",
+    "profile-trust",
 ];
 
-fn severity(t: &Thresholds, share: f64) -> &'static str {
+pub(super) fn severity(t: &Thresholds, share: f64) -> &'static str {
     if share >= t.high_pct {
         "high"
     } else {
@@ -122,6 +134,11 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> F
             exposed_communication(t, step, &comm, &mut out);
             idle(t, step, &mut out);
             straggler(t, step, &comm, &mut out);
+            steps::irregular_steps(t, step, &mut out);
+            steps::variability(t, step, &whole.thunks, &mut out);
+            let instances = whole.collectives.steady_instances();
+            comm::small_collectives(t, step, &instances, &mut out);
+            comm::low_bus_bandwidth(t, step, &instances, &whole.gpus, &mut out);
         }
         Err(why) => {
             for rule in [
@@ -129,12 +146,20 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> F
                 "host-gaps",
                 "idle-in-module",
                 "straggler",
+                "irregular-steps",
+                "variability",
+                "small-collectives",
+                "low-bus-bandwidth",
             ] {
                 out.undecided(rule, &format!("no step: {why}"));
             }
         }
     }
     barrier(t, step.as_ref().ok(), &comm, &mut out);
+    compile::compile_time(t, &whole.compilations, &mut out);
+    compile::recompilation(t, step.as_ref().ok(), &whole.compilations, &mut out);
+    memory::memory(t, &whole.heaps, &whole.gpus, &mut out);
+    steps::profile_trust(t, step, &mut out);
     let variants = &crate::derived::partial::Aggregate::warmup(&whole.modules).variants;
     compiled_differently(t, step.as_ref().ok(), variants, &mut out);
     out.findings
@@ -580,18 +605,42 @@ fn whole_module_ns(comm: &BTreeMap<String, ProgramComm>) -> i64 {
     comm.values().map(|p| p.module_ns).sum()
 }
 
+/// The report's section that shows the detail of a rule's findings (a section id of
+/// [`crate::report::SECTIONS`], or the step's own, `step`).
+pub fn section_of(rule: &str) -> &'static str {
+    match rule {
+        "exposed-communication" => "hidden-by-program",
+        "straggler" | "barrier" => "stragglers-by-program",
+        "compiled-differently" => "modules",
+        "variability" => "variability",
+        "small-collectives" | "low-bus-bandwidth" => "bandwidth",
+        "compile-time" | "recompilation" => "compile",
+        "memory" => "heap",
+        "gpu-idle" | "short-kernels" | "sync-api" => "kernels",
+        "sync-memcpy" | "pageable-memcpy" => "memops",
+        _ => "step",
+    }
+}
+
 /// The findings for people: one or two lines each, then the rules that did not fire.
 pub fn lines(f: &Findings) -> Vec<String> {
     let mut lines = Vec::new();
     for (i, x) in f.findings.iter().enumerate() {
+        // A finding about no step time (start-up, memory, trust) says no saving.
+        let saving = match x.saving_ns {
+            0 => String::new(),
+            ns => format!(
+                " — could save up to {} per step ({:.1} %)",
+                ms(ns),
+                x.share_pct
+            ),
+        };
         lines.push(format!(
-            "{}. [{}] {}: {} — could save up to {} per step ({:.1} %)",
+            "{}. [{}] {}: {}{saving}",
             i + 1,
             x.severity,
             x.rule,
             x.title,
-            ms(x.saving_ns),
-            x.share_pct
         ));
         lines.push(format!("   {} ({})", x.advice, x.command));
     }
@@ -602,4 +651,18 @@ pub fn lines(f: &Findings) -> Vec<String> {
         lines.push(format!("{} {}: {}", q.status, q.rule, q.why));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_rule_links_to_a_section_that_exists() {
+        for rule in super::RULES {
+            let id = super::section_of(rule);
+            assert!(
+                id == "step" || crate::report::SECTIONS.iter().any(|s| s.0 == id),
+                "{rule}: {id}"
+            );
+        }
+    }
 }

@@ -47,6 +47,9 @@ pub struct Thresholds {
     pub short_kernel_us: f64,
     /// `profile-trust`: the fewest steady steps per device the figures are trusted on.
     pub min_steps: f64,
+    /// `memory`: the share of the device's memory a program's allocations take from
+    /// which it is said, percent.
+    pub memory_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -71,6 +74,7 @@ impl Default for Thresholds {
             gap_ms: 1.0,
             short_kernel_us: 10.0,
             min_steps: 3.0,
+            memory_pct: 90.0,
         }
     }
 }
@@ -78,7 +82,7 @@ impl Default for Thresholds {
 type Field = fn(&mut Thresholds) -> &mut f64;
 
 /// Each threshold's name (as `--threshold` takes it), what it is, and where it is.
-pub const NAMES: [(&str, &str, Field); 19] = [
+pub const NAMES: [(&str, &str, Field); 20] = [
     (
         "moderate-pct",
         "share of the step from which a finding fires, %",
@@ -169,6 +173,11 @@ pub const NAMES: [(&str, &str, Field); 19] = [
         "profile-trust.min-steps",
         "fewest steady steps per device trusted",
         |t| &mut t.min_steps,
+    ),
+    (
+        "memory.pct",
+        "share of the device's memory a program takes, %",
+        |t| &mut t.memory_pct,
     ),
 ];
 

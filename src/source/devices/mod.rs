@@ -3,6 +3,7 @@
 //! nsys-jax archives keep thread names in `thread-metadata.parquet` ([`parquet`]); SQLite
 //! exports in `ThreadNames`, with the kernels' `deviceId` to fall back on ([`sqlite`]).
 
+pub mod gpus;
 pub mod parquet;
 pub mod sqlite;
 
