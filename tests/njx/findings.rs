@@ -16,6 +16,16 @@ struct Plant {
     late: i64,
     /// Device 1 runs `jit_step` as another program (p1b), its modules this many ns longer.
     variant: Option<i64>,
+    /// On (device, execution), the fusion and so the module this many ns longer, the
+    /// device's later executions that much later.
+    slower: Option<(u32, u32, i64)>,
+    /// A program `jit_big` after the steps: a 256 MiB all-reduce of 1,000 ns per
+    /// execution (a bus bandwidth far above the step's 1 MB all-reduces).
+    big: bool,
+    /// Executions of `jit_step` per device (5 where 0).
+    executions: u32,
+    /// Device 1's steady executions of `jit_step` record no thunk (command buffers).
+    no_thunks: bool,
 }
 
 /// Two devices, `jit_step` executions 0–4 back to back, 10,000 ns each: a 9,800 ns fusion
@@ -50,9 +60,23 @@ fn run(plant: Plant) -> (String, String) {
             Some(ns) if device == 1 => ("p1b", ns),
             _ => ("p1", 0),
         };
-        for e in 0..5u32 {
-            let s = 1_000_000 + i64::from(e) * (10_000 + plant.gap + longer);
+        let executions = if plant.executions == 0 {
+            5
+        } else {
+            plant.executions
+        };
+        for e in 0..executions {
+            let (slower, shift) = match plant.slower {
+                Some((d, at, ns)) if d == device && at == e => (ns, 0),
+                Some((d, at, ns)) if d == device && e > at => (0, ns),
+                _ => (0, 0),
+            };
+            let s = 1_000_000 + i64::from(e) * (10_000 + plant.gap + longer) + shift;
+            let longer = longer + slower;
             modules.push(module(p1, "jit_step", e, s, 10_000 + longer));
+            if plant.no_thunks && device == 1 && e > 0 {
+                continue;
+            }
             let wait = if device == 0 { plant.late } else { 0 };
             let fusion = 9_800 - plant.idle - plant.exposed - wait + longer;
             thunks.push(thunk(p1, "jit_step", e, "fusion.1", s, fusion, None));
@@ -66,6 +90,21 @@ fn run(plant: Plant) -> (String, String) {
                 exposed,
                 Some((hidden, 1_000_000)),
             ));
+        }
+        if plant.big {
+            for e in 0..3u32 {
+                let s = 3_000_000 + i64::from(e) * 100_000;
+                modules.push(module("p3", "jit_big", e, s, 1_000));
+                thunks.push(thunk(
+                    "p3",
+                    "jit_big",
+                    e,
+                    "all-reduce-start.9",
+                    s,
+                    1_000,
+                    Some((0, 256 << 20)),
+                ));
+            }
         }
         if plant.barrier {
             // After the steps: device 0 arrives 50,000 ns late, device 1 waits for it.
@@ -276,4 +315,142 @@ fn a_module_compiled_differently_on_a_device_is_found_with_its_cost() {
     assert_eq!(rep["step"]["per_device"].as_array().unwrap().len(), 2);
     let rep = report_of(run(Plant::default()));
     assert_eq!(quiet(&rep, "compiled-differently"), "passed");
+}
+
+/// njx-report's JSON of `records` with `args` besides.
+fn report_with(records: (String, String), args: &[&str]) -> Value {
+    let dir = tempdir();
+    let m = write(dir.path(), "modules.jsonl", records.0.as_bytes());
+    let t = write(dir.path(), "thunks.jsonl", records.1.as_bytes());
+    let mut all = vec!["-q", "--format", "json"];
+    all.extend_from_slice(args);
+    all.extend([m.as_str(), t.as_str()]);
+    serde_json::from_str(&ok("njx-report", &all)).expect("one JSON object")
+}
+
+#[test]
+fn one_slow_step_is_irregular_and_its_slow_thunk_varies_each_with_its_size() {
+    // Device 1's execution 2: its fusion 8,000 ns longer, so is its step (18,000 ns).
+    let rep = report_of(run(Plant {
+        slower: Some((1, 2, 8_000)),
+        ..Plant::default()
+    }));
+    assert_eq!(rep["step"]["step_ns"], 11_333, "68,000 ns over 6 steps");
+    let f = fired(&rep, "irregular-steps");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    // Its excess over its device's median (10,000), over the 6 steps.
+    assert_eq!(f[0]["saving_ns"], 1_333);
+    assert_eq!(f[0]["device"], 1);
+    let one = &f[0]["evidence"]["irregular"];
+    assert_eq!(one.as_array().unwrap().len(), 1, "{one}");
+    assert_eq!(one[0]["execution"], 2);
+    assert_eq!(one[0]["step_ns"], 18_000);
+    assert_eq!(one[0]["median_ns"], 10_000);
+    // fusion.1: 7 executions of 9,800 and one of 17,800 (cv 0.26): 8,000 ns above its
+    // fastest, over 8 executions of the module.
+    let v = fired(&rep, "variability");
+    assert_eq!(v.len(), 1, "{}", rep["findings"]);
+    assert_eq!(v[0]["key"], "fusion.1");
+    assert_eq!(v[0]["saving_ns"], 1_000);
+    assert_eq!(v[0]["evidence"]["thunks"][0]["fastest_ns"], 9_800);
+    assert_eq!(v[0]["evidence"]["thunks"][0]["excess_ns"], 8_000);
+    assert!(
+        v[0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("--view variability")
+    );
+    // Healthy: both pass.
+    let rep = report_of(run(Plant::default()));
+    assert_eq!(quiet(&rep, "irregular-steps"), "passed");
+    assert_eq!(quiet(&rep, "variability"), "passed");
+}
+
+#[test]
+fn small_collectives_far_below_their_kinds_best_bandwidth_are_found_with_their_exposed_time() {
+    // A 256 MiB all-reduce elsewhere reaches 268,435 GB/s; the step's 1 MB ones 1,000,
+    // with 600 ns of each exposed.
+    let rep = report_of(run(Plant {
+        big: true,
+        exposed: 500,
+        ..Plant::default()
+    }));
+    let f = fired(&rep, "small-collectives");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["saving_ns"], 600);
+    assert_eq!(f[0]["evidence"]["per_kind"]["all-reduce"]["instances"], 4);
+    let advice = f[0]["advice"].as_str().unwrap();
+    assert!(advice.contains("--xla_gpu_all_reduce_combine_threshold_bytes"));
+    // Without the large one, the step's are as fast as their kind gets.
+    let rep = report_of(run(Plant {
+        exposed: 500,
+        ..Plant::default()
+    }));
+    assert_eq!(quiet(&rep, "small-collectives"), "passed");
+}
+
+#[test]
+fn large_messages_under_half_the_links_peak_are_found_with_what_the_peak_would_save() {
+    let slow = |peak: &str| {
+        let peak = format!("low-bus-bandwidth.peak-gbps={peak}");
+        report_with(
+            run(Plant {
+                exposed: 500,
+                ..Plant::default()
+            }),
+            &[
+                "--threshold",
+                "low-bus-bandwidth.bytes=1000000",
+                "--threshold",
+                &peak,
+            ],
+        )
+    };
+    // 1,000 GB/s against 3,000: 600 ns exposed per step, 1/3 of it needed at the peak.
+    let rep = slow("3000");
+    let f = fired(&rep, "low-bus-bandwidth");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["saving_ns"], 400);
+    assert_eq!(f[0]["evidence"]["slow"][0]["busbw_mean_gbps"], 1000.0);
+    assert_eq!(
+        f[0]["evidence"]["peak_source"],
+        "--threshold low-bus-bandwidth.peak-gbps"
+    );
+    // 1,000 of 1,500 is over half: passed.
+    assert_eq!(quiet(&slow("1500"), "low-bus-bandwidth"), "passed");
+    // Records say no GPU: without a peak given, undecided, saying how to give it.
+    let rep = report_with(
+        run(Plant::default()),
+        &["--threshold", "low-bus-bandwidth.bytes=1000000"],
+    );
+    assert_eq!(quiet(&rep, "low-bus-bandwidth"), "undecided");
+}
+
+#[test]
+fn too_few_steps_and_executions_without_thunks_are_what_the_figures_cannot_be_trusted_for() {
+    let rep = report_of(run(Plant {
+        executions: 3,
+        ..Plant::default()
+    }));
+    let f = fired(&rep, "profile-trust");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["evidence"]["fewest_steps"], 1);
+    assert_eq!(f[0]["saving_ns"], 0);
+    let rep = report_of(run(Plant {
+        no_thunks: true,
+        ..Plant::default()
+    }));
+    let f = fired(&rep, "profile-trust");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["evidence"]["executions_without_thunks"], 4);
+    assert_eq!(f[0]["evidence"]["executions"], 8);
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(title.contains("4 of 8 steady executions"), "{title}");
+    // Unknown thresholds are refused, naming the known ones.
+    let dir = tempdir();
+    let m = write(dir.path(), "m.jsonl", run(Plant::default()).0.as_bytes());
+    let out = crate::common::run("njx-report", &["--threshold", "gap=1", &m], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr_of(&out);
+    assert!(e.contains("gpu-idle.gap-ms"), "{e}");
 }
