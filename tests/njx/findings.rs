@@ -317,6 +317,14 @@ fn a_module_compiled_differently_on_a_device_is_found_with_its_cost() {
     assert_eq!(quiet(&rep, "compiled-differently"), "passed");
 }
 
+/// njx-report's JSON of `paths` with `args` besides.
+fn report_with_paths(paths: &[String], args: &[&str]) -> Value {
+    let mut all = vec!["-q", "--format", "json"];
+    all.extend_from_slice(args);
+    all.extend(paths.iter().map(String::as_str));
+    serde_json::from_str(&ok("njx-report", &all)).expect("one JSON object")
+}
+
 /// njx-report's JSON of `records` with `args` besides.
 fn report_with(records: (String, String), args: &[&str]) -> Value {
     let dir = tempdir();
@@ -453,4 +461,106 @@ fn too_few_steps_and_executions_without_thunks_are_what_the_figures_cannot_be_tr
     assert_eq!(out.status.code(), Some(2));
     let e = stderr_of(&out);
     assert!(e.contains("gpu-idle.gap-ms"), "{e}");
+}
+
+#[test]
+fn the_pax_runs_compilation_memory_and_bandwidth_figures_are_their_tools_figures() {
+    let Some(pax) = shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    let all = pax_archives(&pax);
+    let rep = report_with_paths(
+        &all,
+        &[
+            "--threshold",
+            "moderate-pct=1",
+            "--threshold",
+            "memory.pct=30",
+        ],
+    );
+    // compile-time: proc0's compilations, as njx-compile-summary sums them.
+    let f = fired(&rep, "compile-time");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    let summary = json_lines(&ok(
+        "njx-compile-summary",
+        &["--total", "--format", "json", &all[0]],
+    ));
+    assert_eq!(f[0]["evidence"]["profile"], "pax_fsdp4_4proc_proc0");
+    assert_eq!(f[0]["evidence"]["compile_wall_ns"], summary[0]["wall_ns"]);
+    assert_eq!(f[0]["evidence"]["compilations"], summary[0]["compilations"]);
+    // memory: the step program's allocations, as njx-heap gives them, of the A100's 40 GB.
+    let m = fired(&rep, "memory");
+    assert_eq!(m.len(), 1, "{}", rep["findings"]);
+    let heap = json_lines(&ok(
+        "njx-heap",
+        &["--view", "peak", "--format", "json", &all[0]],
+    ));
+    let step_heap = heap
+        .iter()
+        .find(|h| h["program"] == "pjit__wrapped_step_fn")
+        .unwrap();
+    assert_eq!(m[0]["evidence"]["total_bytes"], step_heap["total_bytes"]);
+    assert_eq!(m[0]["evidence"]["gpu"], "NVIDIA A100-SXM4-40GB");
+    // low-bus-bandwidth (from 1 % of the step): the bandwidth table's means.
+    let b = fired(&rep, "low-bus-bandwidth");
+    assert_eq!(b.len(), 1, "{}", rep["findings"]);
+    let mut args = vec!["--table", "bandwidth", "--format", "json"];
+    args.extend(all.iter().map(String::as_str));
+    let table = json_lines(&ok("njx-collectives", &args));
+    for slow in b[0]["evidence"]["slow"].as_array().unwrap() {
+        let row = table
+            .iter()
+            .find(|r| {
+                r["collective"] == slow["collective"] && r["message_bytes"] == slow["message_bytes"]
+            })
+            .unwrap_or_else(|| panic!("{slow} in the bandwidth table"));
+        let (a, t) = (
+            slow["busbw_mean_gbps"].as_f64().unwrap(),
+            row["busbw_mean_gbps"].as_f64().unwrap(),
+        );
+        assert!((a - t).abs() <= 1e-9 * t, "{a} {t}");
+    }
+    assert_eq!(b[0]["evidence"]["peak_gbps"], 300.0);
+}
+
+#[test]
+fn the_step_module_compiled_again_mid_run_is_a_recompilation_costing_its_time() {
+    let Some(pax) = shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    let all = pax_archives(&pax);
+    let quiet_on = |rep: &Value| {
+        fired(rep, "recompilation")
+            .iter()
+            .all(|f| f["key"] != "pjit__wrapped_step_fn")
+    };
+    assert!(quiet_on(&report_json(&all)), "the run as it is");
+    // proc0 compiles the step module again, 40 ms, 1 µs into its first steady execution.
+    let modules = json_lines(&ok("njx-export", &["--table", "modules", &all[0]]));
+    let first = (modules.iter())
+        .filter(|m| m["name"] == "pjit__wrapped_step_fn" && m["execution"] == 1)
+        .map(|m| m["start_ns"].as_i64().unwrap())
+        .min()
+        .unwrap();
+    let (s, d) = (first + 1_000, 40_000_000);
+    let name = "TSL:XlaCompile:#module=pjit__wrapped_step_fn,program_id=77#";
+    let row = format!(
+        "{s},{},{d},0,{d},\"{name}\",4242,4242,0,0,10000000,,:10000000,\"{name}\"",
+        s + d
+    );
+    let dir = tempdir();
+    let planted = dir.path().join("proc0.zip");
+    crate::common::plant::add_ranges(std::path::Path::new(&all[0]), &planted, &[row]);
+    let mut inputs = vec![planted.display().to_string()];
+    inputs.extend(all[1..].iter().cloned());
+    let rep = report_json(&inputs);
+    let f: Vec<&Value> = fired(&rep, "recompilation")
+        .into_iter()
+        .filter(|f| f["key"] == "pjit__wrapped_step_fn")
+        .collect();
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["evidence"]["wall_ns"], d);
+    // 40 ms over the 8 steps (2 on each of 4 devices).
+    assert_eq!(rep["step"]["steps"], 8);
+    assert_eq!(f[0]["saving_ns"], d / 8);
 }

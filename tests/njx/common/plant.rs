@@ -902,3 +902,42 @@ pub fn rename_archive(src: &Path, dst: &Path, module: &str, renames: &[(&str, &s
     write_members(&mut archive, dst, &replaced);
     matched.values().sum()
 }
+
+/// The push/pop table of an nsys-jax archive (the pax archives' name for it).
+pub const PUSHPOP: &str = "report_nvtx_pushpop_trace.csv.xz";
+
+/// Writes to `dst` archive `src` with `rows` (CSV rows of its push/pop table, in the
+/// table's columns: `Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),
+/// Name,PID,TID,Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree`, as nsys' `nvtx_pushpop_trace`
+/// report writes them) added, each where its start puts it in the table's order by
+/// start; every other member copied raw.
+pub fn add_ranges(src: &Path, dst: &Path, rows: &[String]) {
+    let place = src.display();
+    let bytes = std::fs::read(src).unwrap_or_else(|e| panic!("{place}: {e}"));
+    let mut archive =
+        zip::ZipArchive::new(Cursor::new(bytes)).unwrap_or_else(|e| panic!("{place}: {e}"));
+    let mut packed = Vec::new();
+    archive
+        .by_name(PUSHPOP)
+        .unwrap_or_else(|e| panic!("{place}: {PUSHPOP}: {e}"))
+        .read_to_end(&mut packed)
+        .unwrap_or_else(|e| panic!("{place}: {PUSHPOP}: {e}"));
+    let mut text = String::new();
+    xz2::read::XzDecoder::new(&packed[..])
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| panic!("{place}: {PUSHPOP}: {e}"));
+    let start = |row: &str| -> i64 {
+        row.split(',')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{place}: {PUSHPOP}: a row without a start: {row}"))
+    };
+    let mut lines: Vec<&str> = text.lines().collect();
+    for row in rows {
+        let at = 1 + lines[1..].partition_point(|l| start(l) <= start(row));
+        lines.insert(at, row);
+    }
+    let csv = lines.join("\n") + "\n";
+    let replaced = HashMap::from([(PUSHPOP.to_string(), super::xz(csv.as_bytes()))]);
+    write_members(&mut archive, dst, &replaced);
+}
