@@ -44,6 +44,11 @@ stderr.
 Exit status: 0, or 3 when --fail-if-slower finds a significant slowdown beyond its \
 percentage (after the output is written); 1 for bad input, 2 for bad usage.
 
+--findings compares njx-report's findings instead: the step of each run, then the findings \
+that appeared, changed (their saving per step), went or stayed, matched by rule, key and \
+device; records have the fields change, rule, key, device, before_severity, after_severity, \
+before_saving_ns, after_saving_ns, title.
+
 Map/reduce over many ranks: `njx-diff --by program --partial before/rank*.zip > before.part` \
 (and the same for after), then `njx-diff before.part --vs after.part`.
 
@@ -52,7 +57,8 @@ Examples:
   njx-diff --by instruction --top 20 before.zip --vs after.zip
   njx-diff --by collective --format json a.zip --vs b.zip | jq .change_pct
   njx-diff --fail-if-slower 5 --fail-if-slower total:2 a/*.zip --vs b/*.zip
-  njx-diff --by instruction --svg d.svg --folded d.folded a.zip --vs b.zip"
+  njx-diff --by instruction --svg d.svg --folded d.folded a.zip --vs b.zip
+  njx-diff --findings before/rank*.zip --vs after/rank*.zip"
 )]
 pub struct Args {
     /// The inputs of the run before (the baseline); none reads stdin.
@@ -132,6 +138,17 @@ pub struct Args {
     /// the map step of a map/reduce over ranks.
     #[arg(long, conflicts_with_all = ["vs", "fail_if_slower", "folded", "svg"])]
     pub partial: bool,
+
+    /// Compare the two runs' findings (njx-report's) instead: the step of each, and the
+    /// findings that appeared, went, or whose saving per step changed, matched by rule, key
+    /// and device. Sides may be partial results of njx-report --partial.
+    #[arg(long, conflicts_with_all = ["partial", "fail_if_slower", "folded", "svg", "by"])]
+    pub findings: bool,
+
+    /// With --findings: change a threshold of the findings' rules, NAME=VALUE (as
+    /// njx-report's --threshold).
+    #[arg(long, value_name = "NAME=VALUE", requires = "findings")]
+    pub threshold: Vec<String>,
 
     /// The programs compared (module names: njx-diff keys programs by name).
     #[command(flatten)]
@@ -240,6 +257,15 @@ pub fn run(args: &Args) -> Result<Ended> {
         .map(|p| open_output(Some(p), &read))
         .transpose()?;
     let notes = super::notes_and_progress("njx-diff", args.quiet, &read, Some(&mut out));
+    if args.findings {
+        let t = crate::report::findings::Thresholds::parse(&args.threshold)?;
+        let b = crate::report::findings_of(&before, &args.hlo, &t, &notes)?;
+        let a = crate::report::findings_of(&args.vs, &args.hlo, &t, &notes)?;
+        let changes = crate::report::findings::diff::compare(&b.1, &a.1);
+        crate::report::findings::diff::write(options.format, (&b.0, &a.0), &changes, &mut out)?;
+        out.finish()?;
+        return Ok(Ended::Passed);
+    }
     if options.partial {
         crate::diff::partial(&options, &before, &mut out, &notes)?;
         out.finish()?;

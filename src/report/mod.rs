@@ -185,3 +185,35 @@ fn report(
     }
     Ok((Some(whole), profiles))
 }
+
+/// The step and findings of `inputs` (`njx-diff --findings`): the report's reading of them
+/// (partial results of `njx-report --partial` too), without its sections.
+pub fn findings_of(
+    inputs: &[PathBuf],
+    hlo: &[PathBuf],
+    thresholds: &findings::Thresholds,
+    notes: &Notes,
+) -> Result<(
+    std::result::Result<crate::analysis::step::Step, String>,
+    findings::Findings,
+)> {
+    let options = Options {
+        style: Style::Json,
+        rows: 0,
+        hlo: hlo.to_vec(),
+        partial: false,
+        top_modules: 0.99,
+        programs: Default::default(),
+        each_note: true,
+        thresholds: thresholds.clone(),
+        step_program: None,
+    };
+    let (whole, _) = report(&options, inputs, false, &mut std::io::sink(), notes)?;
+    let whole = whole.expect("a report, not a partial result");
+    let step = match sections::no_xla(&whole) {
+        Some(_) => Err("no XLA module executions to make steps of".to_string()),
+        None => whole.step(None)?,
+    };
+    let found = findings::findings(&whole, &step, thresholds);
+    Ok((step, found))
+}

@@ -564,3 +564,70 @@ fn the_step_module_compiled_again_mid_run_is_a_recompilation_costing_its_time() 
     assert_eq!(rep["step"]["steps"], 8);
     assert_eq!(f[0]["saving_ns"], d / 8);
 }
+
+#[test]
+fn njx_diff_findings_says_what_appeared_went_and_changed() {
+    let dir = tempdir();
+    let side = |name: &str, plant: Plant| {
+        let (m, t) = run(plant);
+        [
+            write(dir.path(), &format!("{name}.modules.jsonl"), m.as_bytes()),
+            write(dir.path(), &format!("{name}.thunks.jsonl"), t.as_bytes()),
+        ]
+    };
+    let before = side(
+        "before",
+        Plant {
+            idle: 2_000,
+            ..Plant::default()
+        },
+    );
+    let after = side(
+        "after",
+        Plant {
+            gap: 1_000,
+            idle: 1_000,
+            ..Plant::default()
+        },
+    );
+    let diff = |b: &[String; 2], a: &[String; 2]| {
+        json_lines(&ok(
+            "njx-diff",
+            &[
+                "-q",
+                "--findings",
+                "--format",
+                "json",
+                &b[0],
+                &b[1],
+                "--vs",
+                &a[0],
+                &a[1],
+            ],
+        ))
+    };
+    let changes = diff(&before, &after);
+    let of = |rule: &str| {
+        changes
+            .iter()
+            .find(|c| c["rule"] == rule)
+            .unwrap_or_else(|| panic!("{rule} in {changes:?}"))
+    };
+    assert_eq!(of("host-gaps")["change"], "appeared");
+    assert_eq!(of("host-gaps")["after_saving_ns"], 1_000);
+    assert_eq!(of("host-gaps")["before_saving_ns"], Value::Null);
+    // Idle inside the module: 2,100 ns of a 10,000 ns step before, 1,100 of 11,000 after.
+    assert_eq!(of("idle-in-module")["change"], "changed");
+    assert_eq!(of("idle-in-module")["before_saving_ns"], 2_100);
+    assert_eq!(of("idle-in-module")["after_saving_ns"], 1_100);
+    // A run against itself: every finding the same.
+    let same = diff(&before, &before);
+    assert!(!same.is_empty());
+    assert!(same.iter().all(|c| c["change"] == "same"), "{same:?}");
+    // And one that went.
+    let went = diff(&after, &before);
+    assert_eq!(
+        went.iter().find(|c| c["rule"] == "host-gaps").unwrap()["change"],
+        "went"
+    );
+}

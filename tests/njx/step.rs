@@ -183,6 +183,9 @@ fn the_pax_step_adds_up_and_partials_give_the_same() {
     }
     let reduced = report_json(&partials);
     assert_eq!(reduced["step"], *step);
+    // And the same findings: partial results carry what every rule needs.
+    assert_eq!(reduced["findings"], rep["findings"]);
+    assert_eq!(reduced["rules_quiet"], rep["rules_quiet"]);
 }
 
 #[test]

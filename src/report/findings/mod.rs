@@ -18,6 +18,7 @@ pub use thresholds::Thresholds;
 
 mod comm;
 mod compile;
+pub mod diff;
 mod memory;
 mod steps;
 pub mod thresholds;
