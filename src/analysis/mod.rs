@@ -8,6 +8,7 @@ pub mod compilations;
 pub mod compile;
 pub mod export;
 pub mod flamefold;
+pub mod gemm;
 pub mod heap;
 pub mod kernels;
 pub mod modules;

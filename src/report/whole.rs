@@ -79,6 +79,10 @@ pub struct Whole {
     /// When each module was compiled and first ran, and each profile's span.
     #[serde(default)]
     pub(super) compilations: crate::analysis::compilations::Compilations,
+    /// The GEMMs of each program that ran, by program key then instruction (from the same
+    /// dumps as its heap).
+    #[serde(default)]
+    pub(super) gemms: BTreeMap<String, BTreeMap<String, crate::analysis::gemm::Gemm>>,
     /// The GPU models the profiles recorded (`TARGET_INFO_GPU`), with the least memory
     /// recorded for each, bytes.
     #[serde(default)]
@@ -244,6 +248,12 @@ impl Whole {
                 }
                 *first = part.input;
             }
+            // What cannot be read of a GEMM leaves it unjudged, not the report failed.
+            if let Ok(g) = crate::analysis::gemm::gemms(hlo)
+                && !g.is_empty()
+            {
+                self.gemms.insert(key.clone(), g);
+            }
             // A dump without a buffer assignment is said too (njx-heap's error, naming it).
             match heap::program_heap(hlo, notes) {
                 Ok(h) => {
@@ -344,6 +354,9 @@ impl partial::Aggregate for Whole {
             }
         }
         self.heap_problems.extend(other.heap_problems);
+        for (key, g) in other.gemms {
+            self.gemms.entry(key).or_insert(g);
+        }
         for (name, memory) in other.gpus {
             self.add_gpu(&name, memory);
         }

@@ -158,7 +158,7 @@ fn a_healthy_run_has_no_finding_and_every_rule_says_it_passed() {
     assert_eq!(rep["findings"], json!([]), "{}", rep["findings"]);
     // What records do not carry (push/pop ranges, buffer assignments) leaves these
     // undecided, saying why.
-    let of_profiles = ["compile-time", "recompilation", "memory"];
+    let of_profiles = ["compile-time", "recompilation", "memory", "gemm-efficiency"];
     for rule in njx::report::findings::RULES {
         let expected = match of_profiles.contains(&rule) {
             true => "undecided",
@@ -630,4 +630,45 @@ fn njx_diff_findings_says_what_appeared_went_and_changed() {
         went.iter().find(|c| c["rule"] == "host-gaps").unwrap()["change"],
         "went"
     );
+}
+
+#[test]
+fn the_pax_runs_gemms_are_judged_against_the_a100s_bf16_peak_with_njx_thunks_times() {
+    let Some(pax) = shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    let all = pax_archives(&pax);
+    // By default none takes 5 % of the step: passed.
+    assert_eq!(quiet(&report_json(&all), "gemm-efficiency"), "passed");
+    // From 1 % of the step, against 100 % of the peak: every one judged falls short.
+    let rep = report_with_paths(
+        &all,
+        &[
+            "--threshold",
+            "gemm-efficiency.step-pct=1",
+            "--threshold",
+            "gemm-efficiency.pct=100",
+        ],
+    );
+    let f = fired(&rep, "gemm-efficiency");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    let gemms = f[0]["evidence"]["gemms"].as_array().unwrap();
+    assert_eq!(gemms.len(), 5, "{gemms:?}");
+    let mut args = vec!["--format", "json", "--top-modules", "1"];
+    args.extend(all.iter().map(String::as_str));
+    let top = json_lines(&ok("njx-thunks", &args));
+    for g in gemms {
+        assert_eq!(g["dtype"], "bf16");
+        assert_eq!(g["peak_tflops"], 312.0);
+        let row = (top.iter())
+            .find(|r| r["thunk"] == g["thunk"] && r["module"] == "pjit__wrapped_step_fn")
+            .unwrap_or_else(|| panic!("{g} in njx-thunks"));
+        assert_eq!(
+            g["mean_ns"].as_f64().unwrap().round(),
+            row["mean_ns"].as_f64().unwrap()
+        );
+        let reached = g["flops"].as_f64().unwrap() / g["mean_ns"].as_f64().unwrap() / 1000.0;
+        assert!((reached - g["tflops"].as_f64().unwrap()).abs() < 1e-9);
+        assert!(reached < 312.0 && reached > 50.0, "{g}");
+    }
 }

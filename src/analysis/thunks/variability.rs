@@ -168,6 +168,14 @@ pub struct Varying {
 }
 
 impl Rows<'_> {
+    /// The top view's rows, in its order (empty for another view).
+    pub fn top_rows(&self) -> Vec<super::top::TopRow> {
+        let Chosen::Top(runs, total) = &self.view else {
+            return Vec::new();
+        };
+        runs.iter().map(|&run| self.top_row(run, *total)).collect()
+    }
+
     /// The variability view's rows, in its order, each with its fastest execution and
     /// total time (empty for another view).
     pub fn varying(&self) -> Vec<Varying> {

@@ -19,6 +19,7 @@ pub use thresholds::Thresholds;
 mod comm;
 mod compile;
 pub mod diff;
+mod gemm;
 mod memory;
 mod steps;
 pub mod thresholds;
@@ -71,7 +72,7 @@ pub struct Findings {
 }
 
 /// The rules, in the order they run.
-pub const RULES: [&str; 14] = [
+pub const RULES: [&str; 15] = [
     "exposed-communication",
     "host-gaps",
     "idle-in-module",
@@ -86,6 +87,7 @@ pub const RULES: [&str; 14] = [
     "recompilation",
     "memory",
     "profile-trust",
+    "gemm-efficiency",
 ];
 
 pub(super) fn severity(t: &Thresholds, share: f64) -> &'static str {
@@ -140,6 +142,7 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> F
             let instances = whole.collectives.steady_instances();
             comm::small_collectives(t, step, &instances, &mut out);
             comm::low_bus_bandwidth(t, step, &instances, &whole.gpus, &mut out);
+            gemm::gemm_efficiency(t, step, &whole.thunks, &whole.gemms, &whole.gpus, &mut out);
         }
         Err(why) => {
             for rule in [
@@ -151,6 +154,7 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> F
                 "variability",
                 "small-collectives",
                 "low-bus-bandwidth",
+                "gemm-efficiency",
             ] {
                 out.undecided(rule, &format!("no step: {why}"));
             }
@@ -614,6 +618,7 @@ pub fn section_of(rule: &str) -> &'static str {
         "straggler" | "barrier" => "stragglers-by-program",
         "compiled-differently" => "modules",
         "variability" => "variability",
+        "gemm-efficiency" => "thunks",
         "small-collectives" | "low-bus-bandwidth" => "bandwidth",
         "compile-time" | "recompilation" => "compile",
         "memory" => "heap",
