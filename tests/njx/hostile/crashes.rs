@@ -835,6 +835,19 @@ fn parquet_footers() -> Vec<Case> {
                         .name("rank0.zip!thread-metadata.parquet")
                 },
             ));
+            // The GPUs' table (njx-report's findings read it): refused, named.
+            v.push(Case::new(
+                format!("archive device-metadata.parquet: {label}"),
+                "njx-report",
+                expect,
+                move |d: &Path| {
+                    let bytes = mutate(&mut Parquet::parse(&device_metadata()));
+                    let mut entries = archive_entries(&[]);
+                    entries.push(ZipEntry::deflated("device-metadata.parquet", &bytes));
+                    let p = write(d, "rank0.zip", &zip_raw(&entries, None));
+                    Run::new(args![p]).name("rank0.zip!device-metadata.parquet")
+                },
+            ));
         }
     }
     v

@@ -422,6 +422,25 @@ pub fn thread_metadata() -> Vec<u8> {
     )
 }
 
+/// `device-metadata.parquet` as nsys-jax writes it (pandas names the columns of nsys'
+/// `TARGET_INFO_GPU` by tuples, as in the pax archives): one A100 of 40 GB.
+pub fn device_metadata() -> Vec<u8> {
+    parquet_table(
+        &[
+            pq_int("('TARGET_INFO_GPU', 'id')", &[Some(0)]),
+            pq_text(
+                "('TARGET_INFO_GPU', 'name')",
+                &[Some("NVIDIA A100-SXM4-40GB")],
+            ),
+            pq_int(
+                "('TARGET_INFO_GPU', 'totalMemory')",
+                &[Some(42_505_273_344)],
+            ),
+        ],
+        1 << 20,
+    )
+}
+
 /// The archive's push/pop table: program 7's compilation.
 pub fn archive_pushpop() -> String {
     let p = PID;
