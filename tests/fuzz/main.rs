@@ -414,6 +414,7 @@ fn supervise(args: &Args) -> ExitCode {
         "pushpop-parquet",
         "gpu-parquet",
         "thread-metadata",
+        "device-metadata",
         "hlo",
         "heap",
         "sqlite",

@@ -26,6 +26,8 @@ pub const DUMP7: &str = "module_0007.jit_step.sm_8.0_gpu_after_optimizations.hlo
 pub const DUMP3: &str = "module_0003.jit_f.sm_8.0_gpu_after_optimizations.hlo.pb";
 pub const GPU_PROJ: &str = "nvtx_gpu_proj_trace/trace.parquet";
 pub const THREADS: &str = "thread-metadata.parquet";
+/// nsys-jax's table of nsys' `TARGET_INFO_GPU`.
+pub const DEVICES: &str = "device-metadata.parquet";
 pub const PUSHPOP_XZ: &str = "report_nvtx_pushpop_trace.csv.xz";
 pub const PUSHPOP_PQ: &str = "report_nvtx_pushpop_trace.parquet";
 
@@ -461,6 +463,27 @@ pub fn thread_metadata(rank: usize, slice: bool) -> Table {
         table::int("PID", vec![Some(p); 4]),
         table::int("TID", vec![Some(p), Some(p + 1), Some(p + 2), Some(p + 3)]),
         table::int32("Priority", vec![Some(0), Some(0), Some(0), Some(-2)]),
+    ])
+}
+
+/// Device metadata as nsys-jax writes it (pandas' tuple column names): `gpus` GPUs, the
+/// memory as int64 or as double where `double`.
+pub fn device_metadata(gpus: usize, double: bool) -> Table {
+    let name = |n: &str| format!("('TARGET_INFO_GPU', '{n}')");
+    let memory = if double {
+        table::double(&name("totalMemory"), vec![Some(42_505_273_344.0); gpus])
+    } else {
+        table::int(&name("totalMemory"), vec![Some(85_899_345_920); gpus])
+    };
+    Table::new(vec![
+        table::int(&name("id"), (0..gpus as i64).map(Some).collect()),
+        table::text(
+            &name("name"),
+            (0..gpus)
+                .map(|i| Some(format!("NVIDIA H100 80GB HBM3 #{i}")))
+                .collect(),
+        ),
+        memory,
     ])
 }
 

@@ -5,7 +5,7 @@
 //! saved input replays exactly.
 
 use crate::item::Item;
-use crate::seeds::{self, DUMP3, DUMP7, GPU_PROJ, PUSHPOP_PQ, THREADS};
+use crate::seeds::{self, DEVICES, DUMP3, DUMP7, GPU_PROJ, PUSHPOP_PQ, THREADS};
 use crate::zipper::Member;
 use njx::Result;
 use njx::analysis::{collectives, compile, export, flamefold, heap, modules, ranges};
@@ -1034,6 +1034,27 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             }),
             entry("in-archive-profiles", &[], |c, i| {
                 profiles(&in_archive(c, i, GPU_PROJ))
+            }),
+        ],
+        folders: false,
+    });
+
+    targets.push(Target {
+        name: "device-metadata",
+        file: DEVICES,
+        seeds: vec![
+            (Item::table(seeds::device_metadata(1, false)), "devices"),
+            (Item::table(seeds::device_metadata(8, true)), "devices"),
+        ],
+        entries: vec![
+            entry("read-gpus", &[], |_, i| {
+                let file = std::fs::File::open(i.path).map_err(|e| njx::Error::io("input", e))?;
+                let _ = source::devices::gpus::from_parquet("input", file)?;
+                Ok(())
+            }),
+            entry("in-archive-report", &[], |c, i| {
+                let path = in_archive(c, i, DEVICES);
+                report_run(&[path, c.rank1.clone()], i, Vec::new())
             }),
         ],
         folders: false,
