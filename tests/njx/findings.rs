@@ -288,6 +288,8 @@ fn a_device_late_at_every_collective_is_a_straggler_costing_its_lateness() {
     assert_eq!(f[0]["device"], 1);
     assert_eq!(f[0]["saving_ns"], 1_000);
     assert_eq!(f[0]["evidence"]["last"], 4);
+    // Last in 4 of 4 with 2 devices: 1 chance in 16.
+    assert_eq!(f[0]["evidence"]["p_value_last"], 0.0625);
     assert!(
         f[0]["title"]
             .as_str()

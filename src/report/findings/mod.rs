@@ -396,6 +396,7 @@ fn straggler(
             share_pct: step_pct,
             evidence: json!({
                 "instances": n, "last": last, "lateness_ns": late.round() as i64,
+                "p_value_last": binomial_tail(n, last, 1.0 / devices),
                 "executions": execs, "devices": count, "step_ns": step_ns,
                 "threshold_share": t.straggler_share / devices, "threshold_pct": t.moderate_pct,
             }),
@@ -605,6 +606,32 @@ fn compiled_differently(
     }
 }
 
+/// P(X ≥ k) for X ~ Binomial(n, p): how likely a device is last `k` or more times of `n`
+/// by chance alone, each device equally likely (the anchors' binomial test; evidence, not
+/// a threshold).
+fn binomial_tail(n: usize, k: usize, p: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if !(0.0..=1.0).contains(&p) || k > n {
+        return 0.0;
+    }
+    // Σ_{i ≥ k} C(n, i) p^i (1 − p)^(n − i), each term in logs.
+    let ln_choose = |i: usize| -> f64 {
+        (1..=i)
+            .map(|j| ((n - i + j) as f64).ln() - (j as f64).ln())
+            .sum()
+    };
+    let (lp, lq) = (p.ln(), (1.0 - p).ln());
+    (k..=n)
+        .map(|i| {
+            let q = if n - i == 0 { 0.0 } else { (n - i) as f64 * lq };
+            (ln_choose(i) + i as f64 * lp + q).exp()
+        })
+        .sum::<f64>()
+        .min(1.0)
+}
+
 /// The module time of every program with communication, summed.
 fn whole_module_ns(comm: &BTreeMap<String, ProgramComm>) -> i64 {
     comm.values().map(|p| p.module_ns).sum()
@@ -661,6 +688,19 @@ pub fn lines(f: &Findings) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_binomial_tail_is_the_chance_of_being_last_that_often() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(super::binomial_tail(4, 4, 0.5), 0.0625));
+        assert!(close(super::binomial_tail(4, 3, 0.5), 5.0 / 16.0));
+        assert!(close(super::binomial_tail(10, 0, 0.25), 1.0));
+        assert!(close(
+            super::binomial_tail(3, 1, 0.25),
+            1.0 - 0.75f64.powi(3)
+        ));
+        assert_eq!(super::binomial_tail(3, 4, 0.25), 0.0);
+    }
+
     #[test]
     fn every_rule_links_to_a_section_that_exists() {
         for rule in super::RULES {
