@@ -4,7 +4,6 @@
 //! or [`crate::output`].
 
 pub mod collectives;
-pub mod compilations;
 pub mod compile;
 pub mod export;
 pub mod flamefold;

@@ -78,7 +78,7 @@ pub struct Whole {
     pub(super) heaps: BTreeMap<String, Heap>,
     /// When each module was compiled and first ran, and each profile's span.
     #[serde(default)]
-    pub(super) compilations: crate::analysis::compilations::Compilations,
+    pub(super) compilations: crate::analysis::compile::Compilations,
     /// The GEMMs of each program that ran, by program key then instruction (from the same
     /// dumps as its heap).
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! Rules over compilation: `compile-time` and `recompilation`.
 
 use super::{Finding, Findings, Thresholds, ms, pct};
-use crate::analysis::compilations::{Compilations, Compiled};
+use crate::analysis::compile::{Compilations, Compiled};
 use crate::analysis::step::Step;
 use serde_json::json;
 use std::collections::BTreeMap;
