@@ -433,13 +433,11 @@ fn findings_section(f: &super::findings::Findings, html: &mut String) {
     for x in &f.findings {
         let _ = write!(
             html,
-            "<li><b>[{}] {}</b>: {} — could save up to {:.3} ms per step ({:.1} %)<br>{} \
-             <code>{}</code></li>",
+            "<li><b>[{}] {}</b>: {} — {}<br>{} <code>{}</code></li>",
             x.severity,
             x.rule,
             escape(&x.title),
-            x.saving_ns as f64 / 1e6,
-            x.share_pct,
+            escape(&super::findings::saving_text(x)),
             escape(&x.advice),
             escape(&x.command)
         );

@@ -642,6 +642,31 @@ pub fn read_gpu_ops(
     )
 }
 
+/// Reads the CUDA API calls ([`gpu_ops::sqlite::calls`]) whose names `keep` accepts from
+/// an nsys SQLite export, an `.nsys-rep` report, or an archive holding an export
+/// (njx-capture's), handing each to `emit`; returns which CUDA activity tables the export
+/// has (a rule without its table says so). Other inputs are refused as by
+/// [`read_gpu_ops`].
+pub fn read_api_calls(
+    path: &Path,
+    keep: &dyn Fn(&str) -> bool,
+    notes: &Notes,
+    emit: &mut dyn FnMut(crate::records::ApiCall) -> Result<()>,
+) -> Result<gpu_ops::sqlite::calls::CudaTables> {
+    let profile: Arc<str> = profile_name(path).into();
+    let needs = format!(
+        "the CUDA API calls are in the CUDA activity tables of an nsys SQLite export (`nsys \
+         export --type sqlite REPORT.nsys-rep`), a .nsys-rep report, or an archive holding \
+         one as {SQLITE_MEMBER} (njx-capture writes them)"
+    );
+    let mut tables = None;
+    with_export(path, "api-calls", &needs, "CUDA API call", notes, |db| {
+        tables = Some(gpu_ops::sqlite::calls::tables(db)?);
+        gpu_ops::sqlite::calls::read(db, &profile, keep, emit)
+    })?;
+    Ok(tables.unwrap_or_default())
+}
+
 /// Reads the payloads of the NVTX events of an nsys SQLite export, a `.nsys-rep` report or
 /// an njx-capture archive ([`payloads`]), handing each field to `emit`. Returns how many.
 pub fn read_payloads(

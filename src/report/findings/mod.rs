@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 pub use thresholds::Thresholds;
 
+pub mod nsys;
 pub mod thresholds;
 
 /// One finding.
@@ -65,14 +66,20 @@ pub struct Findings {
     pub quiet: Vec<Quiet>,
 }
 
-/// The rules, in the order they run.
-pub const RULES: [&str; 6] = [
+/// The rules, in the order they run: those over the step and the communication, then
+/// those over the CUDA activity tables ([`nsys::RULES`]).
+pub const RULES: [&str; 11] = [
     "exposed-communication",
     "host-gaps",
     "idle-in-module",
     "straggler",
     "barrier",
     "compiled-differently",
+    nsys::RULES[0],
+    nsys::RULES[1],
+    nsys::RULES[2],
+    nsys::RULES[3],
+    nsys::RULES[4],
 ];
 
 fn severity(t: &Thresholds, share: f64) -> &'static str {
@@ -137,8 +144,7 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> F
     barrier(t, step.as_ref().ok(), &comm, &mut out);
     let variants = &crate::derived::partial::Aggregate::warmup(&whole.modules).variants;
     compiled_differently(t, step.as_ref().ok(), variants, &mut out);
-    out.findings
-        .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
+    rank(&mut out);
     out
 }
 
@@ -580,18 +586,41 @@ fn whole_module_ns(comm: &BTreeMap<String, ProgramComm>) -> i64 {
     comm.values().map(|p| p.module_ns).sum()
 }
 
+/// What a finding could save, in words: per step, or over the profiled span where there
+/// is no step (`"of": "span"` in its evidence).
+pub fn saving_text(x: &Finding) -> String {
+    if x.evidence.get("of").and_then(Value::as_str) == Some("span") {
+        format!(
+            "could save up to {} over the profiled span ({:.1} % of it)",
+            ms(x.saving_ns),
+            x.share_pct
+        )
+    } else {
+        format!(
+            "could save up to {} per step ({:.1} %)",
+            ms(x.saving_ns),
+            x.share_pct
+        )
+    }
+}
+
+/// Sorts findings by saving, greatest first (then by rule).
+pub fn rank(f: &mut Findings) {
+    f.findings
+        .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
+}
+
 /// The findings for people: one or two lines each, then the rules that did not fire.
 pub fn lines(f: &Findings) -> Vec<String> {
     let mut lines = Vec::new();
     for (i, x) in f.findings.iter().enumerate() {
         lines.push(format!(
-            "{}. [{}] {}: {} — could save up to {} per step ({:.1} %)",
+            "{}. [{}] {}: {} — {}",
             i + 1,
             x.severity,
             x.rule,
             x.title,
-            ms(x.saving_ns),
-            x.share_pct
+            saving_text(x)
         ));
         lines.push(format!("   {} ({})", x.advice, x.command));
     }
