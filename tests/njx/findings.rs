@@ -118,9 +118,16 @@ fn a_healthy_run_has_no_finding_and_every_rule_says_it_passed() {
     assert_eq!(rep["step"]["step_ns"], 10_000);
     assert_eq!(rep["findings"], json!([]), "{}", rep["findings"]);
     for rule in njx::report::findings::RULES {
+        // The rules of nsys's expert system read the CUDA activity tables, which records
+        // do not carry: undecided, saying so (tests/njx/findings_nsys.rs has them).
+        let expected = if njx::report::findings::nsys::RULES.contains(&rule) {
+            "undecided"
+        } else {
+            "passed"
+        };
         assert_eq!(
             quiet(&rep, rule),
-            "passed",
+            expected,
             "{rule}: {}",
             rep["rules_quiet"]
         );
