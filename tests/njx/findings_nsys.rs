@@ -6,7 +6,7 @@
 use crate::common::nsys_sqlite::*;
 use crate::common::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const PID: u64 = 9;
@@ -24,12 +24,15 @@ fn strings(n: &NsysDb) {
     n.string(STREAM_SYNC, "cudaStreamSynchronize_v3020");
 }
 
-/// Device 0, from 1,000,000 to 10,300,000 ns: kernels 1–2 ms and 7–8 ms (a 5 ms gap
-/// between, the only one of 1 ms or more), a synchronous 1 MiB cudaMemcpy DtoH (GPU
-/// 8.2–8.4 ms, its call 8.1–8.9 ms: 800,000 ns of host), a pageable 1 MiB cudaMemcpyAsync
-/// HtoD (GPU 9.0–9.2 ms, call 8.95–9.65 ms: 700,000 ns), a kernel 9.3–10.3 ms with one on
-/// another stream inside it (9.4–9.8 ms, counted once), a cudaDeviceSynchronize 9.7–10.3
-/// ms (600,000 ns), and a staged 4 KiB HtoD cudaMemcpy (8.0–8.01 ms) nsys leaves out.
+/// Device 0, from 1 to 11 ms: kernels 1–2 ms and 7–8 ms (a 5 ms gap between, the only
+/// one of 1 ms or more), a staged 4 KiB HtoD cudaMemcpy (8.0–8.01 ms) nsys leaves out, a
+/// synchronous 1 MiB cudaMemcpy DtoH (GPU 8.2–8.4 ms, its call 8.1–8.9 ms: 800,000 ns of
+/// host; the GPU idle from 8.1 ms to its next work at 9.0 ms but for the copy: 700,000
+/// ns), a pageable 1 MiB cudaMemcpyAsync HtoD (GPU 9.0–9.2 ms, call 8.95–9.65 ms: 700,000
+/// ns of host; the GPU idle from 8.95 to 9.9 ms but for the copy: 750,000 ns), a kernel
+/// 9.9–10.3 ms with one on another stream inside it (9.95–10.2 ms, counted once), a
+/// cudaDeviceSynchronize 9.7–10.3 ms (600,000 ns of host; the GPU idle from 9.7 ms to its
+/// next kernel, 10.9–11.0 ms, but for the kernel: 800,000 ns).
 /// Device 1: 100 kernels of 3 µs, one every 4 µs from 20 ms.
 fn planted(dir: &Path) -> String {
     let path = dir.join("planted.sqlite");
@@ -44,9 +47,10 @@ fn planted(dir: &Path) -> String {
     n.memcpy_kinds(0, 8_200_000, 8_400_000, p, 4, 1 << 20, 2, 2, 0);
     n.call_named(8_950_000, 9_650_000, g, 5, MEMCPY_ASYNC);
     n.memcpy_kinds(0, 9_000_000, 9_200_000, p, 5, 1 << 20, 1, 0, 2);
-    n.kernel_stream(0, 7, 9_300_000, 10_300_000, p, 6);
-    n.kernel_stream(0, 8, 9_400_000, 9_800_000, p, 7);
+    n.kernel_stream(0, 7, 9_900_000, 10_300_000, p, 6);
+    n.kernel_stream(0, 8, 9_950_000, 10_200_000, p, 7);
     n.call_named(9_700_000, 10_300_000, g, 8, DEVICE_SYNC);
+    n.kernel_stream(0, 7, 10_900_000, 11_000_000, p, 9);
     for i in 0..100 {
         let s = 20_000_000 + i * 4_000;
         n.kernel_stream(1, 7, s, s + 3_000, p, 100 + i);
@@ -111,7 +115,7 @@ fn each_planted_cause_is_found_with_its_exact_size() {
     let dir = tempdir();
     let db = planted(dir.path());
     let rep = report(&[&db]);
-    let span = 10_300_000 - 1_000_000;
+    let span = 10_000_000;
 
     let idle = one(&rep, "gpu-idle");
     assert_eq!(idle["device"], 0);
@@ -124,10 +128,10 @@ fn each_planted_cause_is_found_with_its_exact_size() {
     assert_eq!(e["gaps_ns"], 5_000_000);
     assert_eq!(e["largest_gap_ns"], 5_000_000);
     assert_eq!(e["largest_gap_start_ns"], 2_000_000);
-    // Busy: 1 + 1 ms of kernels, 10 µs + 200 µs + 200 µs of copies, 1 ms of the kernel
-    // holding the other stream's.
-    assert_eq!(e["busy_ns"], 3_410_000);
-    assert_eq!(e["idle_ns"], span - 3_410_000);
+    // Busy: 1 + 1 ms of kernels, 10 µs + 200 µs + 200 µs of copies, 400 µs of the kernel
+    // holding the other stream's, 100 µs.
+    assert_eq!(e["busy_ns"], 2_910_000);
+    assert_eq!(e["idle_ns"], span - 2_910_000);
     let share = idle["share_pct"].as_f64().unwrap();
     assert!((share - 100.0 * 5e6 / span as f64).abs() < 1e-9, "{share}");
 
@@ -141,26 +145,32 @@ fn each_planted_cause_is_found_with_its_exact_size() {
 
     let sync = one(&rep, "sync-memcpy");
     assert_eq!(sync["device"], 0);
-    // The staged 4 KiB HtoD copy is left out: one copy, its call's 800,000 ns.
+    // The staged 4 KiB HtoD copy is left out: one copy, its call's 800,000 ns of host, the
+    // GPU idle 700,000 ns of them.
     assert_eq!(sync["evidence"]["copies"], 1);
-    assert_eq!(sync["saving_ns"], 800_000);
+    assert_eq!(sync["evidence"]["host_ns"], 800_000);
+    assert_eq!(sync["saving_ns"], 700_000);
     assert_eq!(sync["evidence"]["gpu_ns"], 200_000);
     assert_eq!(sync["evidence"]["longest_call_start_ns"], 8_100_000);
     assert_eq!(sync["severity"], "moderate");
 
     let pageable = one(&rep, "pageable-memcpy");
     assert_eq!(pageable["evidence"]["copies"], 1);
-    assert_eq!(pageable["saving_ns"], 700_000);
+    assert_eq!(pageable["evidence"]["host_ns"], 700_000);
+    assert_eq!(pageable["saving_ns"], 750_000);
     assert_eq!(pageable["evidence"]["bytes"], 1 << 20);
     assert_eq!(pageable["evidence"]["longest_call_start_ns"], 8_950_000);
 
     let api = one(&rep, "sync-api");
     assert_eq!(api["key"], "cudaDeviceSynchronize");
-    assert_eq!(api["saving_ns"], 600_000);
+    assert_eq!(api["evidence"]["host_ns"], 600_000);
+    assert_eq!(api["saving_ns"], 800_000);
     assert_eq!(api["evidence"]["calls"], 1);
     assert_eq!(api["evidence"]["longest_call_start_ns"], 9_700_000);
-    // Its share is of the profile's span (device 0's to device 1's last end).
-    assert_eq!(api["evidence"]["span_ns"], 20_399_000 - 1_000_000);
+    // The GPU that waited: device 0; device 1 had not started.
+    assert_eq!(api["device"], 0);
+    assert_eq!(api["evidence"]["gpu_idle_ns"]["1"], 0);
+    assert_eq!(api["evidence"]["span_ns"], span);
 
     // The greatest saving first; the text says it is over the span, not per step.
     let savings: Vec<i64> = rep["findings"]
@@ -317,25 +327,46 @@ fn zero_length_and_overlapping_kernels_are_counted_once_without_panic() {
     );
 }
 
-/// Merges (start, end) intervals: busy time, and the gaps of at least `gap` ns between
-/// them as (start, length).
-fn merged(mut ops: Vec<(i64, i64)>, gap: i64) -> (i64, Vec<(i64, i64)>) {
+/// Per device: copies, host ns, GPU ns, bytes, and the calls (start, end).
+type Copies = BTreeMap<i64, (i64, i64, i64, i64, Vec<(i64, i64)>)>;
+/// Per API: calls, host ns, threads, and the calls (start, end).
+type Apis = BTreeMap<i64, (i64, i64, BTreeSet<i64>, Vec<(i64, i64)>)>;
+
+/// `ops` merged: when the GPU was busy, in order, none overlapping.
+fn merge(mut ops: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     ops.sort();
-    let mut busy = 0;
-    let mut gaps = Vec::new();
-    let (mut a, mut b) = ops[0];
-    for &(s, e) in &ops[1..] {
-        if s <= b {
-            b = b.max(e);
-        } else {
-            busy += b - a;
-            if s - b >= gap {
-                gaps.push((b, s - b));
-            }
-            (a, b) = (s, e);
+    let mut busy: Vec<(i64, i64)> = Vec::new();
+    for (s, e) in ops {
+        match busy.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => busy.push((s, e)),
         }
     }
-    (busy + b - a, gaps)
+    busy
+}
+
+/// The GPU's idle time from each call's start to its next operation after the call's end
+/// (none where one runs on at the end), within its span, overlapping windows once.
+fn waited(busy: &[(i64, i64)], calls: &[(i64, i64)]) -> i64 {
+    let (first, last) = (busy[0].0, busy[busy.len() - 1].1);
+    let windows: Vec<(i64, i64)> = calls
+        .iter()
+        .filter_map(|&(s, e)| {
+            let next = busy.iter().find(|b| b.1 > e).map_or(e, |b| b.0.max(e));
+            let (a, b) = (s.max(first), next.min(last));
+            (a < b).then_some((a, b))
+        })
+        .collect();
+    merge(windows)
+        .iter()
+        .map(|&(a, b)| {
+            let overlap: i64 = busy
+                .iter()
+                .map(|&(s, e)| (e.min(b) - s.max(a)).max(0))
+                .sum();
+            b - a - overlap
+        })
+        .sum()
 }
 
 /// The PyTorch export of nsys 2026.2 on two H100s: with every rule made to fire
@@ -380,24 +411,25 @@ fn conformance_the_pytorch_export_figures_equal_queries_of_it() {
     ) {
         ops.entry(r[0]).or_default().push((r[1], r[2]));
     }
+    let busy: BTreeMap<i64, Vec<(i64, i64)>> =
+        ops.into_iter().map(|(d, o)| (d, merge(o))).collect();
     let idle = fired(&rep, "gpu-idle");
-    assert_eq!(idle.len(), ops.len(), "{}", rep["findings"]);
-    for (device, ops) in ops {
-        let f = idle.iter().find(|f| f["device"] == device).unwrap();
-        let e = &f["evidence"];
-        let first = ops.iter().map(|o| o.0).min().unwrap();
-        let last = ops.iter().map(|o| o.1).max().unwrap();
-        let (busy, gaps) = merged(ops, 1_000_000);
+    assert_eq!(idle.len(), busy.len(), "{}", rep["findings"]);
+    for (device, busy) in &busy {
+        let e = &idle.iter().find(|f| f["device"] == *device).unwrap()["evidence"];
+        let (first, last) = (busy[0].0, busy[busy.len() - 1].1);
+        let time: i64 = busy.iter().map(|b| b.1 - b.0).sum();
+        let gaps: Vec<i64> = busy
+            .windows(2)
+            .map(|w| w[1].0 - w[0].1)
+            .filter(|g| *g >= 1_000_000)
+            .collect();
         assert_eq!(e["first_ns"], first, "device {device}");
         assert_eq!(e["last_ns"], last, "device {device}");
-        assert_eq!(e["busy_ns"], busy, "device {device}");
-        assert_eq!(e["idle_ns"], last - first - busy, "device {device}");
+        assert_eq!(e["busy_ns"], time, "device {device}");
+        assert_eq!(e["idle_ns"], last - first - time, "device {device}");
         assert_eq!(e["gaps"], gaps.len(), "device {device}");
-        assert_eq!(
-            e["gaps_ns"],
-            gaps.iter().map(|g| g.1).sum::<i64>(),
-            "device {device}"
-        );
+        assert_eq!(e["gaps_ns"], gaps.iter().sum::<i64>(), "device {device}");
     }
 
     // short-kernels: per device, those under 10 µs.
@@ -423,15 +455,26 @@ fn conformance_the_pytorch_export_figures_equal_queries_of_it() {
         );
     }
 
-    // The copies issued by calls of their process (nsys's join on the correlation id).
+    // The copies issued by calls of their process (nsys's join on the correlation id):
+    // per device, how many, the calls' host time, the copies' GPU time and bytes, and the
+    // GPU's idle time from the calls to its next work.
     let copies = |filter: &str| {
-        query(&format!(
-            "SELECT m.deviceId, COUNT(*), SUM(r.end - r.start), SUM(m.end - m.start), \
-             SUM(m.bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY m \
+        let mut by_device = Copies::new();
+        for r in query(&format!(
+            "SELECT m.deviceId, r.start, r.end, m.end - m.start, m.bytes \
+             FROM CUPTI_ACTIVITY_KIND_MEMCPY m \
              JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = m.correlationId \
              AND r.globalTid / 16777216 = m.globalPid / 16777216 \
-             JOIN StringIds s ON s.id = r.nameId WHERE {filter} GROUP BY m.deviceId"
-        ))
+             JOIN StringIds s ON s.id = r.nameId WHERE {filter}"
+        )) {
+            let d = by_device.entry(r[0]).or_default();
+            d.0 += 1;
+            d.1 += r[2] - r[1];
+            d.2 += r[3];
+            d.3 += r[4];
+            d.4.push((r[1], r[2]));
+        }
+        by_device
     };
     let pageable = copies("s.value LIKE 'cudaMemcpy%Async%' AND (srcKind = 0 OR dstKind = 0)");
     let sync = copies(
@@ -441,44 +484,76 @@ fn conformance_the_pytorch_export_figures_equal_queries_of_it() {
     for (rule, rows) in [("pageable-memcpy", pageable), ("sync-memcpy", sync)] {
         let found = fired(&rep, rule);
         assert_eq!(found.len(), rows.len(), "{rule}: {}", rep["findings"]);
-        for r in rows {
-            let e = &found.iter().find(|f| f["device"] == r[0]).unwrap()["evidence"];
+        for (device, (n, host, gpu, bytes, calls)) in rows {
+            let f = found.iter().find(|f| f["device"] == device).unwrap();
+            let e = &f["evidence"];
             assert_eq!(
-                [&e["copies"], &e["host_ns"], &e["gpu_ns"], &e["bytes"]],
-                [r[1], r[2], r[3], r[4]],
-                "{rule}, device {}",
-                r[0]
+                [
+                    &e["copies"],
+                    &e["host_ns"],
+                    &e["gpu_ns"],
+                    &e["bytes"],
+                    &f["saving_ns"]
+                ],
+                [n, host, gpu, bytes, waited(&busy[&device], &calls)],
+                "{rule}, device {device}"
             );
         }
     }
     // Two per GPU, each device's pair issued by cudaMemcpyAsync from pageable memory.
     assert_eq!(fired(&rep, "pageable-memcpy").len(), 2);
 
-    // sync-api: nsys's two names, their calls and host time.
-    let rows = query(
-        "SELECT CASE WHEN s.value LIKE 'cudaDeviceSynchronize%' THEN 0 ELSE 1 END, COUNT(*), \
-         SUM(r.end - r.start), COUNT(DISTINCT r.globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME r \
+    // sync-api: nsys's two names, their calls and host time, and the GPU that waited most
+    // from the calls to its next work.
+    let mut apis = Apis::new();
+    for r in query(
+        "SELECT CASE WHEN s.value LIKE 'cudaDeviceSynchronize%' THEN 0 ELSE 1 END, r.start, \
+         r.end, r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r \
          JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaDeviceSynchronize%' \
-         OR s.value LIKE 'cudaStreamSynchronize%' GROUP BY 1",
-    );
+         OR s.value LIKE 'cudaStreamSynchronize%'",
+    ) {
+        let a = apis.entry(r[0]).or_default();
+        a.0 += 1;
+        a.1 += r[2] - r[1];
+        a.2.insert(r[3]);
+        a.3.push((r[1], r[2]));
+    }
     let api = fired(&rep, "sync-api");
-    assert_eq!(api.len(), rows.len());
-    for r in rows {
-        let key = ["cudaDeviceSynchronize", "cudaStreamSynchronize"][r[0] as usize];
+    assert_eq!(api.len(), apis.len());
+    for (kind, (n, host, threads, calls)) in apis {
+        let key = ["cudaDeviceSynchronize", "cudaStreamSynchronize"][kind as usize];
         let f = api.iter().find(|f| f["key"] == key).unwrap();
+        let (device, most) = busy
+            .iter()
+            .map(|(d, b)| (*d, waited(b, &calls)))
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .unwrap();
         assert_eq!(
             [
                 &f["evidence"]["calls"],
+                &f["evidence"]["host_ns"],
+                &f["evidence"]["threads"],
                 &f["saving_ns"],
-                &f["evidence"]["threads"]
+                &f["device"]
             ],
-            [r[1], r[2], r[3]],
+            [n, host, threads.len() as i64, most, device],
             "{key}"
         );
     }
-    // With the default thresholds: 8 cudaStreamSynchronize calls, 856,929,451 ns.
+    // With the default thresholds: 8 cudaStreamSynchronize calls, 856,929,451 ns of host
+    // time, in which the GPUs worked: no GPU waited 3 % of its span.
     let rep = report(&[path]);
-    let f = one(&rep, "sync-api");
-    assert_eq!(f["saving_ns"], 856_929_451);
-    assert_eq!(f["severity"], "high");
+    assert!(
+        rep["findings"].as_array().unwrap().is_empty(),
+        "{}",
+        rep["findings"]
+    );
+    let (status, why) = quiet(&rep, "sync-api");
+    assert_eq!(status, "passed");
+    assert!(
+        why.contains(
+            "cudaStreamSynchronize blocked the host of h100_2gpu_1s 8 times for 856.929 ms"
+        ),
+        "{why}"
+    );
 }

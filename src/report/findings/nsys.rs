@@ -25,8 +25,10 @@
 //! matched without case as SQLite's `LIKE` matches them, and a rule fires from
 //! [`Thresholds::moderate_pct`] of the span (or of the step) rather than on any
 //! occurrence: below it the rule passes, saying how many occurrences it saw and their
-//! time. The memcpy rules and `sync-api` cost the host time of the calls (what the host
-//! was blocked), counted once per thread where calls nest.
+//! time. The memcpy rules and `sync-api` say the host time of the calls (counted once per
+//! thread where calls nest), as nsys does, but cost what the waits can have cost the GPU:
+//! its idle time from each call's start to its next operation after the call (a host
+//! blocked while its GPU works costs nothing).
 //!
 //! Without an XLA step a saving is the total over the profile and its share is of the
 //! GPU's profiled span (`"of": "span"`); with one it is that total divided by the
@@ -84,8 +86,10 @@ fn sync_api(name: &str) -> Option<&str> {
 /// What the rules need of one GPU of a profile.
 #[derive(Default)]
 struct Gpu {
-    /// Every GPU operation's (start, end).
+    /// Every GPU operation's (start, end), until [`Gpu::merge`] makes them `busy`.
     ops: Vec<(i64, i64)>,
+    /// The operations merged: when the GPU was busy, in order, none overlapping.
+    busy: Vec<(i64, i64)>,
     kernels: u64,
     kernel_ns: i64,
     short: u64,
@@ -93,11 +97,58 @@ struct Gpu {
 }
 
 impl Gpu {
+    /// Merges the operations into `busy` (overlapping ones counted once; a zero-length one
+    /// stays an instant of its own).
+    fn merge(&mut self) {
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.sort_unstable();
+        for (s, e) in ops {
+            match self.busy.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => self.busy.push((s, e)),
+            }
+        }
+    }
+
     /// (first start, last end) of its operations.
     fn span(&self) -> Option<(i64, i64)> {
-        let first = self.ops.iter().map(|o| o.0).min()?;
-        let last = self.ops.iter().map(|o| o.1).max()?;
-        Some((first, last))
+        Some((self.busy.first()?.0, self.busy.last()?.1))
+    }
+
+    /// Where a host call from `from` to `to` can leave this GPU waiting: from `from` to
+    /// the start of its next operation after `to` (to `to` itself where an operation runs
+    /// on at `to`), within the GPU's span.
+    fn window(&self, from: i64, to: i64) -> Option<(i64, i64)> {
+        let (first, last) = self.span()?;
+        let i = self.busy.partition_point(|b| b.1 <= to);
+        let end = match self.busy.get(i) {
+            Some(&(s, _)) => s.max(to),
+            None => to,
+        };
+        let (a, b) = (from.max(first), end.min(last));
+        (a < b).then_some((a, b))
+    }
+
+    /// The GPU's idle time inside `windows` (merged first: overlapping ones count once).
+    fn idle_in(&self, mut windows: Vec<(i64, i64)>) -> i64 {
+        windows.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::new();
+        for (s, e) in windows {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let mut idle = 0;
+        for (a, b) in merged {
+            let mut busy = 0;
+            let from = self.busy.partition_point(|x| x.1 <= a);
+            for &(s, e) in self.busy[from..].iter().take_while(|x| x.0 < b) {
+                busy += e.min(b) - s.max(a);
+            }
+            idle += b - a - busy;
+        }
+        idle
     }
 }
 
@@ -111,18 +162,6 @@ struct Profile {
 }
 
 impl Profile {
-    /// The span of its GPU work, every device together.
-    fn span(&self) -> i64 {
-        let spans: Vec<(i64, i64)> = self.gpus.values().filter_map(Gpu::span).collect();
-        match (
-            spans.iter().map(|s| s.0).min(),
-            spans.iter().map(|s| s.1).max(),
-        ) {
-            (Some(a), Some(b)) => b - a,
-            _ => 0,
-        }
-    }
-
     fn gpu_span(&self, device: u32) -> i64 {
         self.gpus
             .get(&device)
@@ -168,6 +207,7 @@ fn read(path: &std::path::Path, short_ns: i64) -> Result<Profile> {
             Ok(())
         })?;
     }
+    gpus.values_mut().for_each(Gpu::merge);
     Ok(Profile {
         name: crate::source::profile_name(path).into(),
         tables,
@@ -246,30 +286,18 @@ pub fn rules(
     Ok(())
 }
 
-/// Idle time and gaps of at least `gap` ns of one GPU: (busy, idle, gaps: (start, length)).
+/// Busy time, idle time and gaps of at least `gap` ns of one GPU: (busy, idle, gaps:
+/// (start, length)).
 fn idle_of(gpu: &Gpu, gap: i64) -> (i64, i64, Vec<(i64, i64)>) {
-    let mut ops = gpu.ops.clone();
-    ops.sort_unstable();
-    let mut busy = 0;
-    let mut gaps = Vec::new();
+    let busy: i64 = gpu.busy.iter().map(|b| b.1 - b.0).sum();
     let mut idle = 0;
-    let mut open: Option<(i64, i64)> = None;
-    for (s, e) in ops {
-        match open {
-            Some((a, b)) if s <= b => open = Some((a, b.max(e))),
-            Some((a, b)) => {
-                busy += b - a;
-                idle += s - b;
-                if s - b >= gap {
-                    gaps.push((b, s - b));
-                }
-                open = Some((s, e));
-            }
-            None => open = Some((s, e)),
+    let mut gaps = Vec::new();
+    for w in gpu.busy.windows(2) {
+        let (at, len) = (w[0].1, w[1].0 - w[0].1);
+        idle += len;
+        if len >= gap {
+            gaps.push((at, len));
         }
-    }
-    if let Some((a, b)) = open {
-        busy += b - a;
     }
     (busy, idle, gaps)
 }
@@ -522,8 +550,8 @@ fn memcpys(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mut 
                         && (m.src_kind.as_deref() == Some("pageable")
                             || m.dst_kind.as_deref() == Some("pageable"))
                 } else {
-                    !is_async
-                        && !(m.direction.as_deref() == Some("HtoD") && m.bytes <= STAGED_BYTES)
+                    let staged = m.direction.as_deref() == Some("HtoD") && m.bytes <= STAGED_BYTES;
+                    !is_async && !staged
                 };
                 if hit {
                     by_device.entry(m.device).or_default().push(m);
@@ -538,7 +566,17 @@ fn memcpys(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mut 
                 let gpu_ns: i64 = copies.iter().map(|m| (m.end_ns - m.start_ns).max(0)).sum();
                 let bytes: u64 = copies.iter().map(|m| m.bytes).sum();
                 let span = p.gpu_span(device);
-                let (saving, share, of) = scaled(host, span, Some(device), step);
+                // What the waits cost the GPU: its idle time from each call's start to
+                // its next operation after the call.
+                let idle = p.gpus.get(&device).map_or(0, |gpu| {
+                    gpu.idle_in(
+                        issued
+                            .iter()
+                            .filter_map(|c| gpu.window(c.start_ns, c.end_ns))
+                            .collect(),
+                    )
+                });
+                let (saving, share, of) = scaled(idle, span, Some(device), step);
                 let mut apis: Vec<&str> = copies.iter().filter_map(|m| m.api.as_deref()).collect();
                 apis.sort_unstable();
                 apis.dedup();
@@ -548,13 +586,14 @@ fn memcpys(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mut 
                     "synchronous copies"
                 };
                 let said = format!(
-                    "device {device} of {}: {} {what} ({}) blocked the host {}; {} on the GPU, \
-                     {bytes} B",
+                    "device {device} of {}: {} {what} ({}, {bytes} B, {} on the GPU) blocked \
+                     the host {}, the GPU idle {} from their calls to its next work",
                     p.name,
                     copies.len(),
                     apis.join(", "),
+                    ms(gpu_ns),
                     ms(host),
-                    ms(gpu_ns)
+                    ms(idle)
                 );
                 if share < t.moderate_pct {
                     if worst.as_ref().is_none_or(|w| share > w.0) {
@@ -595,6 +634,7 @@ fn memcpys(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mut 
                     evidence: json!({
                         "of": of, "profile": &*p.name, "copies": copies.len(),
                         "calls_found": issued.len(), "host_ns": host, "gpu_ns": gpu_ns,
+                        "gpu_idle_ns": idle,
                         "bytes": bytes, "apis": apis, "longest_call_ns": longest,
                         "longest_call_start_ns": at, "span_ns": span,
                         "staged_bytes_left_out": if pageable { None } else { Some(STAGED_BYTES) },
@@ -642,7 +682,6 @@ fn sync_apis(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mu
                 by_api.entry(api).or_default().push(c);
             }
         }
-        let span = p.span();
         for (api, calls) in by_api {
             let (host, count, (at, longest)) = host_time(calls.iter().copied());
             let threads = calls
@@ -650,12 +689,37 @@ fn sync_apis(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mu
                 .map(|c| (c.pid, c.tid))
                 .collect::<std::collections::BTreeSet<_>>()
                 .len();
-            let (saving, share, of) = scaled(host, span, None, step);
+            // What the waits cost each GPU of the profile: its idle time from each call's
+            // start to its next operation after the call; the GPU that waited most.
+            let idle: BTreeMap<u32, i64> = p
+                .gpus
+                .iter()
+                .map(|(&d, gpu)| {
+                    let windows = calls
+                        .iter()
+                        .filter_map(|c| gpu.window(c.start_ns, c.end_ns))
+                        .collect();
+                    (d, gpu.idle_in(windows))
+                })
+                .collect();
+            let (device, most) = idle
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map_or((None, 0), |(&d, &n)| (Some(d), n));
+            let span = device.map_or(0, |d| p.gpu_span(d));
+            let (saving, share, of) = scaled(most, span, device, step);
             let said = format!(
-                "{api} blocked the host of {} {count} times for {} ({threads} thread{})",
+                "{api} blocked the host of {} {count} times for {} ({threads} thread{}), {}",
                 p.name,
                 ms(host),
-                if threads == 1 { "" } else { "s" }
+                if threads == 1 { "" } else { "s" },
+                match device {
+                    Some(d) => format!(
+                        "device {d} idle {} from the calls to its next work",
+                        ms(most)
+                    ),
+                    None => "with no GPU work in the profile".to_string(),
+                }
             );
             if share < t.moderate_pct {
                 if worst.as_ref().is_none_or(|w| share > w.0) {
@@ -670,13 +734,13 @@ fn sync_apis(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mu
                 title: format!("{said}; the longest {} at {at} ns", ms(longest)),
                 program: None,
                 key: Some(api.to_string()),
-                device: None,
+                device,
                 saving_ns: saving,
                 share_pct: share,
                 evidence: json!({
                     "of": of, "profile": &*p.name, "api": api, "calls": count,
                     "host_ns": host, "threads": threads, "longest_call_ns": longest,
-                    "longest_call_start_ns": at, "span_ns": span,
+                    "longest_call_start_ns": at, "span_ns": span, "gpu_idle_ns": idle,
                     "threshold_pct": t.moderate_pct,
                 }),
                 advice: "Each call blocks the host until the GPU has finished the work before \
@@ -727,13 +791,22 @@ mod tests {
 
     #[test]
     fn overlapping_operations_count_once_and_gaps_are_exact() {
-        let gpu = Gpu {
+        let mut gpu = Gpu {
             ops: vec![(0, 10), (5, 20), (20, 20), (30, 40), (1040, 1050)],
             ..Gpu::default()
         };
+        gpu.merge();
         let (busy, idle, gaps) = idle_of(&gpu, 1000);
         assert_eq!((busy, idle), (40, 1010));
         assert_eq!(gaps, vec![(40, 1000)]);
+        // A call from 15 to 25: the GPU runs until 20, then waits for its next work at 30.
+        assert_eq!(gpu.window(15, 25), Some((15, 30)));
+        // A call ending while the GPU works: no wait after it, nor in it.
+        assert_eq!(gpu.window(32, 35), Some((32, 35)));
+        assert_eq!(gpu.idle_in(vec![(32, 35)]), 0);
+        // After the last operation: nothing within the span.
+        assert_eq!(gpu.window(1050, 2000), None);
+        assert_eq!(gpu.idle_in(vec![(15, 30), (25, 35), (45, 1045)]), 10 + 995);
     }
 
     #[test]
