@@ -557,3 +557,67 @@ fn conformance_the_pytorch_export_figures_equal_queries_of_it() {
         "{why}"
     );
 }
+
+/// An XLA profile: with a step, a saving is the profile's total over the device's steady
+/// steps (rounded up), and its share is of the mean step.
+#[test]
+fn with_an_xla_step_a_saving_is_per_step() {
+    let dir = tempdir();
+    let path = dir.path().join("xla.sqlite");
+    let n = NsysDb::create(&path);
+    strings(&n);
+    let launcher = gtid(PID, 101);
+    n.domain(1, launcher, 1, "TSL");
+    n.thread_name(
+        launcher,
+        1000,
+        "XlaLauncher:#global=0,local=0,process=0,partition=0#",
+    );
+    // Six executions of jit_f, one every 2 ms, each a 30 µs kernel: 1.97 ms gaps.
+    for k in 0..6 {
+        let b = 1_000_000 + k * 2_000_000;
+        let module = "XlaModule:#hlo_module=jit_f,program_id=3#";
+        n.nvtx(
+            PUSH_POP,
+            b,
+            Some(b + 60_000),
+            launcher,
+            Some(module),
+            None,
+            1,
+        );
+        let thunk = "Thunk:#hlo_op=fusion.1#";
+        n.nvtx(
+            PUSH_POP,
+            b + 1_000,
+            Some(b + 10_000),
+            launcher,
+            Some(thunk),
+            None,
+            1,
+        );
+        n.call_named(b + 2_000, b + 3_000, launcher, 1 + k, LAUNCH);
+        n.kernel_stream(0, 7, b + 20_000, b + 50_000, gpid(PID), 1 + k);
+    }
+    let rep = report(&[path.to_str().unwrap()]);
+    let step = &rep["step"];
+    assert!(step.is_object(), "{}", rep["step_absent"]);
+    let steps = step["per_device"][0]["steps"].as_i64().unwrap();
+    let step_ns = step["step_ns"].as_i64().unwrap();
+    assert!(steps > 0 && step_ns > 0, "{step}");
+    let idle = one(&rep, "gpu-idle");
+    assert_eq!(idle["evidence"]["of"], "step");
+    assert_eq!(idle["evidence"]["gaps_ns"], 5 * 1_970_000);
+    let per_step = (5 * 1_970_000 + steps - 1) / steps;
+    assert_eq!(idle["saving_ns"], per_step);
+    let share = idle["share_pct"].as_f64().unwrap();
+    assert!(
+        (share - 100.0 * per_step as f64 / step_ns as f64).abs() < 1e-9,
+        "{share}"
+    );
+    let text = ok("njx-report", &["-q", path.to_str().unwrap()]);
+    assert!(
+        text.contains("gpu-idle") && text.contains(" per step ("),
+        "{text}"
+    );
+}
