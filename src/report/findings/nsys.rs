@@ -40,8 +40,8 @@ use crate::analysis::step::Step;
 use crate::error::Result;
 use crate::output::notes::Notes;
 use crate::records::{ApiCall, Memop};
+use crate::source::gpu_ops::GpuOp;
 use crate::source::gpu_ops::sqlite::calls::CudaTables;
-use crate::source::gpu_ops::{GpuOp, Which};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -175,38 +175,36 @@ fn read(path: &std::path::Path, short_ns: i64) -> Result<Profile> {
     let quiet = Notes::kept();
     let mut calls = Vec::new();
     let keep = |name: &str| memcpy_api(name).is_some() || sync_api(name).is_some();
-    let tables = crate::source::read_api_calls(path, &keep, &quiet, &mut |c| {
+    let mut gpus: BTreeMap<u32, Gpu> = BTreeMap::new();
+    let mut memcpys = Vec::new();
+    let mut op = |op: GpuOp| {
+        match op {
+            GpuOp::Kernel(k) => {
+                let gpu = gpus.entry(k.device).or_default();
+                let dur = (k.end_ns - k.start_ns).max(0);
+                gpu.ops.push((k.start_ns, k.start_ns + dur));
+                gpu.kernels += 1;
+                gpu.kernel_ns += dur;
+                if dur < short_ns {
+                    gpu.short += 1;
+                    gpu.short_ns += dur;
+                }
+            }
+            GpuOp::Memop(m) => {
+                let dur = (m.end_ns - m.start_ns).max(0);
+                let gpu = gpus.entry(m.device).or_default();
+                gpu.ops.push((m.start_ns, m.start_ns + dur));
+                if m.kind == "memcpy" && m.api.as_deref().and_then(memcpy_api).is_some() {
+                    memcpys.push(m);
+                }
+            }
+        }
+        Ok(())
+    };
+    let tables = crate::source::read_cuda_activity(path, &keep, &quiet, &mut op, &mut |c| {
         calls.push(c);
         Ok(())
     })?;
-    let mut gpus: BTreeMap<u32, Gpu> = BTreeMap::new();
-    let mut memcpys = Vec::new();
-    for which in [Which::Kernels, Which::Memops] {
-        crate::source::read_gpu_ops(path, which, &quiet, &mut |op| {
-            match op {
-                GpuOp::Kernel(k) => {
-                    let gpu = gpus.entry(k.device).or_default();
-                    let dur = (k.end_ns - k.start_ns).max(0);
-                    gpu.ops.push((k.start_ns, k.start_ns + dur));
-                    gpu.kernels += 1;
-                    gpu.kernel_ns += dur;
-                    if dur < short_ns {
-                        gpu.short += 1;
-                        gpu.short_ns += dur;
-                    }
-                }
-                GpuOp::Memop(m) => {
-                    let dur = (m.end_ns - m.start_ns).max(0);
-                    let gpu = gpus.entry(m.device).or_default();
-                    gpu.ops.push((m.start_ns, m.start_ns + dur));
-                    if m.kind == "memcpy" && m.api.as_deref().and_then(memcpy_api).is_some() {
-                        memcpys.push(m);
-                    }
-                }
-            }
-            Ok(())
-        })?;
-    }
     gpus.values_mut().for_each(Gpu::merge);
     Ok(Profile {
         name: crate::source::profile_name(path).into(),
