@@ -653,7 +653,11 @@ pub struct Compilations {
 
 impl Compilations {
     /// Adds a profile's compilations and executions.
-    pub fn add(&mut self, compilations: &[Compilation], part: &crate::derived::executions::Executions) {
+    pub fn add(
+        &mut self,
+        compilations: &[Compilation],
+        part: &crate::derived::executions::Executions,
+    ) {
         self.compiled.extend(compilations.iter().map(Compiled::of));
         for r in &part.ranges {
             self.widen(&r.profile, r.start_ns, r.end_ns);

@@ -724,6 +724,29 @@ pub struct Memop {
     pub graph_node_id: Option<u64>,
 }
 
+/// One CUDA runtime or driver API call of an nsys export (`CUPTI_ACTIVITY_KIND_RUNTIME`,
+/// `…_DRIVER`), its name read through `StringIds`: what the host spent in the CUDA API,
+/// for the findings that judge synchronisation and copies (njx-report).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiCall {
+    /// Which input the call came from.
+    pub profile: Arc<str>,
+    /// Process id (from `globalTid`).
+    pub pid: u64,
+    /// Thread id (from `globalTid`).
+    pub tid: u64,
+    /// CUPTI correlation id, shared with the GPU work the call launched.
+    pub correlation_id: Option<u64>,
+    /// Start, nanoseconds.
+    pub start_ns: i64,
+    /// End, nanoseconds.
+    pub end_ns: i64,
+    /// `end_ns - start_ns`.
+    pub dur_ns: i64,
+    /// The function's name as CUPTI registers it (`cudaStreamSynchronize_v3020`).
+    pub name: Arc<str>,
+}
+
 /// One field of a structured NVTX payload (`njx-export --table payloads`): the binary
 /// payload an NVTX range or mark carries (`NVTX_EVENTS.binaryData`, nsys 2024.2 and
 /// later), decoded by the schema the application registered (`NVTX_PAYLOAD_SCHEMAS`,

@@ -431,13 +431,9 @@ fn step_section(step: &std::result::Result<Step, String>, html: &mut String) {
 fn findings_section(f: &super::findings::Findings, html: &mut String) {
     html.push_str("<section id=\"findings\"><h2>Findings</h2><ol class=\"findings\">");
     for x in &f.findings {
-        let saving = match x.saving_ns {
-            0 => String::new(),
-            ns => format!(
-                " — could save up to {} ms per step ({:.1} %)",
-                crate::output::numbers::ms(ns as f64),
-                x.share_pct
-            ),
+        let saving = match super::findings::saving_text(x) {
+            t if t.is_empty() => t,
+            t => format!(" — {}", escape(&t)),
         };
         let _ = write!(
             html,

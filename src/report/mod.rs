@@ -130,7 +130,16 @@ pub fn run(
         Some(_) => Err("no XLA module executions to make steps of".to_string()),
         None => whole.step(options.step_program.as_deref())?,
     };
-    let found = findings::findings(&whole, &step, &options.thresholds);
+    let mut found = findings::findings(&whole, &step, &options.thresholds);
+    // The rules of nsys's expert system, over the CUDA activity tables of the inputs.
+    findings::nsys::rules(
+        inputs,
+        step.as_ref().ok(),
+        &options.thresholds,
+        notes,
+        &mut found,
+    )?;
+    findings::rank(&mut found);
     if let Some(page) = page {
         let page_of = html::Page {
             whole: &whole,
@@ -214,6 +223,8 @@ pub fn findings_of(
         Some(_) => Err("no XLA module executions to make steps of".to_string()),
         None => whole.step(None)?,
     };
-    let found = findings::findings(&whole, &step, thresholds);
+    let mut found = findings::findings(&whole, &step, thresholds);
+    findings::nsys::rules(inputs, step.as_ref().ok(), thresholds, notes, &mut found)?;
+    findings::rank(&mut found);
     Ok((step, found))
 }

@@ -642,6 +642,44 @@ pub fn read_gpu_ops(
     )
 }
 
+/// Reads, in one opening of an nsys SQLite export, an `.nsys-rep` report (exported once)
+/// or an archive holding an export (njx-capture's), its kernels and memory operations
+/// ([`gpu_ops`], handed to `ops`) and the CUDA API calls ([`gpu_ops::sqlite::calls`])
+/// whose names `keep` accepts (handed to `calls`); returns which CUDA activity tables the
+/// export has (a rule without its table says so). Other inputs are refused as by
+/// [`read_gpu_ops`].
+pub fn read_cuda_activity(
+    path: &Path,
+    keep: &dyn Fn(&str) -> bool,
+    notes: &Notes,
+    ops: &mut dyn FnMut(gpu_ops::GpuOp) -> Result<()>,
+    calls: &mut dyn FnMut(crate::records::ApiCall) -> Result<()>,
+) -> Result<gpu_ops::sqlite::calls::CudaTables> {
+    let profile: Arc<str> = profile_name(path).into();
+    let needs = format!(
+        "the CUDA activity tables are in nsys SQLite exports (`nsys export --type sqlite \
+         REPORT.nsys-rep`), .nsys-rep reports, or archives holding one as {SQLITE_MEMBER} \
+         (njx-capture writes them)"
+    );
+    let mut tables = None;
+    with_export(
+        path,
+        "cuda-activity",
+        &needs,
+        "CUDA activity table",
+        notes,
+        |db| {
+            tables = Some(gpu_ops::sqlite::calls::tables(db)?);
+            let mut n = gpu_ops::sqlite::calls::read(db, &profile, keep, calls)?;
+            for which in [gpu_ops::Which::Kernels, gpu_ops::Which::Memops] {
+                n += gpu_ops::sqlite::read(db, which, &profile, notes, ops)?;
+            }
+            Ok(n)
+        },
+    )?;
+    Ok(tables.unwrap_or_default())
+}
+
 /// Reads the payloads of the NVTX events of an nsys SQLite export, a `.nsys-rep` report or
 /// an njx-capture archive ([`payloads`]), handing each field to `emit`. Returns how many.
 pub fn read_payloads(

@@ -160,10 +160,14 @@ fn a_healthy_run_has_no_finding_and_every_rule_says_it_passed() {
     // undecided, saying why.
     let of_profiles = ["compile-time", "recompilation", "memory", "gemm-efficiency"];
     for rule in njx::report::findings::RULES {
-        let expected = match of_profiles.contains(&rule) {
-            true => "undecided",
-            false => "passed",
-        };
+        // The rules of nsys's expert system read the CUDA activity tables, which records
+        // do not carry either (tests/njx/findings_nsys.rs has them).
+        let expected =
+            if of_profiles.contains(&rule) || njx::report::findings::nsys::RULES.contains(&rule) {
+                "undecided"
+            } else {
+                "passed"
+            };
         assert_eq!(
             quiet(&rep, rule),
             expected,

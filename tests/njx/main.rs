@@ -22,6 +22,7 @@ mod export;
 mod export_gpu;
 mod export_sqlite;
 mod findings;
+mod findings_nsys;
 mod flamefold;
 mod golden;
 mod heap;

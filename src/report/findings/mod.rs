@@ -21,6 +21,7 @@ mod compile;
 pub mod diff;
 mod gemm;
 mod memory;
+pub mod nsys;
 mod steps;
 pub mod thresholds;
 
@@ -71,8 +72,10 @@ pub struct Findings {
     pub quiet: Vec<Quiet>,
 }
 
-/// The rules, in the order they run.
-pub const RULES: [&str; 15] = [
+/// The rules, in the order they run: those over the step, the communication, the
+/// compilations and the dumps, then those over the CUDA activity tables
+/// ([`nsys::RULES`]).
+pub const RULES: [&str; 20] = [
     "exposed-communication",
     "host-gaps",
     "idle-in-module",
@@ -88,6 +91,11 @@ pub const RULES: [&str; 15] = [
     "memory",
     "profile-trust",
     "gemm-efficiency",
+    nsys::RULES[0],
+    nsys::RULES[1],
+    nsys::RULES[2],
+    nsys::RULES[3],
+    nsys::RULES[4],
 ];
 
 pub(super) fn severity(t: &Thresholds, share: f64) -> &'static str {
@@ -164,11 +172,11 @@ pub fn findings(whole: &Whole, step: &Result<Step, String>, t: &Thresholds) -> F
     compile::compile_time(t, &whole.compilations, &mut out);
     compile::recompilation(t, step.as_ref().ok(), &whole.compilations, &mut out);
     memory::memory(t, &whole.heaps, &whole.gpus, &mut out);
-    steps::profile_trust(t, step, &mut out);
+    let xla = super::sections::no_xla(whole).is_none();
+    steps::profile_trust(t, step, xla, &mut out);
     let variants = &crate::derived::partial::Aggregate::warmup(&whole.modules).variants;
     compiled_differently(t, step.as_ref().ok(), variants, &mut out);
-    out.findings
-        .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
+    rank(&mut out);
     out
 }
 
@@ -655,18 +663,40 @@ pub fn section_of(rule: &str) -> &'static str {
     }
 }
 
+/// What a finding could save, in words: per step, or over the profiled span where there
+/// is no step (`"of": "span"` in its evidence); nothing for a finding about no step time
+/// (start-up, memory, trust: a saving of 0).
+pub fn saving_text(x: &Finding) -> String {
+    if x.saving_ns == 0 {
+        String::new()
+    } else if x.evidence.get("of").and_then(Value::as_str) == Some("span") {
+        format!(
+            "could save up to {} over the profiled span ({:.1} % of it)",
+            ms(x.saving_ns),
+            x.share_pct
+        )
+    } else {
+        format!(
+            "could save up to {} per step ({:.1} %)",
+            ms(x.saving_ns),
+            x.share_pct
+        )
+    }
+}
+
+/// Sorts findings by saving, greatest first (then by rule).
+pub fn rank(f: &mut Findings) {
+    f.findings
+        .sort_by(|a, b| b.saving_ns.cmp(&a.saving_ns).then(a.rule.cmp(b.rule)));
+}
+
 /// The findings for people: one or two lines each, then the rules that did not fire.
 pub fn lines(f: &Findings) -> Vec<String> {
     let mut lines = Vec::new();
     for (i, x) in f.findings.iter().enumerate() {
-        // A finding about no step time (start-up, memory, trust) says no saving.
-        let saving = match x.saving_ns {
-            0 => String::new(),
-            ns => format!(
-                " — could save up to {} per step ({:.1} %)",
-                ms(ns),
-                x.share_pct
-            ),
+        let saving = match saving_text(x) {
+            t if t.is_empty() => t,
+            t => format!(" — {t}"),
         };
         lines.push(format!(
             "{}. [{}] {}: {}{saving}",

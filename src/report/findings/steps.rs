@@ -243,8 +243,20 @@ pub(super) fn variability(
 /// graphs), where no thunk range is recorded: their time shows as GPU idle inside the
 /// module and their collectives as absent. Its saving is 0: it says how far to trust the
 /// others.
-pub(super) fn profile_trust(t: &Thresholds, step: &Result<Step, String>, out: &mut Findings) {
+pub(super) fn profile_trust(
+    t: &Thresholds,
+    step: &Result<Step, String>,
+    xla: bool,
+    out: &mut Findings,
+) {
     const RULE: &str = "profile-trust";
+    if !xla {
+        out.undecided(
+            RULE,
+            "no XLA module executions: no step whose figures to trust or doubt",
+        );
+        return;
+    }
     let mut doubts: Vec<String> = Vec::new();
     let mut evidence = serde_json::Map::new();
     evidence.insert("threshold_steps".into(), json!(t.min_steps));

@@ -545,4 +545,40 @@ impl NsysDb {
             params![start, end, corr, gpid, bytes, kind],
         );
     }
+
+    /// Adds a memory copy on `device` of `bytes` with `copyKind` `kind` (1 HtoD, 2 DtoH)
+    /// from memory kind `src` to `dst` (0 pageable, 1 pinned, 2 device).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_kinds(
+        &self,
+        device: i64,
+        start: i64,
+        end: i64,
+        gpid: i64,
+        corr: i64,
+        bytes: i64,
+        kind: i64,
+        src: i64,
+        dst: i64,
+    ) {
+        self.sql(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, \
+             streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind) \
+             VALUES (?1, ?2, ?3, 1, 7, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![start, end, device, corr, gpid, bytes, kind, src, dst],
+        );
+    }
+
+    /// Adds a kernel on `device` and `stream`, named by string 1.
+    pub fn kernel_stream(
+        &self,
+        device: i64,
+        stream: i64,
+        start: i64,
+        end: i64,
+        gpid: i64,
+        corr: i64,
+    ) {
+        self.kernel_named(device, stream, start, end, gpid, corr, 1, 1, 1);
+    }
 }

@@ -234,5 +234,46 @@ pub fn cases() -> Vec<Case> {
     v.push(Case::new("--format html", TOOL, Usage, |d: &Path| {
         Run::new(args!["--format", "csv", write_archive(d)]).name("--format")
     }));
+    // The findings of nsys's rules on exports lacking what they need: the report stands,
+    // the rules without their table undecided (tests/njx/findings_nsys.rs checks the why).
+    v.push(Case::new(
+        "SQLite export of kernels without a CUDA API table",
+        TOOL,
+        Accepted,
+        |d: &Path| {
+            use crate::common::nsys_sqlite::*;
+            let path = d.join("k.sqlite");
+            let n = NsysDb::with_tables(
+                &path,
+                &[
+                    "META_DATA_EXPORT",
+                    "StringIds",
+                    "CUPTI_ACTIVITY_KIND_KERNEL",
+                ],
+            );
+            n.string(1, "k");
+            n.kernel(0, 1_000, gpid(9), 1);
+            n.kernel(5_000_000, 5_000_000, gpid(9), 2);
+            Run::new(args![path.to_str().unwrap()])
+        },
+    ));
+    // A synchronisation call (it launched nothing) naming a string StringIds lacks: the
+    // kernel tables read well, the five rules are undecided and a note names the id.
+    v.push(Case::new(
+        "SQLite export whose synchronisation call names no string",
+        TOOL,
+        RefusedOrNoted,
+        |d: &Path| {
+            use crate::common::nsys_sqlite::*;
+            let path = d.join("s.sqlite");
+            let n = NsysDb::create(&path);
+            n.string(1, "k");
+            n.kernel(0, 1_000, gpid(9), 1);
+            n.call_named(2_000, 3_000, gtid(9, 1), 2, 99);
+            Run::new(args![path.to_str().unwrap()])
+                .name("s.sqlite")
+                .name("99")
+        },
+    ));
     v
 }

@@ -63,11 +63,14 @@
 //! - `attribution.rs`: a row of the query as an operation (`op_of_row`), and the NVTX
 //!   range, XLA module and thunk it was launched in (`Attribution`);
 //! - `records.rs`: the records made of attributed operations (`Records`);
+//! - `calls.rs`: every CUDA API call, launching or not (`read`), and which CUDA activity
+//!   tables the export has (`tables`);
 //! - here: [`read`] and the notes.
 //!
 //! [`xla_names`]: crate::source::xla_names
 
 mod attribution;
+pub mod calls;
 mod names;
 mod op;
 mod records;

@@ -8,7 +8,8 @@ use crate::source::gpu_ops::Which;
 use crate::source::sqlite::Db;
 
 /// The tables of CUDA API calls.
-const CALL_TABLES: &[&str] = &["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"];
+pub(super) const CALL_TABLES: &[&str] =
+    &["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"];
 
 /// The operation-specific columns read into [`Op::vals`], per table.
 pub(super) const KERNEL_COLUMNS: &[&str] = &[
