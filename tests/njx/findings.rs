@@ -132,15 +132,6 @@ fn report_of(records: (String, String)) -> Value {
     report_of_records(&records.0, &records.1)
 }
 
-fn fired<'a>(rep: &'a Value, rule: &str) -> Vec<&'a Value> {
-    rep["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
-}
-
 fn quiet(rep: &Value, rule: &str) -> String {
     rep["rules_quiet"]
         .as_array()
@@ -677,4 +668,116 @@ fn the_pax_runs_gemms_are_judged_against_the_a100s_bf16_peak_with_njx_thunks_tim
         assert!((reached - g["tflops"].as_f64().unwrap()).abs() < 1e-9);
         assert!(reached < 312.0 && reached > 50.0, "{g}");
     }
+}
+
+/// `device-metadata.parquet` as nsys-jax writes it (pandas names nsys' `TARGET_INFO_GPU`
+/// columns by tuples, as the pax archives have them): one GPU.
+fn device_metadata(name: &str, memory: i64) -> Vec<u8> {
+    use crate::common::pq::{parquet_table, pq_int, pq_text};
+    parquet_table(
+        &[
+            pq_int("('TARGET_INFO_GPU', 'id')", &[Some(0)]),
+            pq_text("('TARGET_INFO_GPU', 'name')", &[Some(name)]),
+            pq_int("('TARGET_INFO_GPU', 'totalMemory')", &[Some(memory)]),
+        ],
+        1 << 20,
+    )
+}
+
+#[test]
+fn the_pax_step_program_on_a_gpu_of_16_gib_has_little_headroom() {
+    let Some(pax) = shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    let all = pax_archives(&pax);
+    let dir = tempdir();
+    // Every rank's GPU said to have 16 GiB (an A100 of 40 GB in truth).
+    let small = 16i64 << 30;
+    let planted: Vec<String> = all
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let dst = dir.path().join(format!("proc{i}.zip"));
+            crate::common::plant::replace_member(
+                std::path::Path::new(a),
+                &dst,
+                "device-metadata.parquet",
+                device_metadata("NVIDIA A100-SXM4-16GB", small),
+            );
+            dst.display().to_string()
+        })
+        .collect();
+    let rep = report_json(&planted);
+    let f = fired(&rep, "memory");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    let heap = json_lines(&ok(
+        "njx-heap",
+        &["--view", "peak", "--format", "json", &all[0]],
+    ));
+    let total = heap
+        .iter()
+        .find(|h| h["program"] == "pjit__wrapped_step_fn")
+        .unwrap()["total_bytes"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(f[0]["evidence"]["total_bytes"], total);
+    assert_eq!(f[0]["evidence"]["device_memory_bytes"], small);
+    let pct = f[0]["evidence"]["memory_pct"].as_f64().unwrap();
+    assert!((pct - 100.0 * total as f64 / small as f64).abs() < 1e-9);
+    assert_eq!(f[0]["saving_ns"], 0);
+    // The archives as they are: 39 % of 40 GB, passed.
+    assert_eq!(quiet(&report_json(&all), "memory"), "passed");
+}
+
+#[test]
+fn a_gemm_made_ten_times_slower_on_the_pax_run_is_found_with_what_the_peak_would_save() {
+    let Some(pax) = shared_data("pax_fsdp4_4proc") else {
+        return;
+    };
+    let all = pax_archives(&pax);
+    let dir = tempdir();
+    const GEMM: &str = "custom-call.219.0";
+    let plant = [crate::common::plant::Plant::shifted(
+        Some("pjit__wrapped_step_fn"),
+        GEMM,
+        10.0,
+    )];
+    let planted: Vec<String> = all
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let dst = dir.path().join(format!("proc{i}.zip"));
+            crate::common::plant::plant_archive(std::path::Path::new(a), &dst, &plant);
+            dst.display().to_string()
+        })
+        .collect();
+    let rep = report_json(&planted);
+    let f = fired(&rep, "gemm-efficiency");
+    assert_eq!(f.len(), 1, "{}", rep["findings"]);
+    assert_eq!(f[0]["key"], GEMM);
+    let gemms = f[0]["evidence"]["gemms"].as_array().unwrap();
+    assert_eq!(gemms.len(), 1, "only the planted one: {gemms:?}");
+    // Its time per step and what the peak would take, from njx-thunks' figures.
+    let mut args = vec!["--format", "json", "--top-modules", "1"];
+    args.extend(planted.iter().map(String::as_str));
+    let top = json_lines(&ok("njx-thunks", &args));
+    let row = top.iter().find(|r| r["thunk"] == GEMM).unwrap();
+    let g = &gemms[0];
+    assert_eq!(
+        g["mean_ns"].as_f64().unwrap().round(),
+        row["mean_ns"].as_f64().unwrap()
+    );
+    let step = &rep["step"];
+    let execs =
+        step["steps"].as_f64().unwrap() + step["per_device"].as_array().unwrap().len() as f64;
+    let per_step = row["total_ns"].as_f64().unwrap() / execs;
+    let at_peak = row["executions"].as_f64().unwrap() * g["flops"].as_f64().unwrap()
+        / (312.0 * 1000.0)
+        / execs;
+    assert_eq!(
+        f[0]["saving_ns"].as_i64().unwrap(),
+        (per_step - at_peak).round() as i64
+    );
+    // A tenth of what it reached unplanted (83 % of the peak): under 40 %.
+    assert!(g["tflops"].as_f64().unwrap() < 0.1 * 312.0, "{g}");
 }

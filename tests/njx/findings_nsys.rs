@@ -79,15 +79,6 @@ fn report(inputs: &[&str]) -> Value {
     report_json(&inputs.iter().map(|s| s.to_string()).collect::<Vec<_>>())
 }
 
-fn fired<'a>(rep: &'a Value, rule: &str) -> Vec<&'a Value> {
-    rep["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
-}
-
 /// (status, why) of a rule that did not fire.
 fn quiet(rep: &Value, rule: &str) -> (String, String) {
     rep["rules_quiet"]

@@ -22,28 +22,8 @@ pub const GEMM_PEAKS: [(&str, &[(&str, f64)]); 4] = [
             ("s8", 624.0),
         ],
     ),
-    (
-        "H100 80GB HBM3",
-        &[
-            ("bf16", 989.4),
-            ("f16", 989.4),
-            ("f32", 494.7),
-            ("f8e4m3fn", 1978.9),
-            ("f8e5m2", 1978.9),
-            ("s8", 1978.9),
-        ],
-    ),
-    (
-        "H200",
-        &[
-            ("bf16", 989.4),
-            ("f16", 989.4),
-            ("f32", 494.7),
-            ("f8e4m3fn", 1978.9),
-            ("f8e5m2", 1978.9),
-            ("s8", 1978.9),
-        ],
-    ),
+    ("H100 80GB HBM3", HOPPER),
+    ("H200", HOPPER),
     (
         "B200",
         &[
@@ -53,6 +33,16 @@ pub const GEMM_PEAKS: [(&str, &[(&str, f64)]); 4] = [
             ("f8e5m2", 4500.0),
         ],
     ),
+];
+
+/// H100 SXM's and H200's dense peaks (the same tensor cores and clocks).
+const HOPPER: &[(&str, f64)] = &[
+    ("bf16", 989.4),
+    ("f16", 989.4),
+    ("f32", 494.7),
+    ("f8e4m3fn", 1978.9),
+    ("f8e5m2", 1978.9),
+    ("s8", 1978.9),
 ];
 
 /// The peak of the slowest GPU model of `gpus` for `dtype`, TFLOP/s.

@@ -413,10 +413,7 @@ fn short_kernels(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out:
                 t.short_kernel_us,
                 ms(gpu.short_ns)
             );
-            if share < t.moderate_pct {
-                if worst.as_ref().is_none_or(|w| share > w.0) {
-                    worst = Some((share, format!("{said}, {share:.1} % of the {of}")));
-                }
+            if below(t, &mut worst, share, &said, of) {
                 continue;
             }
             fired = true;
@@ -593,10 +590,7 @@ fn memcpys(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mut 
                     ms(host),
                     ms(idle)
                 );
-                if share < t.moderate_pct {
-                    if worst.as_ref().is_none_or(|w| share > w.0) {
-                        worst = Some((share, format!("{said}, {share:.1} % of the {of}")));
-                    }
+                if below(t, &mut worst, share, &said, of) {
                     continue;
                 }
                 fired = true;
@@ -719,10 +713,7 @@ fn sync_apis(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mu
                     None => "with no GPU work in the profile".to_string(),
                 }
             );
-            if share < t.moderate_pct {
-                if worst.as_ref().is_none_or(|w| share > w.0) {
-                    worst = Some((share, format!("{said}, {share:.1} % of the {of}")));
-                }
+            if below(t, &mut worst, share, &said, of) {
                 continue;
             }
             fired = true;
@@ -765,6 +756,24 @@ fn sync_apis(profiles: &[Profile], step: Option<&Step>, t: &Thresholds, out: &mu
             ),
         }
     }
+}
+
+/// Whether a figure is under the firing threshold; if so, kept as the rule's `worst` (what
+/// its pass line names) where it is the largest so far.
+fn below(
+    t: &Thresholds,
+    worst: &mut Option<(f64, String)>,
+    share: f64,
+    said: &str,
+    of: &str,
+) -> bool {
+    if share >= t.moderate_pct {
+        return false;
+    }
+    if worst.as_ref().is_none_or(|w| share > w.0) {
+        *worst = Some((share, format!("{said}, {share:.1} % of the {of}")));
+    }
+    true
 }
 
 #[cfg(test)]

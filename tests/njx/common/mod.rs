@@ -8,7 +8,7 @@ pub mod heap;
 pub mod nsys_sqlite;
 pub mod payloads;
 pub mod plant;
-mod pq;
+pub mod pq;
 pub mod relay;
 
 pub use pq::*;
@@ -465,4 +465,14 @@ pub fn report_json(inputs: &[String]) -> serde_json::Value {
     let mut args = vec!["-q", "--format", "json"];
     args.extend(inputs.iter().map(String::as_str));
     serde_json::from_str(&ok("njx-report", &args)).expect("njx-report writes one JSON object")
+}
+
+/// The findings of `rule` in a report's JSON (`njx-report --format json`).
+pub fn fired<'a>(rep: &'a serde_json::Value, rule: &str) -> Vec<&'a serde_json::Value> {
+    rep["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .collect()
 }

@@ -941,3 +941,22 @@ pub fn add_ranges(src: &Path, dst: &Path, rows: &[String]) {
     let replaced = HashMap::from([(PUSHPOP.to_string(), super::xz(csv.as_bytes()))]);
     write_members(&mut archive, dst, &replaced);
 }
+
+/// Writes to `dst` archive `src` with member `name` holding `bytes` (as they are stored:
+/// compressed where the member's name says so), in its place; every other member copied
+/// raw. Panics where the archive has no such member.
+pub fn replace_member(src: &Path, dst: &Path, name: &str, bytes: Vec<u8>) {
+    let place = src.display();
+    let data = std::fs::read(src).unwrap_or_else(|e| panic!("{place}: {e}"));
+    let mut archive =
+        zip::ZipArchive::new(Cursor::new(data)).unwrap_or_else(|e| panic!("{place}: {e}"));
+    assert!(
+        archive.by_name(name).is_ok(),
+        "{place}: no member {name} to replace"
+    );
+    write_members(
+        &mut archive,
+        dst,
+        &HashMap::from([(name.to_string(), bytes)]),
+    );
+}
