@@ -90,22 +90,10 @@ pub(super) fn gemm_efficiency(
         );
         return;
     }
-    let options = thunks::Options {
-        view: thunks::View::Top,
-        format: crate::output::Format::Table,
-        top: None,
-        top_modules: 1.0,
-        include_warmup: false,
-        min_cv: 0.0,
-        hlo: Vec::new(),
-        partial: false,
-        programs: Default::default(),
-    };
-    let quiet = crate::output::notes::Notes::kept();
-    let rows = match thunks::rows(thunk_time, &options, &[], &quiet) {
-        Ok(rows) => rows.top_rows(),
-        Err(e) => {
-            out.undecided(RULE, &format!("njx-thunks refuses the input: {e}"));
+    let rows = match super::thunk_view(thunk_time, thunks::View::Top, 0.0, |r| r.top_rows()) {
+        Ok(rows) => rows,
+        Err(why) => {
+            out.undecided(RULE, &why);
             return;
         }
     };

@@ -645,6 +645,32 @@ fn whole_module_ns(comm: &BTreeMap<String, ProgramComm>) -> i64 {
     comm.values().map(|p| p.module_ns).sum()
 }
 
+/// What a rule reads of njx-thunks' `view` (steady state, every program, no cut): made
+/// by `take` from the view's rows, or why njx-thunks refuses the aggregate.
+fn thunk_view<T>(
+    time: &crate::analysis::thunks::ThunkTime,
+    view: crate::analysis::thunks::View,
+    min_cv: f64,
+    take: impl Fn(&crate::analysis::thunks::Rows<'_>) -> T,
+) -> std::result::Result<T, String> {
+    use crate::analysis::thunks;
+    let options = thunks::Options {
+        view,
+        format: crate::output::Format::Table,
+        top: None,
+        top_modules: 1.0,
+        include_warmup: false,
+        min_cv,
+        hlo: Vec::new(),
+        partial: false,
+        programs: Default::default(),
+    };
+    let quiet = crate::output::notes::Notes::kept();
+    thunks::rows(time, &options, &[], &quiet)
+        .map(|rows| take(&rows))
+        .map_err(|e| format!("njx-thunks refuses the input: {e}"))
+}
+
 /// The report's section that shows the detail of a rule's findings (a section id of
 /// [`crate::report::SECTIONS`], or the step's own, `step`).
 pub fn section_of(rule: &str) -> &'static str {

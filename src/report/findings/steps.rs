@@ -124,22 +124,12 @@ pub(super) fn variability(
         out.undecided(RULE, &format!("njx-thunks refuses the input: {problem}"));
         return;
     }
-    let options = thunks::Options {
-        view: thunks::View::Variability,
-        format: crate::output::Format::Table,
-        top: None,
-        top_modules: 1.0,
-        include_warmup: false,
-        min_cv: t.variability_cv,
-        hlo: Vec::new(),
-        partial: false,
-        programs: Default::default(),
-    };
-    let quiet = crate::output::notes::Notes::kept();
-    let rows = match thunks::rows(thunks, &options, &[], &quiet) {
-        Ok(rows) => rows.varying(),
-        Err(e) => {
-            out.undecided(RULE, &format!("njx-thunks refuses the input: {e}"));
+    let rows = match super::thunk_view(thunks, thunks::View::Variability, t.variability_cv, |r| {
+        r.varying()
+    }) {
+        Ok(rows) => rows,
+        Err(why) => {
+            out.undecided(RULE, &why);
             return;
         }
     };
