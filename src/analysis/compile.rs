@@ -251,15 +251,13 @@ pub struct Total {
 }
 
 impl Total {
-    /// The totals of the push/pop ranges of one input path (in the order read, as
-    /// [`collect`] reads them), every range name kept (`--by name --passes`): the
-    /// other groupings are [`Total::regrouped`] from it.
-    pub fn of_ranges(ranges: Vec<Range>) -> Result<Total> {
+    /// The totals of `compilations` (as [`compilations_of_ranges`] divides them, every
+    /// range name kept: `--by name --passes`): the other groupings are
+    /// [`Total::regrouped`] from it.
+    pub fn of(compilations: &[Compilation]) -> Total {
         let mut total = Total::default();
-        compilations_of_ranges(ranges)?
-            .iter()
-            .for_each(|c| total.add(c));
-        Ok(total)
+        compilations.iter().for_each(|c| total.add(c));
+        total
     }
 
     /// Adds other totals, exactly.
@@ -272,7 +270,7 @@ impl Total {
         self.profiles.extend(other.profiles.iter().cloned());
     }
 
-    /// These totals (kept by name, with every pass: [`Total::of_ranges`]) grouped as
+    /// These totals (kept by name, with every pass: [`Total::of`]) grouped as
     /// `by` and `passes` say, exactly as [`collect`] would have grouped them.
     pub fn regrouped(&self, by: Group, passes: bool) -> Total {
         let mut out = Total {

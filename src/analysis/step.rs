@@ -374,6 +374,12 @@ pub struct OneStep {
 }
 
 impl Step {
+    /// The main module's steady executions over devices: one more per device than its
+    /// steps (what a per-step figure divides an amount over every execution by).
+    pub fn executions(&self) -> usize {
+        self.per_device.iter().map(|d| d.figures.steps + 1).sum()
+    }
+
     fn of(program: String, module: String, devices: Vec<(u32, Vec<Parts>)>) -> Step {
         let all: Vec<&Parts> = devices.iter().flat_map(|(_, s)| s).collect();
         let pick = |f: &dyn Fn(&Parts) -> i64| {

@@ -125,21 +125,7 @@ pub fn run(
     let Some((whole, sections, (figures, aligned))) = result? else {
         return Ok(());
     };
-    // Without XLA executions, the sections below say why once.
-    let step = match sections::no_xla(&whole) {
-        Some(_) => Err("no XLA module executions to make steps of".to_string()),
-        None => whole.step(options.step_program.as_deref())?,
-    };
-    let mut found = findings::findings(&whole, &step, &options.thresholds);
-    // The rules of nsys's expert system, over the CUDA activity tables of the inputs.
-    findings::nsys::rules(
-        inputs,
-        step.as_ref().ok(),
-        &options.thresholds,
-        notes,
-        &mut found,
-    )?;
-    findings::rank(&mut found);
+    let (step, found) = step_and_findings(&whole, inputs, options, notes)?;
     if let Some(page) = page {
         let page_of = html::Page {
             whole: &whole,
@@ -219,12 +205,29 @@ pub fn findings_of(
     };
     let (whole, _) = report(&options, inputs, false, &mut std::io::sink(), notes)?;
     let whole = whole.expect("a report, not a partial result");
-    let step = match sections::no_xla(&whole) {
+    step_and_findings(&whole, inputs, &options, notes)
+}
+
+/// The step of `whole` (of `options.step_program` where given) and every rule's findings,
+/// ranked: those over the aggregate, then nsys's expert-system rules over the CUDA
+/// activity tables of `inputs`.
+fn step_and_findings(
+    whole: &Whole,
+    inputs: &[PathBuf],
+    options: &Options,
+    notes: &Notes,
+) -> Result<(
+    std::result::Result<crate::analysis::step::Step, String>,
+    findings::Findings,
+)> {
+    // Without XLA executions, the sections say why once.
+    let step = match sections::no_xla(whole) {
         Some(_) => Err("no XLA module executions to make steps of".to_string()),
-        None => whole.step(None)?,
+        None => whole.step(options.step_program.as_deref())?,
     };
-    let mut found = findings::findings(&whole, &step, thresholds);
-    findings::nsys::rules(inputs, step.as_ref().ok(), thresholds, notes, &mut found)?;
+    let t = &options.thresholds;
+    let mut found = findings::findings(whole, &step, t);
+    findings::nsys::rules(inputs, step.as_ref().ok(), t, notes, &mut found)?;
     findings::rank(&mut found);
     Ok((step, found))
 }

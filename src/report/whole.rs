@@ -66,7 +66,7 @@ pub struct Whole {
     pub(super) modules: modules::Partial,
     pub(super) collectives: collectives::Partial,
     pub(super) thunks: thunks::ThunkTime,
-    /// Kept by name with every pass ([`Total::of_ranges`]).
+    /// Kept by name with every pass ([`Total::of`]).
     pub(super) compile: Total,
     pub(super) read: Read,
     /// Every module execution's span and thunk time per device: the step.
@@ -322,9 +322,7 @@ impl partial::Aggregate for Whole {
         partial::Aggregate::add_profile(&mut self.collectives, part, notes)?;
         partial::Aggregate::add_profile(&mut self.thunks, part, notes)?;
         let compilations = crate::analysis::compile::compilations_of_ranges(part.ranges.clone())?;
-        let mut total = Total::default();
-        compilations.iter().for_each(|c| total.add(c));
-        self.compile.merge(&total);
+        self.compile.merge(&Total::of(&compilations));
         self.compilations.add(&compilations, part);
         self.steps.add_profile(part);
         for g in &part.gpus {

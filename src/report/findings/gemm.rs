@@ -97,7 +97,7 @@ pub(super) fn gemm_efficiency(
             return;
         }
     };
-    let executions: usize = step.per_device.iter().map(|d| d.figures.steps + 1).sum();
+    let executions = step.executions();
     let per_step = |ns: f64| ns / executions.max(1) as f64;
     // (row, gemm, TFLOP/s reached, peak, per-step time).
     let mut judged = Vec::new();

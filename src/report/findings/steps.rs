@@ -149,7 +149,7 @@ pub(super) fn variability(
         .filter(|v| v.row.module == step.module && v.fastest_ns.is_none())
         .count();
     excess.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.row.thunk.cmp(&b.1.row.thunk)));
-    let executions: usize = step.per_device.iter().map(|d| d.figures.steps + 1).sum();
+    let executions = step.executions();
     let total: i128 = excess.iter().map(|e| e.0).sum();
     let saving = i64::try_from(total / executions.max(1) as i128).unwrap_or(i64::MAX);
     let share = pct(saving, step.figures.step_ns);

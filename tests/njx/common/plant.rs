@@ -141,18 +141,26 @@ pub fn thunk_name(range: &str) -> Option<&str> {
 
 /// The projection of archive `src`, read whole.
 fn read_projection(src: &Path) -> (zip::ZipArchive<Cursor<Vec<u8>>>, FlatTable) {
+    let (archive, table) = read_member(src, GPU_PROJ);
+    let table =
+        FlatTable::read(table, GPU_PROJ).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    (archive, table)
+}
+
+/// Archive `src`, read whole, and the bytes of its `member` as stored (still compressed
+/// where its name says so). Panics where the archive has no such member.
+fn read_member(src: &Path, member: &str) -> (zip::ZipArchive<Cursor<Vec<u8>>>, Vec<u8>) {
     let place = src.display();
     let bytes = std::fs::read(src).unwrap_or_else(|e| panic!("{place}: {e}"));
     let mut archive =
         zip::ZipArchive::new(Cursor::new(bytes)).unwrap_or_else(|e| panic!("{place}: {e}"));
-    let mut table = Vec::new();
+    let mut out = Vec::new();
     archive
-        .by_name(GPU_PROJ)
-        .unwrap_or_else(|e| panic!("{place}: {GPU_PROJ}: {e}"))
-        .read_to_end(&mut table)
-        .unwrap_or_else(|e| panic!("{place}: {GPU_PROJ}: {e}"));
-    let table = FlatTable::read(table, GPU_PROJ).unwrap_or_else(|e| panic!("{place}: {e}"));
-    (archive, table)
+        .by_name(member)
+        .unwrap_or_else(|e| panic!("{place}: {member}: {e}"))
+        .read_to_end(&mut out)
+        .unwrap_or_else(|e| panic!("{place}: {member}: {e}"));
+    (archive, out)
 }
 
 /// The cells of column `name`.
@@ -913,15 +921,7 @@ pub const PUSHPOP: &str = "report_nvtx_pushpop_trace.csv.xz";
 /// start; every other member copied raw.
 pub fn add_ranges(src: &Path, dst: &Path, rows: &[String]) {
     let place = src.display();
-    let bytes = std::fs::read(src).unwrap_or_else(|e| panic!("{place}: {e}"));
-    let mut archive =
-        zip::ZipArchive::new(Cursor::new(bytes)).unwrap_or_else(|e| panic!("{place}: {e}"));
-    let mut packed = Vec::new();
-    archive
-        .by_name(PUSHPOP)
-        .unwrap_or_else(|e| panic!("{place}: {PUSHPOP}: {e}"))
-        .read_to_end(&mut packed)
-        .unwrap_or_else(|e| panic!("{place}: {PUSHPOP}: {e}"));
+    let (mut archive, packed) = read_member(src, PUSHPOP);
     let mut text = String::new();
     xz2::read::XzDecoder::new(&packed[..])
         .read_to_string(&mut text)
@@ -946,14 +946,7 @@ pub fn add_ranges(src: &Path, dst: &Path, rows: &[String]) {
 /// compressed where the member's name says so), in its place; every other member copied
 /// raw. Panics where the archive has no such member.
 pub fn replace_member(src: &Path, dst: &Path, name: &str, bytes: Vec<u8>) {
-    let place = src.display();
-    let data = std::fs::read(src).unwrap_or_else(|e| panic!("{place}: {e}"));
-    let mut archive =
-        zip::ZipArchive::new(Cursor::new(data)).unwrap_or_else(|e| panic!("{place}: {e}"));
-    assert!(
-        archive.by_name(name).is_ok(),
-        "{place}: no member {name} to replace"
-    );
+    let (mut archive, _) = read_member(src, name);
     write_members(
         &mut archive,
         dst,
