@@ -21,6 +21,13 @@
 #   report       njx-report rank*.zip (every table above but the flame graphs, one reading)
 #   diff-program       njx-diff rank*.zip --vs rank*.zip (N ranks a side; issue 31)
 #   diff-instruction   njx-diff --by instruction rank*.zip --vs rank*.zip
+#   report-reduce      njx-report @list over the N ranks' report partial results (issue 41)
+#   report-tree        the same in two levels: groups of 32 partials reduced to one partial
+#                      each (`njx-report --partial @group -o …`, every core), then those
+#   thunks-reduce      njx-thunks @list over the N ranks' njx-thunks partial results
+# The partial results (the map step: `njx-report --partial rank.zip -o rank.partial`, and
+# njx-thunks') are made once per N and build (remade when `njx-report --version` changes),
+# every core, into target/scale/N/partials/, untimed; their total size is printed.
 # Floors, the same members decompressed by C tools, `xargs -P $(nproc)` over the ranks
 # (njx also reads its inputs on every core):
 #   csv   (for compile): unzip -p report_nvtx_pushpop_trace.csv.xz | xz -dc
@@ -162,7 +169,7 @@ unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/nul
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 
 JOBS=(compile modules collectives fold-source fold-opname thunks report diff-program
-    diff-instruction)
+    diff-instruction report-reduce report-tree thunks-reduce)
 if [[ -n ${NJX_SCALE_JOBS:-} ]]; then
     kept=()
     for job in "${JOBS[@]}"; do [[ $job =~ $NJX_SCALE_JOBS ]] && kept+=("$job"); done
@@ -178,10 +185,14 @@ declare -A CMD=(
     [thunks]="'$BIN/njx-export' --table thunks rank*.zip > /dev/null"
     [diff-program]="'$BIN/njx-diff' rank*.zip --vs rank*.zip"
     [diff-instruction]="'$BIN/njx-diff' --by instruction rank*.zip --vs rank*.zip"
+    [report-reduce]="ls partials/rank*.report > $tmp/list && '$BIN/njx-report' @$tmp/list"
+    [report-tree]="rm -rf $tmp/tree && mkdir $tmp/tree && ls partials/rank*.report | split -l 32 - $tmp/tree/g. && ls $tmp/tree/g.* | xargs -P $P -I{} '$BIN/njx-report' --partial @{} -o {}.mid && '$BIN/njx-report' $tmp/tree/g.*.mid"
+    [thunks-reduce]="ls partials/rank*.thunks > $tmp/list && '$BIN/njx-thunks' @$tmp/list"
 )
 declare -A FLOOR_OF=(
     [compile]=csv [modules]=gpu [collectives]=gpu [fold-source]=gpu [fold-opname]=gpu [thunks]=gpu [report]=gpu
-    [diff-program]=gpu2 [diff-instruction]=gpu2
+    [diff-program]=gpu2 [diff-instruction]=gpu2 [report-reduce]=gpu [report-tree]=gpu
+    [thunks-reduce]=gpu
 )
 declare -A FLOOR_CMD=([csv]=$FLOOR_CSV [gpu]=$FLOOR_GPU [gpu2]="$FLOOR_GPU && $FLOOR_GPU")
 declare -A RESULT=() FLOOR=() GAVE_UP=()
@@ -196,6 +207,17 @@ for n in "${SIZES[@]}"; do
     dir=$SCALE/$n
     cat "$dir"/rank*.zip > /dev/null
     MEASURED+=("$n")
+    if [[ " ${JOBS[*]} " == *" report-"* || " ${JOBS[*]} " == *" thunks-reduce "* ]] &&
+        [[ $(cat "$dir/partials/.complete" 2> /dev/null) != "$("$BIN/njx-report" --version)" ]]; then
+        echo "== N=$n: making the partial results (map step)" >&2
+        rm -rf "$dir/partials" && mkdir "$dir/partials"
+        ( cd "$dir" && ls rank*.zip | xargs -P "$P" -I{} bash -c \
+            "'$BIN/njx-report' -q --partial {} -o partials/{}.report && '$BIN/njx-thunks' -q --partial {} -o partials/{}.thunks" )
+        "$BIN/njx-report" --version > "$dir/partials/.complete"
+    fi
+    if [[ -d $dir/partials ]]; then
+        echo "   N=$n partials: report $(cat "$dir"/partials/*.report | wc -c) bytes, thunks $(cat "$dir"/partials/*.thunks | wc -c) bytes in all" >&2
+    fi
     for f in csv gpu gpu2; do
         FLOOR[$f,$n]=$(best "$dir" "${FLOOR_CMD[$f]}")
         echo "   N=$n floor $f: ${FLOOR[$f,$n]}" >&2

@@ -82,6 +82,10 @@ impl Acc {
 /// [`PARTIAL`]). Its size follows the number of programs, not of ranks or executions.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Partial {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     /// What the warm-up rule needs to know of the profiles read.
     warmup: Warmup,
     #[serde(with = "crate::derived::partial::pairs")]
@@ -193,6 +197,14 @@ pub fn read(
 }
 
 impl partial::Aggregate for Partial {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules";
 
@@ -247,7 +259,7 @@ pub fn run(
     }
     let acc = read(inputs, options.program_key, notes)?;
     if options.partial {
-        return crate::derived::partial::write(out, PARTIAL, &acc);
+        return crate::derived::partial::write(out, &acc);
     }
     let summary = acc.summary(options.include_warmup, options.include_autotuning);
     write(options.format, &summary, out)

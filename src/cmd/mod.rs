@@ -255,13 +255,53 @@ where
 /// but njx-capture's, which takes its command line apart first.
 pub fn parse<A: CommandFactory + FromArgMatches>() -> A {
     let tool = A::command().get_name().to_string();
-    let args = try_parse_from(std::env::args_os()).unwrap_or_else(|e| exit_with(&tool, e));
+    let argv = expand_lists(std::env::args_os()).unwrap_or_else(|e| {
+        crate::output::notes::to_stderr(&format!("{tool}: {e}"));
+        std::process::exit(i32::from(e.exit_code()));
+    });
+    let args = try_parse_from(argv).unwrap_or_else(|e| exit_with(&tool, e));
     // Ctrl-C and kill remove what is staged (njx-capture asks for it once its command
     // line is taken apart, in `capture::run`).
     if A::command().get_name() != "njx-capture" {
         crate::util::cleanup::on_signals();
     }
     args
+}
+
+/// The command line with every argument `@LIST` replaced by the lines of the file LIST,
+/// one path each (blank lines skipped): more inputs than a command line holds, for a
+/// reduce over thousands of partial results (`ls out/*.partial > parts; njx-report
+/// @parts`). `@-` is not read (stdin carries the inputs); a file named with a leading `@`
+/// is given as `./@name`.
+pub fn expand_lists(argv: impl IntoIterator<Item = OsString>) -> Result<Vec<OsString>> {
+    let mut out = Vec::new();
+    for (i, a) in argv.into_iter().enumerate() {
+        let list = a
+            .to_str()
+            .and_then(|s| s.strip_prefix('@'))
+            .filter(|l| i > 0 && !l.is_empty() && *l != "-");
+        let Some(list) = list else {
+            out.push(a);
+            continue;
+        };
+        let text = std::fs::read(list).map_err(|e| {
+            crate::error::Error::Usage(format!("@{list}: cannot read the list of inputs: {e}"))
+        })?;
+        for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            let path = std::str::from_utf8(line).map_err(|_| {
+                crate::error::Error::data(
+                    format!("{list}:{}", n + 1),
+                    "a path that is not UTF-8 in a list of inputs",
+                )
+            })?;
+            out.push(OsString::from(path));
+        }
+    }
+    Ok(out)
 }
 
 /// Ends the process with clap's error `e`: help and version as clap prints them, a usage

@@ -83,6 +83,10 @@ impl Span {
 /// program), so memory follows the distinct thunks, not the ranks or executions.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuTime {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     warmup: Warmup,
     /// Whether thunk time is kept per device.
     by_device: bool,
@@ -98,7 +102,7 @@ pub struct GpuTime {
     thunks_read: u64,
     /// What the HLO dumps say of every thunk, read when writing a partial result (the
     /// reduce step need not have the dumps).
-    #[serde(default)]
+    #[serde(default, with = "crate::hlo::thunk_info::interned")]
     infos: Option<Infos>,
     /// The last (program, profile, program id, module) added to `dumps_of`.
     #[serde(skip)]
@@ -464,6 +468,14 @@ pub fn read_gpu_time(
 }
 
 impl partial::Aggregate for GpuTime {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 

@@ -8,4 +8,5 @@ pub mod executions;
 pub mod gpu_time;
 pub mod partial;
 pub mod programs;
+pub mod ranks;
 pub mod trees;

@@ -6,12 +6,18 @@
 //! maxima, sets), so reducing the partials of every rank, in any grouping, gives the
 //! answer of one process reading every rank.
 //!
-//! A partial result is one JSON line, `{"njx_partial": KIND, "version": 1, "data": …}`;
-//! a file may hold several (`cat` concatenates partials). `data` is the analysis' own
-//! aggregate and may change between njx versions: partials are for one run of the
-//! tools, not for keeping.
+//! A partial result is one JSON line, `{"njx_partial": KIND, "version": 2, "writer":
+//! "njx-report 0.1.0", "ranks": [[device, first_ns, path]…], "data": …}`, written
+//! gzip-compressed (`zcat FILE | head -c 300` shows its head; every njx tool reads gzip as
+//! it is): `ranks` are the ranks it holds, each with the path it was read from, so that a
+//! rank counts once at every level of a reduce ([`crate::derived::ranks`]). A file may
+//! hold several (`cat` concatenates partials, and gzip streams too). `data` is the
+//! analysis' own aggregate, with what is the same across ranks (the HLO dumps' op_names
+//! and stacks) written once per program and interned; it may change between njx versions,
+//! which the version says: partials are for one run of the tools, not for keeping.
 
 use crate::derived::executions::{self, Executions, Kept, Warmup, WithoutXla};
+use crate::derived::ranks::{Rank, Seen};
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::source;
@@ -24,13 +30,16 @@ use std::path::PathBuf;
 
 /// The field naming a line as a partial result, and its kind.
 pub const FIELD: &str = "njx_partial";
-/// The version of the partial-result layout this njx writes and reads.
-pub const VERSION: u32 = 1;
+/// The version of the partial-result layout this njx writes and reads: 2 since the ranks
+/// and the writer are carried and the HLO facts interned (issue 41).
+pub const VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Out<'a, T> {
     njx_partial: &'a str,
     version: u32,
+    writer: String,
+    ranks: Vec<(u32, i64, String)>,
     data: &'a T,
 }
 
@@ -38,24 +47,45 @@ struct Out<'a, T> {
 struct In {
     njx_partial: String,
     version: u32,
+    #[serde(default)]
+    writer: Option<String>,
+    #[serde(default)]
+    ranks: Vec<(u32, i64, String)>,
     data: Box<serde_json::value::RawValue>,
 }
 
 // Its data is checked as the aggregate that reads it.
 impl crate::records::Check for In {}
 
-/// Writes `data` as one partial result of `kind`.
-pub fn write<T: Serialize>(out: &mut dyn Write, kind: &str, data: &T) -> Result<()> {
+/// The tool and version writing: `njx-report 0.1.0`.
+fn writer() -> String {
+    let tool = std::env::args_os()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "njx".to_string());
+    format!("{tool} {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Writes `data` as one partial result (gzip-compressed), with the ranks it holds.
+pub fn write<A: Aggregate + Serialize>(out: &mut dyn Write, data: &A) -> Result<()> {
+    let mut gz = flate2::write::GzEncoder::new(&mut *out, flate2::Compression::fast());
     serde_json::to_writer(
-        &mut *out,
+        &mut gz,
         &Out {
-            njx_partial: kind,
+            njx_partial: A::KIND,
             version: VERSION,
+            writer: writer(),
+            ranks: data.seen().listed(),
             data,
         },
     )
     .map_err(|e| Error::Output(e.into()))?;
-    out.write_all(b"\n").map_err(Error::Output)?;
+    gz.write_all(b"\n").map_err(Error::Output)?;
+    gz.finish().map_err(Error::Output)?;
     out.flush().map_err(Error::Output)
 }
 
@@ -74,6 +104,10 @@ pub trait Aggregate: Sized + DeserializeOwned {
     fn merge(&mut self, other: Self, notes: &Notes) -> Result<()>;
     /// What it knows for the warm-up rule.
     fn warmup(&self) -> &Warmup;
+    /// The ranks read into it, carried by its partial results.
+    fn seen(&self) -> &Seen;
+    /// [`Aggregate::seen`], to add to.
+    fn seen_mut(&mut self) -> &mut Seen;
     /// Whether it reads the HLO dumps of the profiles ([`Executions::dumps`]).
     fn wants_dumps(&self) -> bool {
         false
@@ -120,8 +154,8 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
     notes: &Notes,
     empty: impl Fn() -> A + Sync,
 ) -> Result<(A, Vec<PathBuf>)> {
-    let (mut acc, mut records) = (empty(), empty());
-    let mut parts = Vec::new();
+    let (mut acc, mut records, mut parts) = (empty(), empty(), empty());
+    let mut seen = Seen::default();
     // The modules a stream of records showed compiled differently on its own: the tool
     // that wrote it (njx-export, reading the profiles) said so in full; said short here.
     let mut said = BTreeSet::new();
@@ -131,10 +165,8 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
     };
     let profiles = source::split_inputs(inputs, A::TABLE, notes.progress(), &mut |mut s| {
         if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
-            read_partials(s, A::KIND, &mut |p: A| {
-                parts.push(p);
-                Ok(())
-            })
+            // Merged as they are read: memory holds one partial result at a time.
+            read_partials(s, A::KIND, &mut seen, &mut |p: A| parts.merge(p, notes))
         } else {
             let mut one = empty();
             one.add_records(s, notes)?;
@@ -149,6 +181,7 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
         keep,
         without,
         notes,
+        &mut seen,
         &|part, notes| {
             let mut one = empty();
             one.add_profile(&part, notes)?;
@@ -157,9 +190,8 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
         |one| acc.merge(one, notes),
     )?;
     acc.merge(records, notes)?;
-    for p in parts {
-        acc.merge(p, notes)?;
-    }
+    acc.merge(parts, notes)?;
+    *acc.seen_mut() = seen;
     if let Some(n) = acc.warmup().rule().note() {
         notes.on_answer(n);
     }
@@ -173,19 +205,24 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
     Ok((acc, profiles))
 }
 
-/// Reads the partial results of `kind` in `s`, handing each to `partial`.
+/// Reads the partial results of `kind` in `s`, handing each to `partial`; the ranks
+/// each holds are added to `seen` first (a rank read before is refused, naming both).
+/// An input without any partial result (an empty file) is an error: a map step that
+/// wrote nothing.
 pub fn read_partials<P: DeserializeOwned>(
     s: RecordStream,
     kind: &str,
+    seen: &mut Seen,
     partial: &mut dyn FnMut(P) -> Result<()>,
 ) -> Result<()> {
     let place = s.place.clone();
     let mut line = 0u64;
     s.read(&mut |p: In| {
         line += 1;
+        let at = format!("{place}:{line}");
         if p.njx_partial != kind {
             return Err(Error::data(
-                format!("{place}:{line}"),
+                at,
                 format!(
                     "a partial result of kind `{}`, not `{kind}`: partials are read by the tool \
                      that wrote them",
@@ -194,24 +231,31 @@ pub fn read_partials<P: DeserializeOwned>(
             ));
         }
         if p.version != VERSION {
+            let by = p.writer.unwrap_or_else(|| "an older njx".to_string());
             return Err(Error::data(
-                format!("{place}:{line}"),
+                at,
                 format!(
-                    "partial result version {}, this njx reads version {VERSION}: write the \
-                     partials and reduce them with the same njx",
-                    p.version
+                    "partial result version {} written by {by}; this njx ({}) reads version \
+                     {VERSION}: write the partials and reduce them with the same njx",
+                    p.version,
+                    writer()
                 ),
             ));
         }
+        let ranks = p
+            .ranks
+            .into_iter()
+            .map(|(device, first_ns, origin)| (Rank { device, first_ns }, origin));
+        seen.add(ranks, &place, &at)?;
         let data = serde_json::from_str(p.data.get()).map_err(|e| {
             Error::data(
-                format!("{place}:{line}"),
+                at.clone(),
                 format!("bad partial result of kind `{kind}`: {e}"),
             )
         })?;
         partial(data)
-    })
-    .map(drop)
+    })?;
+    Ok(())
 }
 
 /// (De)serialises a map as a list of `[key, value]` pairs: JSON object keys must be

@@ -16,13 +16,11 @@ use std::path::PathBuf;
 /// The kernels of `inputs`, by short name.
 pub fn read(inputs: &[PathBuf], notes: &Notes) -> Result<Side> {
     let mut side = Side::new(By::Kernel);
-    let mut parts = Vec::new();
+    let mut parts = Side::new(By::Kernel);
+    let mut seen = crate::derived::ranks::Seen::default();
     let profiles = split_inputs(inputs, "kernels", notes.progress(), &mut |mut s| {
         if s.kind == TextKind::JsonLines && s.first_line_has(&format!("\"{FIELD}\""))? {
-            read_partials(s, PARTIAL, &mut |p: Side| {
-                parts.push(p);
-                Ok(())
-            })
+            read_partials(s, PARTIAL, &mut seen, &mut |p: Side| parts.merge(p, notes))
         } else {
             side.add_records(s, notes)
         }
@@ -35,8 +33,7 @@ pub fn read(inputs: &[PathBuf], notes: &Notes) -> Result<Side> {
             Ok(())
         })?;
     }
-    for p in parts {
-        side.merge(p, notes)?;
-    }
+    side.merge(parts, notes)?;
+    side.seen = seen;
     Ok(side)
 }

@@ -126,7 +126,7 @@ pub fn partial(
 ) -> Result<()> {
     notes.writes_partial();
     let side = read_side(options, inputs, notes)?;
-    crate::derived::partial::write(out, PARTIAL, &side)
+    crate::derived::partial::write(out, &side)
 }
 
 /// Compares `after` with `before`: the comparison to `out`, the differential folded

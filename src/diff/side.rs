@@ -80,6 +80,10 @@ pub struct Signature {
 /// One side's samples per key (see the module docs).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Side {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     /// What the keys are.
     pub by: By,
     /// What the warm-up rule needs to know of the profiles read.
@@ -176,6 +180,7 @@ impl Side {
             names: BTreeMap::new(),
             signatures: BTreeMap::new(),
             scratch: (String::new(), String::new(), Phase::Steady),
+            seen: Default::default(),
         }
     }
 
@@ -421,6 +426,14 @@ fn shape_text(s: &proto::ShapeProto) -> String {
 }
 
 impl Aggregate for Side {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks|ranges";
 

@@ -138,6 +138,163 @@ pub fn read_infos(
     Ok(out)
 }
 
+/// [`Infos`] as partial results carry them (`#[serde(with = "…")]` on an
+/// `Option<Infos>`): every string, stack, (op_name, stack) pair and list of pairs written
+/// once and referred to by number, since a program's thousands of thunks share a few
+/// hundred stacks and op_names (a pax rank's infos: 60 MB written out in full, 0.7 MB so).
+///
+/// `{"strings": [s…], "stacks": [[string…]…], "insts": [[op_name string, stack]…],
+/// "lists": [[inst…]…], "programs": [[key, null | [[thunk, null | [opcode string,
+/// list]]…]]…]}`, each number an index into the list named; a number out of range is an
+/// error, not a panic.
+pub mod interned {
+    use super::{Infos, Interner, Stack, ThunkInfo};
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::Arc;
+
+    type Thunks<T> = Option<Vec<(T, Option<(u32, u32)>)>>;
+
+    #[derive(Serialize, Deserialize)]
+    struct Tables<T> {
+        strings: Vec<T>,
+        stacks: Vec<Vec<u32>>,
+        insts: Vec<(u32, u32)>,
+        lists: Vec<Vec<u32>>,
+        programs: Vec<(T, Thunks<T>)>,
+    }
+
+    /// Numbers in the order first seen.
+    struct Numbered<K> {
+        ids: HashMap<K, u32>,
+    }
+
+    impl<K: std::hash::Hash + Eq> Numbered<K> {
+        fn id(&mut self, k: K, push: impl FnOnce()) -> u32 {
+            let n = self.ids.len() as u32;
+            *self.ids.entry(k).or_insert_with(|| {
+                push();
+                n
+            })
+        }
+    }
+
+    impl<K> Default for Numbered<K> {
+        fn default() -> Self {
+            Numbered {
+                ids: HashMap::new(),
+            }
+        }
+    }
+
+    /// Writes `infos` (or `null`) interned.
+    pub fn serialize<S: Serializer>(infos: &Option<Infos>, s: S) -> Result<S::Ok, S::Error> {
+        let Some(infos) = infos else {
+            return s.serialize_none();
+        };
+        let mut t = Tables::<&str> {
+            strings: Vec::new(),
+            stacks: Vec::new(),
+            insts: Vec::new(),
+            lists: Vec::new(),
+            programs: Vec::new(),
+        };
+        let (mut strings, mut stacks) = (Numbered::<&str>::default(), Numbered::default());
+        let (mut insts, mut lists) = (Numbered::default(), Numbered::default());
+        for (key, thunks) in infos {
+            let thunks = thunks.as_ref().map(|thunks| {
+                thunks
+                    .iter()
+                    .map(|(name, info)| {
+                        let info = info.as_ref().map(|info| {
+                            let opcode = strings.id(&info.opcode, || t.strings.push(&info.opcode));
+                            let list: Vec<u32> = info
+                                .insts
+                                .iter()
+                                .map(|(op_name, stack)| {
+                                    let op = strings.id(op_name, || t.strings.push(op_name));
+                                    let frames: Vec<u32> = stack
+                                        .iter()
+                                        .map(|f| strings.id(f, || t.strings.push(f)))
+                                        .collect();
+                                    let stack = stacks.id(frames.clone(), || t.stacks.push(frames));
+                                    insts.id((op, stack), || t.insts.push((op, stack)))
+                                })
+                                .collect();
+                            let list = lists.id(list.clone(), || t.lists.push(list));
+                            (opcode, list)
+                        });
+                        (name.as_str(), info)
+                    })
+                    .collect()
+            });
+            t.programs.push((key.as_str(), thunks));
+        }
+        s.serialize_some(&t)
+    }
+
+    /// Reads interned infos back (or `null`), sharing each string and stack.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Infos>, D::Error> {
+        let Some(t) = Option::<Tables<String>>::deserialize(d)? else {
+            return Ok(None);
+        };
+        let mut interner = Interner::default();
+        let strings: Vec<Arc<str>> = t.strings.iter().map(|s| interner.string(s)).collect();
+        let at = |what: &str, i: u32, len: usize| -> Result<usize, D::Error> {
+            (i as usize)
+                .lt(&len)
+                .then_some(i as usize)
+                .ok_or_else(|| D::Error::custom(format!("{what} {i} of {len}: out of range")))
+        };
+        let string = |i: u32| at("string", i, strings.len()).map(|i| Arc::clone(&strings[i]));
+        let mut stacks: Vec<Stack> = Vec::with_capacity(t.stacks.len());
+        for frames in t.stacks {
+            let frames = frames.into_iter().map(string).collect::<Result<_, _>>()?;
+            stacks.push(interner.stack(frames));
+        }
+        let mut insts: Vec<(Arc<str>, Stack)> = Vec::with_capacity(t.insts.len());
+        for (op, stack) in t.insts {
+            let stack = Arc::clone(&stacks[at("stack", stack, stacks.len())?]);
+            insts.push((string(op)?, stack));
+        }
+        let mut lists: Vec<Vec<(Arc<str>, Stack)>> = Vec::with_capacity(t.lists.len());
+        for list in t.lists {
+            let list = list
+                .into_iter()
+                .map(|i| at("inst", i, insts.len()).map(|i| insts[i].clone()))
+                .collect::<Result<_, _>>()?;
+            lists.push(list);
+        }
+        let mut out = Infos::new();
+        for (key, thunks) in t.programs {
+            let thunks = match thunks {
+                None => None,
+                Some(thunks) => {
+                    let mut m = BTreeMap::new();
+                    for (name, info) in thunks {
+                        let info = match info {
+                            None => None,
+                            Some((opcode, list)) => Some(ThunkInfo {
+                                opcode: string(opcode)?.to_string(),
+                                insts: lists[at("list", list, lists.len())?].clone(),
+                            }),
+                        };
+                        if m.insert(name, info).is_some() {
+                            return Err(D::Error::custom("a thunk is given twice"));
+                        }
+                    }
+                    Some(m)
+                }
+            };
+            if out.insert(key, thunks).is_some() {
+                return Err(D::Error::custom("a program is given twice"));
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
 /// Two sets of per-thunk infos of one program reduced into one, `a`'s first.
 pub fn combine(
     a: Option<BTreeMap<String, Option<ThunkInfo>>>,

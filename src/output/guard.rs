@@ -58,6 +58,14 @@ const HEAD: usize = 4096;
 /// What an existing file holds when it is an input of njx, from its first bytes `head`
 /// and its length `len`.
 pub fn input_kind(head: &[u8], len: u64) -> Option<&'static str> {
+    // Partial results are written gzip-compressed: said as what they are.
+    if head.starts_with(GZIP_MAGIC) {
+        let mut start = [0u8; PARTIAL_START.len()];
+        let mut gz = flate2::read::GzDecoder::new(head);
+        if std::io::Read::read_exact(&mut gz, &mut start).is_ok() && start == PARTIAL_START {
+            return Some("a partial result of njx");
+        }
+    }
     if let Some(&(_, what)) = KINDS.iter().find(|(magic, _)| head.starts_with(magic)) {
         return Some(what);
     }

@@ -175,7 +175,7 @@ fn report(
     if options.partial {
         let sources = crate::hlo::thunk_info::dump_sources(&profiles, &options.hlo);
         whole.thunks.attach_infos(&sources, notes)?;
-        partial::write(out, PARTIAL, &whole)?;
+        partial::write(out, &whole)?;
         return Ok((None, profiles));
     }
     Ok((Some(whole), profiles))

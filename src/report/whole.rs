@@ -63,6 +63,10 @@ impl Read {
 /// filled from the same executions of one reading of each input path.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Whole {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     pub(super) modules: modules::Partial,
     pub(super) collectives: collectives::Partial,
     pub(super) thunks: thunks::ThunkTime,
@@ -73,7 +77,8 @@ pub struct Whole {
     #[serde(default)]
     pub(super) steps: step::Executed,
     /// The heap of each program that ran, by program key (its fingerprint): that of the
-    /// first input path (in input order) that ran it.
+    /// dump whose place sorts first among those of the input paths that ran it, so that
+    /// any grouping of partial results keeps the same one.
     #[serde(default)]
     pub(super) heaps: BTreeMap<String, Heap>,
     /// When each module was compiled and first ran, and each profile's span.
@@ -90,10 +95,11 @@ pub struct Whole {
     /// Why a program's heap could not be made (its dump and what is wrong), said once.
     #[serde(default)]
     pub(super) heap_problems: BTreeSet<String>,
-    /// Program key → the first input path that took its heap, shared by the input paths
-    /// read at once, so that a heap is made once, not once per rank.
+    /// Program key → the place of the dump that took its heap (the first in place order so
+    /// far), shared by the input paths read at once, so that a heap is made about once,
+    /// not once per rank.
     #[serde(skip)]
-    claims: Option<Arc<Mutex<HashMap<String, usize>>>>,
+    claims: Option<Arc<Mutex<HashMap<String, String>>>>,
     /// What the page's wait and lateness pictures need, where asked for: clocks are
     /// aligned once every profile is read, so these are kept until then. Not in partial
     /// results (the clocks of different partials cannot be compared).
@@ -144,8 +150,8 @@ impl Clocks {
 /// events (its `--svg`).
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Heap {
-    /// The input path it was made from.
-    input: usize,
+    /// The place of the dump it was made from.
+    from: String,
     /// Its `--view peak` rows.
     pub peaks: Vec<heap::PeakRecord>,
     /// The live total after each event, per trace.
@@ -221,7 +227,7 @@ impl Whole {
     /// [`Whole::new`], sharing with the others made by the same `claims` which input path
     /// makes each program's heap; with `clocks`, keeping what the wait and lateness
     /// pictures need ([`Clocks`]).
-    pub fn sharing(claims: &Arc<Mutex<HashMap<String, usize>>>, clocks: bool) -> Whole {
+    pub fn sharing(claims: &Arc<Mutex<HashMap<String, String>>>, clocks: bool) -> Whole {
         Whole {
             claims: Some(Arc::clone(claims)),
             clocks: clocks.then(|| Clocks {
@@ -232,9 +238,9 @@ impl Whole {
         }
     }
 
-    /// The heaps of the programs whose dumps `part` read: each made unless an earlier input
-    /// path claimed it (the earliest path that ran a program always makes its heap, and its
-    /// heap is the one kept when the aggregates merge in input order).
+    /// The heaps of the programs whose dumps `part` read: each made unless a dump that sorts
+    /// before its own claimed it (the dump that sorts first always makes its heap, and its
+    /// heap is the one kept when the aggregates merge, in any order).
     fn add_heaps(&mut self, part: &Executions, notes: &Notes) -> Result<()> {
         for hlo in &part.dumps {
             let key = hlo
@@ -242,11 +248,14 @@ impl Whole {
                 .map_or_else(|| format!("{} ({})", hlo.name(), hlo.id()), str::to_string);
             if let Some(claims) = &self.claims {
                 let mut claims = claims.lock().unwrap_or_else(|e| e.into_inner());
-                let first = claims.entry(key.clone()).or_insert(part.input);
-                if *first < part.input {
+                let place = hlo.place();
+                let first = claims
+                    .entry(key.clone())
+                    .or_insert_with(|| place.to_string());
+                if first.as_str() < place {
                     continue;
                 }
-                *first = part.input;
+                place.clone_into(first);
             }
             // What cannot be read of a GEMM leaves it unjudged, not the report failed.
             if let Ok(g) = crate::analysis::gemm::gemms(hlo)
@@ -260,7 +269,7 @@ impl Whole {
                     self.heaps.insert(
                         key,
                         Heap {
-                            input: part.input,
+                            from: hlo.place().to_string(),
                             peaks: h.peaks,
                             totals: h.totals,
                         },
@@ -277,6 +286,14 @@ impl Whole {
 }
 
 impl partial::Aggregate for Whole {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 
@@ -342,10 +359,10 @@ impl partial::Aggregate for Whole {
         self.compilations.merge(other.compilations);
         self.read.merge(other.read);
         self.steps.merge(other.steps);
-        // The earliest input path's heap of each program.
+        // The heap of each program from the dump that sorts first.
         for (key, h) in other.heaps {
             match self.heaps.get(&key) {
-                Some(mine) if mine.input <= h.input => {}
+                Some(mine) if mine.from <= h.from => {}
                 _ => {
                     self.heaps.insert(key, h);
                 }

@@ -761,6 +761,16 @@ pub fn split_inputs(
                     })?;
                     progress.input_done(path);
                 }
+                // A named file that is empty among others is a map step that wrote
+                // nothing (a killed task, a full disk): its rank would be missing without
+                // a word. Stdin that is empty among files is a pipe with nothing in it.
+                TextKind::Empty if paths.len() > 1 && path != Path::new("-") => {
+                    return Err(Error::data(
+                        s.place,
+                        "empty: nothing to read (a map step that wrote nothing?); give only \
+                         inputs that hold records, partial results or profiles",
+                    ));
+                }
                 TextKind::Empty => {
                     empty.push(s.place);
                     progress.input_done(path);
@@ -784,8 +794,8 @@ pub fn split_inputs(
         }
     }
     // Nothing read is no answer: `njx-modules < /dev/null` (an empty glob, a failed
-    // export upstream) must not pass for a run without modules. An empty input among
-    // others is skipped (`cat` of partials where a rank wrote none).
+    // export upstream) must not pass for a run without modules. An empty stdin among
+    // other inputs is skipped; an empty file among them is refused above.
     if !paths.is_empty() && empty.len() == paths.len() {
         let every = if empty.len() == 1 {
             String::new()

@@ -65,8 +65,12 @@ pub fn with_fingerprint(mut proto: HloProto, fingerprint: &str) -> HloProto {
 pub fn partial_of(inputs: &[PathBuf]) -> Vec<u8> {
     let costs = pgle::read(inputs, &Notes::kept()).expect("seed archives read by njx-pgle");
     let mut out = Vec::new();
-    njx::derived::partial::write(&mut out, pgle::PARTIAL, &costs).expect("partial to memory");
-    out
+    njx::derived::partial::write(&mut out, &costs).expect("partial to memory");
+    // Written gzip-compressed: the JSON line it holds, which the tools read as well.
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&out[..]), &mut json)
+        .expect("a gzip partial");
+    json
 }
 
 /// A partial result with every dump's fingerprint replaced by `fingerprint` (a valid
@@ -220,7 +224,7 @@ fn write_profiles(input: &Input, inputs: &[PathBuf], out: &Path) -> njx::Result<
     if input.bit(13) {
         // The partial result of these inputs reads back to the same profiles.
         let mut partial = Vec::new();
-        njx::derived::partial::write(&mut partial, pgle::PARTIAL, &costs)?;
+        njx::derived::partial::write(&mut partial, &costs)?;
         let file = input.dir.join("pgle-roundtrip.jsonl");
         std::fs::write(&file, &partial).expect("write the partial");
         let again = pgle::read(std::slice::from_ref(&file), &Notes::kept());

@@ -759,12 +759,12 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
         match kind {
             "modules" => {
                 let acc = modules::read(&archives, KeyBy::Fingerprint, &notes).expect("partial");
-                njx::derived::partial::write(&mut out, modules::PARTIAL, &acc).unwrap();
+                njx::derived::partial::write(&mut out, &acc).unwrap();
             }
             "collectives" => {
                 let acc =
                     collectives::aggregate(&archives, KeyBy::Fingerprint, &notes).expect("partial");
-                njx::derived::partial::write(&mut out, collectives::PARTIAL, &acc).unwrap();
+                njx::derived::partial::write(&mut out, &acc).unwrap();
             }
             "report" => {
                 let options = njx::report::Options {
@@ -794,11 +794,15 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
                     programs: Default::default(),
                 };
                 let time = flamefold::partial(&options, &archives, &notes).expect("partial");
-                njx::derived::partial::write(&mut out, njx::derived::gpu_time::PARTIAL, &time)
-                    .unwrap();
+                njx::derived::partial::write(&mut out, &time).unwrap();
             }
         }
-        out
+        // Written gzip-compressed; mutated as the JSON line they hold (read as well),
+        // where a change is not all caught by the CRC.
+        let mut json = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&out[..]), &mut json)
+            .expect("a gzip partial");
+        json
     };
     let folded_lines = |paths: &[PathBuf], by: flamefold::By| -> Vec<u8> {
         let options = flamefold::Options {
@@ -883,6 +887,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             (text(&partial("collectives")), "partial-collectives"),
             (text(&partial("gpu-time")), "partial-gpu"),
             (text(&partial("report")), "partial-report"),
+            (Item::gzip(text(&partial("modules"))), "partial-modules"),
         ],
         entries: vec![
             entry("read-ranges", &["range"], |_, i| read_ranges(&p(i.path), i)),
@@ -1096,7 +1101,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             (Item::xz(Item::proto(seeds::hlo_f())), "dump"),
             (Item::zip(seeds::rank_members(0, false, false)), "archive"),
             (
-                Item::text("{\"njx_partial\":\"modules\",\"version\":1,\"data\":{}}\n"),
+                Item::text("{\"njx_partial\":\"modules\",\"version\":2,\"data\":{}}\n"),
                 "partial",
             ),
             (Item::text("<!DOCTYPE html>\n<title>page</title>\n"), "page"),

@@ -114,8 +114,8 @@ pub const TOKENS: &[&str] = &[
     "::",
     ";",
     "--",
-    "\"njx_partial\":\"modules\",\"version\":1,\"data\":{}",
-    "{\"njx_partial\":\"collectives\",\"version\":1,\"data\":null}",
+    "\"njx_partial\":\"modules\",\"version\":2,\"data\":{}",
+    "{\"njx_partial\":\"collectives\",\"version\":2,\"data\":null}",
     "{\"njx_partial\":\"gpu-time\",\"version\":2,\"data\":{}}",
 ];
 

@@ -37,6 +37,7 @@ mod modules_archive;
 mod modules_sqlite;
 mod not_xla;
 mod outputs;
+mod partials;
 mod payloads;
 mod pgle;
 mod plant_check;

@@ -221,7 +221,7 @@ fn partial_results_of_each_device_reduce_to_the_same_profile() {
         let f = write(dir.path(), &format!("d{i}.jsonl"), lines(part).as_bytes());
         let got = run("njx-pgle", &["--partial", &f], b"");
         assert!(got.status.success(), "{}", stderr_of(&got));
-        let text = String::from_utf8(got.stdout).unwrap();
+        let text = String::from_utf8(crate::common::gunzip(got.stdout)).unwrap();
         assert!(text.starts_with("{\"njx_partial\":\"pgle\""), "{text}");
         partials.push_str(&text);
     }

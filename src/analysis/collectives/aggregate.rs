@@ -69,6 +69,10 @@ pub(super) type InstKey = (String, u32, String, u32, Phase);
 /// ones) and the module executions × devices, not the thunk executions.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Partial {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     /// What the warm-up rule needs to know of the profiles read.
     pub(super) warmup: Warmup,
     #[serde(with = "crate::derived::partial::pairs")]
@@ -171,6 +175,14 @@ pub fn aggregate(inputs: &[PathBuf], key: executions::KeyBy, notes: &Notes) -> R
 }
 
 impl partial::Aggregate for Partial {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "thunks";
 

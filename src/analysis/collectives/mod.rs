@@ -119,7 +119,7 @@ pub fn run(
     }
     let acc = aggregate(inputs, options.program_key, notes)?;
     if options.partial {
-        return crate::derived::partial::write(out, PARTIAL, &acc);
+        return crate::derived::partial::write(out, &acc);
     }
     acc.check_programs(&options.programs, notes)?;
     write(options, &acc, out)

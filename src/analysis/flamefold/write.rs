@@ -3,7 +3,7 @@
 //! and drawn as an SVG flame graph.
 
 use super::{Folded, Options, SvgOptions, Unit, diff, partial, render_svg};
-use crate::derived::gpu_time::{self, GpuTime};
+use crate::derived::gpu_time::GpuTime;
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use std::io::Write;
@@ -88,7 +88,7 @@ impl Made {
     /// Writes the folded lines (in `unit`), the differential lines, or the partial result.
     pub fn write(&self, unit: Unit, out: &mut dyn Write) -> Result<()> {
         match self {
-            Made::Partial(time) => crate::derived::partial::write(out, gpu_time::PARTIAL, &**time),
+            Made::Partial(time) => crate::derived::partial::write(out, &**time),
             Made::Folded(folded) => {
                 // Written as they are made: the lines of deep stacks are long, and many.
                 let mut write = |line: &str| writeln!(out, "{line}").map_err(Error::Output);

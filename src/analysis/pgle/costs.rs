@@ -113,6 +113,10 @@ fn checked_fingerprint<'de, D: serde::Deserializer<'de>>(
 /// (kind [`PARTIAL`]).
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Costs {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     pub(super) warmup: Warmup,
     #[serde(with = "crate::derived::partial::pairs")]
     pub(super) programs: BTreeMap<(String, Phase), Program>,
@@ -173,6 +177,14 @@ impl Costs {
 }
 
 impl partial::Aggregate for Costs {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 

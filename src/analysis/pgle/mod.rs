@@ -92,7 +92,7 @@ pub fn run(
     }
     let costs = read(inputs, notes)?;
     if options.partial {
-        return partial::write(out, PARTIAL, &costs);
+        return partial::write(out, &costs);
     }
     let dir = options
         .dir

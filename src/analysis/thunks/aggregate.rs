@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 /// [`GpuTime`] and per (program, thunk, [`Phase`]) the execution statistics.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThunkTime {
+    /// The ranks read into it: carried beside its data in partial results.
+    #[serde(skip)]
+    pub(crate) seen: crate::derived::ranks::Seen,
+
     pub(super) gpu: GpuTime,
     pub(super) stats: ThunkStats,
 }
@@ -30,6 +34,7 @@ impl ThunkTime {
         ThunkTime {
             gpu: GpuTime::new(false, collect_infos).without_thunk_time(),
             stats: ThunkStats::default(),
+            seen: Default::default(),
         }
     }
 
@@ -39,6 +44,7 @@ impl ThunkTime {
         ThunkTime {
             gpu: GpuTime::new(false, collect_infos),
             stats: ThunkStats::default(),
+            seen: Default::default(),
         }
     }
 
@@ -93,6 +99,14 @@ impl ThunkTime {
 }
 
 impl partial::Aggregate for ThunkTime {
+    fn seen(&self) -> &crate::derived::ranks::Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut crate::derived::ranks::Seen {
+        &mut self.seen
+    }
+
     const KIND: &'static str = PARTIAL;
     const TABLE: &'static str = "modules|thunks";
 

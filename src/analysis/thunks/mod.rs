@@ -112,7 +112,7 @@ pub fn run(
     if options.partial {
         notes.writes_partial();
         let time = partial(options, inputs, notes)?;
-        return crate::derived::partial::write(out, PARTIAL, &time);
+        return crate::derived::partial::write(out, &time);
     }
     let time = read(options, inputs, notes)?;
     let rows = rows(&time, options, inputs, notes)?;

@@ -7,6 +7,7 @@ use super::input::load_path;
 use super::processes::Processes;
 use super::spill;
 use super::{Alignment, Executions, Kept, KeyBy, Phase, Warmup};
+use crate::derived::ranks::{self, Seen};
 use crate::error::Result;
 use crate::output::notes::Notes;
 use crate::records::{Module, Thunk};
@@ -192,46 +193,70 @@ fn each_with(
     notes: &Notes,
     f: impl FnMut(Executions) -> Result<()>,
 ) -> Result<()> {
-    each_path(paths, hlo, keep, without, notes, &|part, _| Ok(part), f)
+    let mut seen = Seen::default();
+    each_path(
+        paths,
+        hlo,
+        keep,
+        without,
+        notes,
+        &mut seen,
+        &|part, _| Ok(part),
+        f,
+    )
 }
 
 /// [`each`], with `map` applied to each input path's executions on the thread that read
 /// them (what an analysis makes of one input path, such as its partial aggregate), and
 /// its results handed to `f` in input order; inputs without XLA module ranges refused or
-/// passed over (mapped as they are: no records, what was kept) as `without` says.
+/// passed over (mapped as they are: no records, what was kept) as `without` says. The
+/// ranks of each input path are added to `seen`: a rank read before is refused.
+#[allow(clippy::too_many_arguments)]
 pub fn each_mapped<T: Send>(
     paths: &[PathBuf],
     hlo: Hlo<'_>,
     keep: Kept,
     without: WithoutXla,
     notes: &Notes,
+    seen: &mut Seen,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
     f: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    each_path(paths, hlo, keep, without, notes, map, f)
+    each_path(paths, hlo, keep, without, notes, seen, map, f)
 }
 
-/// [`each_mapped`].
+/// [`each_mapped`]: every input path's ranks checked against `seen` (a profile counts
+/// once) before its executions are handed on.
+#[allow(clippy::too_many_arguments)]
 fn each_path<T: Send>(
     paths: &[PathBuf],
     hlo: Hlo<'_>,
     keep: Kept,
     without: WithoutXla,
     notes: &Notes,
+    seen: &mut Seen,
     map: &(dyn Fn(Executions, &Notes) -> Result<T> + Sync),
     mut f: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let processes = Processes::new(paths);
     let inputs: Vec<(usize, &PathBuf)> = paths.iter().enumerate().collect();
     for chunk in inputs.chunks(workers()) {
-        for (result, kept) in parallel_map(chunk, |&(k, p)| {
+        for (result, kept, p) in parallel_map(chunk, |&(k, p)| {
             let kept = notes.apart();
-            let mapped = load_path(p, k, &processes, hlo, keep, without, &kept)
-                .and_then(|part| map(part, &kept));
+            let mapped = load_path(p, k, &processes, hlo, keep, without, &kept).and_then(|part| {
+                let ranks = ranks::of(&part);
+                map(part, &kept).map(|m| (m, ranks))
+            });
             notes.progress().input_done(p);
-            (mapped, kept)
+            (mapped, kept, p)
         }) {
-            let part = result?;
+            let (part, ranks) = result?;
+            let place = p.display().to_string();
+            seen.add(
+                ranks.into_iter().map(|r| (r, place.clone())),
+                &place,
+                &place,
+            )?;
             notes.forward(kept);
             f(part)?;
         }

@@ -93,7 +93,8 @@ pub fn ok(tool: &str, args: &[&str]) -> String {
     ok_with(tool, args, b"")
 }
 
-/// [`ok`] with `stdin` for its standard input.
+/// [`ok`] with `stdin` for its standard input. A partial result (written gzip-compressed)
+/// comes back decompressed: the JSON line, which the tools read as well.
 pub fn ok_with(tool: &str, args: &[&str], stdin: &[u8]) -> String {
     let out = run(tool, args, stdin);
     assert!(
@@ -101,7 +102,18 @@ pub fn ok_with(tool: &str, args: &[&str], stdin: &[u8]) -> String {
         "{tool} {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    String::from_utf8(gunzip(out.stdout)).expect("utf-8 output")
+}
+
+/// `bytes` decompressed where they are gzip data (every member), else as they are.
+pub fn gunzip(bytes: Vec<u8>) -> Vec<u8> {
+    if !bytes.starts_with(b"\x1f\x8b") {
+        return bytes;
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut out)
+        .expect("gzip output");
+    out
 }
 
 /// Parses JSON Lines output.

@@ -25,7 +25,7 @@ fn report_partial(d: &Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::remove_file(&archive).unwrap();
-    write(d, "r.part", &out.stdout)
+    write(d, "r.part", &crate::common::gunzip(out.stdout))
 }
 
 pub fn cases() -> Vec<Case> {
@@ -130,7 +130,7 @@ pub fn cases() -> Vec<Case> {
             let p = write(
                 d,
                 "m.part",
-                b"{\"njx_partial\":\"modules\",\"version\":1,\"data\":{}}\n",
+                b"{\"njx_partial\":\"modules\",\"version\":2,\"data\":{}}\n",
             );
             Run::new(args![p]).name("m.part:1").name("modules")
         },
@@ -163,7 +163,7 @@ pub fn cases() -> Vec<Case> {
         |d: &Path| {
             let p = report_partial(d);
             let text = std::fs::read_to_string(&p).unwrap();
-            std::fs::write(&p, text.replacen("\"version\":1", "\"version\":99", 1)).unwrap();
+            std::fs::write(&p, text.replacen("\"version\":2", "\"version\":99", 1)).unwrap();
             Run::new(args![p]).name("r.part:1")
         },
     ));
