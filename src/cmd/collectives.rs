@@ -82,7 +82,7 @@ pub struct Args {
     pub lateness_plot: Option<PathBuf>,
 
     /// Write the partial result of these inputs instead of the report: the map step of a
-    /// map/reduce over ranks (one JSON line; give the partials of every rank to
+    /// map/reduce over ranks (one gzip-compressed JSON line; give the partials of every rank to
     /// njx-collectives, or `cat` them into it, for the report of all).
     #[arg(long, conflicts_with_all = ["records", "plot", "wait_plot", "lateness_plot"])]
     pub partial: bool,

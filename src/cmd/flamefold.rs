@@ -123,7 +123,7 @@ pub struct Args {
     pub normalize: bool,
 
     /// GPU modes: write the partial result of these inputs instead of folded stacks, the
-    /// map step of a map/reduce over ranks (one JSON line with the GPU time and what the
+    /// map step of a map/reduce over ranks (one gzip-compressed JSON line with the GPU time and what the
     /// HLO dumps say of each thunk; give the partials of every rank to njx-flamefold with
     /// the same --by, or `cat` them into it, for the stacks of all, no dumps needed).
     #[arg(long, conflicts_with_all = ["svg", "diff"])]

@@ -284,22 +284,7 @@ pub fn expand_lists(argv: impl IntoIterator<Item = OsString>) -> Result<Vec<OsSt
             out.push(a);
             continue;
         };
-        let text = std::fs::read(list).map_err(|e| {
-            crate::error::Error::Usage(format!("@{list}: cannot read the list of inputs: {e}"))
-        })?;
-        for (n, line) in text.split(|&b| b == b'\n').enumerate() {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.trim_ascii().is_empty() {
-                continue;
-            }
-            let path = std::str::from_utf8(line).map_err(|_| {
-                crate::error::Error::data(
-                    format!("{list}:{}", n + 1),
-                    "a path that is not UTF-8 in a list of inputs",
-                )
-            })?;
-            out.push(OsString::from(path));
-        }
+        out.extend(crate::source::input_list(list)?);
     }
     Ok(out)
 }

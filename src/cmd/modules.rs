@@ -43,7 +43,7 @@ pub struct Args {
     pub include_autotuning: bool,
 
     /// Write the partial result of these inputs instead of the summary: the map step of a
-    /// map/reduce over ranks (one JSON line; give the partials of every rank to
+    /// map/reduce over ranks (one gzip-compressed JSON line; give the partials of every rank to
     /// njx-modules, or `cat` them into it, for the summary of all).
     #[arg(long)]
     pub partial: bool,

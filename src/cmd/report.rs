@@ -67,7 +67,7 @@ pub struct Args {
     pub hlo: Vec<PathBuf>,
 
     /// Write the partial result of these inputs instead of the report: the map step of a
-    /// map/reduce over ranks (one JSON line; give the partials of every rank to
+    /// map/reduce over ranks (one gzip-compressed JSON line; give the partials of every rank to
     /// njx-report, or `cat` them into it, for the report of all).
     #[arg(long)]
     pub partial: bool,

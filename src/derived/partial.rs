@@ -72,7 +72,9 @@ fn writer() -> String {
 
 /// Writes `data` as one partial result (gzip-compressed), with the ranks it holds.
 pub fn write<A: Aggregate + Serialize>(out: &mut dyn Write, data: &A) -> Result<()> {
-    let mut gz = flate2::write::GzEncoder::new(&mut *out, flate2::Compression::fast());
+    let mut gz = flate2::GzBuilder::new()
+        .filename(crate::output::guard::PARTIAL_GZIP_NAME)
+        .write(&mut *out, flate2::Compression::fast());
     serde_json::to_writer(
         &mut gz,
         &Out {

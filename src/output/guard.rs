@@ -35,6 +35,22 @@ pub const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
 /// How a partial result's line starts (`derived::partial`, `{"njx_partial": KIND, …}`).
 pub const PARTIAL_START: &[u8] = b"{\"njx_partial\"";
 
+/// The file name a partial result's gzip header carries (`derived::partial` writes it):
+/// told without decompressing.
+pub const PARTIAL_GZIP_NAME: &str = "njx_partial.json";
+
+/// Whether `head` is a gzip member whose header names [`PARTIAL_GZIP_NAME`] (RFC 1952:
+/// FLG bit 3, FNAME, and no FEXTRA before it, the name right after the 10 fixed bytes).
+fn is_gzip_partial(head: &[u8]) -> bool {
+    head.starts_with(GZIP_MAGIC)
+        && head
+            .get(3)
+            .is_some_and(|&flg| flg & 0x08 != 0 && flg & 0x04 == 0)
+        && head
+            .get(10..)
+            .is_some_and(|name| name.starts_with(PARTIAL_GZIP_NAME.as_bytes()))
+}
+
 /// The kinds of input told by their first bytes, with what to call each in a message.
 const KINDS: &[(&[u8], &str)] = &[
     (ZIP_MAGIC, "a zip archive (a profile)"),
@@ -59,12 +75,8 @@ const HEAD: usize = 4096;
 /// and its length `len`.
 pub fn input_kind(head: &[u8], len: u64) -> Option<&'static str> {
     // Partial results are written gzip-compressed: said as what they are.
-    if head.starts_with(GZIP_MAGIC) {
-        let mut start = [0u8; PARTIAL_START.len()];
-        let mut gz = flate2::read::GzDecoder::new(head);
-        if std::io::Read::read_exact(&mut gz, &mut start).is_ok() && start == PARTIAL_START {
-            return Some("a partial result of njx");
-        }
+    if is_gzip_partial(head) {
+        return Some("a partial result of njx");
     }
     if let Some(&(_, what)) = KINDS.iter().find(|(magic, _)| head.starts_with(magic)) {
         return Some(what);

@@ -279,6 +279,28 @@ pub fn text_lines<'a>(reader: Box<dyn BufRead + 'a>) -> Result<Box<dyn BufRead +
 }
 
 /// Whether a stream starting with `head` is gzip- or xz-compressed.
+/// The paths listed in the file `list` (`@LIST` on a command line), one per line, blank
+/// lines skipped, a trailing carriage return dropped.
+pub fn input_list(list: &str) -> Result<Vec<std::ffi::OsString>> {
+    let text = std::fs::read(list)
+        .map_err(|e| Error::Usage(format!("@{list}: cannot read the list of inputs: {e}")))?;
+    let mut out = Vec::new();
+    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let path = std::str::from_utf8(line).map_err(|_| {
+            Error::data(
+                format!("{list}:{}", n + 1),
+                "a path that is not UTF-8 in a list of inputs",
+            )
+        })?;
+        out.push(std::ffi::OsString::from(path));
+    }
+    Ok(out)
+}
+
 fn is_compressed(head: &[u8]) -> bool {
     head.starts_with(GZIP_MAGIC) || head.starts_with(XZ_MAGIC)
 }
@@ -749,6 +771,7 @@ pub fn split_inputs(
 ) -> Result<Vec<PathBuf>> {
     let mut profiles = Vec::new();
     let mut empty = Vec::new();
+    let mut empty_files = Vec::new();
     for path in paths {
         match open_input(path, progress)? {
             Opened::Archive(_) | Opened::Sqlite | Opened::Report => profiles.push(path.clone()),
@@ -761,17 +784,10 @@ pub fn split_inputs(
                     })?;
                     progress.input_done(path);
                 }
-                // A named file that is empty among others is a map step that wrote
-                // nothing (a killed task, a full disk): its rank would be missing without
-                // a word. Stdin that is empty among files is a pipe with nothing in it.
-                TextKind::Empty if paths.len() > 1 && path != Path::new("-") => {
-                    return Err(Error::data(
-                        s.place,
-                        "empty: nothing to read (a map step that wrote nothing?); give only \
-                         inputs that hold records, partial results or profiles",
-                    ));
-                }
                 TextKind::Empty => {
+                    if path != Path::new("-") {
+                        empty_files.push(s.place.clone());
+                    }
                     empty.push(s.place);
                     progress.input_done(path);
                 }
@@ -793,9 +809,18 @@ pub fn split_inputs(
             }
         }
     }
+    // A named file that is empty among others is a map step that wrote nothing (a killed
+    // task, a full disk): its rank would be missing without a word. Stdin that is empty
+    // among files is a pipe with nothing in it, skipped.
+    if !empty_files.is_empty() && empty.len() < paths.len() {
+        return Err(Error::data(
+            empty_files.join(", "),
+            "empty: nothing to read (a map step that wrote nothing?); give only inputs that \
+             hold records, partial results or profiles",
+        ));
+    }
     // Nothing read is no answer: `njx-modules < /dev/null` (an empty glob, a failed
-    // export upstream) must not pass for a run without modules. An empty stdin among
-    // other inputs is skipped; an empty file among them is refused above.
+    // export upstream) must not pass for a run without modules.
     if !paths.is_empty() && empty.len() == paths.len() {
         let every = if empty.len() == 1 {
             String::new()

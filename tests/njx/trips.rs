@@ -157,9 +157,13 @@ fn nothing_read_is_refused_not_an_empty_answer() {
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1));
     assert!(err.contains("a.jsonl") && err.contains("b.jsonl"), "{err}");
-    // An empty input beside a real one is skipped, as before.
+    // An empty file beside a real one is refused: a map step that wrote nothing, its
+    // rank missing without a word otherwise (issue 41). Empty stdin beside it is skipped.
     let archives = example_run(d.path());
-    ok("njx-modules", &["-q", &a, &archives[0]]);
+    let out = run("njx-modules", &["-q", &a, &archives[0]], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("a.jsonl"), "{}", stderr_of(&out));
+    ok("njx-modules", &["-q", "-", &archives[0]]);
     // Module records where thunks are read.
     let modules = ok("njx-export", &["-q", "--table", "modules", &archives[0]]);
     for tool in [vec!["njx-thunks"], vec!["njx-flamefold", "--by", "op-name"]] {
