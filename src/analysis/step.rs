@@ -19,8 +19,10 @@
 
 use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::records::{Module, Thunk};
+use crate::util::compact::Shared;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One module execution on one device: its span, and the time of its thunks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -67,17 +69,23 @@ impl Span {
 
 /// The module executions of everything read, per (program, execution, device), with the
 /// module name of each program: what the step is made of.
+/// Its size follows the module executions × devices (per execution 100-odd bytes: the
+/// program key is shared, not a string per execution).
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Executed {
     #[serde(with = "crate::derived::partial::pairs")]
-    spans: BTreeMap<(String, u32, u32), Span>,
+    spans: BTreeMap<(Arc<str>, u32, u32), Span>,
     names: BTreeMap<String, String>,
+    /// Each program key once, shared by its executions' keys.
+    #[serde(skip)]
+    keys: Shared,
 }
 
 impl Executed {
     fn entry(&mut self, program: &str, execution: u32, device: u32, phase: Phase) -> &mut Span {
+        let program = self.keys.get(program);
         self.spans
-            .entry((program.to_string(), execution, device))
+            .entry((program, execution, device))
             .or_insert_with(|| Span::new(phase))
     }
 
@@ -131,7 +139,8 @@ impl Executed {
 
     /// Merges another aggregate into this one.
     pub fn merge(&mut self, other: Executed) {
-        for (k, s) in other.spans {
+        for ((program, execution, device), s) in other.spans {
+            let k = (self.keys.get(&program), execution, device);
             match self.spans.get_mut(&k) {
                 Some(mine) => mine.merge(&s),
                 None => {
@@ -165,7 +174,7 @@ impl Executed {
             None => {
                 let mut compute: BTreeMap<&str, i64> = BTreeMap::new();
                 for ((program, _, _), s) in &self.spans {
-                    if steady(program, s) && program != "unknown" {
+                    if steady(program, s) && &**program != "unknown" {
                         let c = compute.entry(name_in(&self.names, program)).or_default();
                         *c = c.saturating_add(s.compute);
                     }

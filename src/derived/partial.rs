@@ -170,8 +170,16 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
             // Merged as they are read: memory holds one partial result at a time.
             read_partials(s, A::KIND, &mut seen, &mut |p: A| parts.merge(p, notes))
         } else {
+            // Module records are a rank's executions too: counted once, as its profile.
+            let place = s.place.clone();
+            let firsts = s.watch_ranks();
             let mut one = empty();
             one.add_records(s, notes)?;
+            let firsts = std::mem::take(&mut *firsts.lock().unwrap_or_else(|e| e.into_inner()));
+            let ranks = firsts
+                .into_iter()
+                .map(|(device, first_ns)| (Rank { device, first_ns }, place.clone()));
+            seen.add(ranks, &place, &place)?;
             said.extend(one.warmup().variants.compiled_differently());
             records.merge(one, notes)
         }

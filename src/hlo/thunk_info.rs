@@ -149,7 +149,6 @@ pub fn read_infos(
 /// error, not a panic.
 pub mod interned {
     use super::{Infos, Interner, Stack, ThunkInfo};
-    use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::collections::{BTreeMap, HashMap};
     use std::sync::Arc;
@@ -239,13 +238,28 @@ pub mod interned {
         let Some(t) = Option::<Tables<String>>::deserialize(d)? else {
             return Ok(None);
         };
-        let mut interner = Interner::default();
+        // One interner for every partial a thread reads: the copies of a program's facts
+        // that many ranks carry then share their strings and stacks, and comparing them
+        // when they are merged ([`super::combine`]) is mostly comparing pointers. It holds
+        // the distinct strings and stacks of the facts read, which the merged facts hold
+        // anyway.
+        thread_local! {
+            static INTERNER: std::cell::RefCell<Interner> = Default::default();
+        }
+        INTERNER.with_borrow_mut(|interner| tables::<D::Error>(t, interner))
+    }
+
+    /// Interned tables read back, sharing strings and stacks through `interner`.
+    fn tables<E: serde::de::Error>(
+        t: Tables<String>,
+        interner: &mut Interner,
+    ) -> Result<Option<Infos>, E> {
         let strings: Vec<Arc<str>> = t.strings.iter().map(|s| interner.string(s)).collect();
-        let at = |what: &str, i: u32, len: usize| -> Result<usize, D::Error> {
+        let at = |what: &str, i: u32, len: usize| -> Result<usize, E> {
             (i as usize)
                 .lt(&len)
                 .then_some(i as usize)
-                .ok_or_else(|| D::Error::custom(format!("{what} {i} of {len}: out of range")))
+                .ok_or_else(|| E::custom(format!("{what} {i} of {len}: out of range")))
         };
         let string = |i: u32| at("string", i, strings.len()).map(|i| Arc::clone(&strings[i]));
         let mut stacks: Vec<Stack> = Vec::with_capacity(t.stacks.len());
@@ -281,14 +295,14 @@ pub mod interned {
                             }),
                         };
                         if m.insert(name, info).is_some() {
-                            return Err(D::Error::custom("a thunk is given twice"));
+                            return Err(E::custom("a thunk is given twice"));
                         }
                     }
                     Some(m)
                 }
             };
             if out.insert(key, thunks).is_some() {
-                return Err(D::Error::custom("a program is given twice"));
+                return Err(E::custom("a program is given twice"));
             }
         }
         Ok(Some(out))
@@ -303,6 +317,9 @@ pub fn combine(
     notes: &Notes,
 ) -> Option<BTreeMap<String, Option<ThunkInfo>>> {
     match (a, b) {
+        // The same facts (every rank of a program, read back with shared strings): a
+        // comparison of pointers mostly.
+        (Some(acc), Some(infos)) if acc == infos => Some(acc),
         (Some(mut acc), Some(infos)) => {
             for (name, info) in infos {
                 let have = acc.entry(name.clone()).or_insert(None);

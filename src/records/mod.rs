@@ -38,6 +38,11 @@ pub trait Check {
     fn kind() -> Option<&'static str> {
         None
     }
+
+    /// For a module execution: its device and start, what its rank is known by.
+    fn first_start(&self) -> Option<(u32, i64)> {
+        None
+    }
 }
 
 /// What records a JSON line or CSV header holds, from the fields only one table has:
@@ -281,6 +286,10 @@ fn gpu_op_problem(start_ns: i64, end_ns: i64, dur_ns: i64) -> Option<String> {
 impl Check for Module {
     fn kind() -> Option<&'static str> {
         Some("modules")
+    }
+
+    fn first_start(&self) -> Option<(u32, i64)> {
+        Some((self.device, self.start_ns))
     }
 
     fn problem(&self) -> Option<String> {

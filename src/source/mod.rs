@@ -487,6 +487,7 @@ fn ranges_of(
                         emit(r)
                     };
                     let n = RecordStream {
+                        firsts: None,
                         place: place.clone(),
                         kind,
                         reader: stream.reader,
@@ -778,6 +779,7 @@ pub fn split_inputs(
             Opened::Stream(mut s) => match records::sniff(&s.place, &mut s.reader)? {
                 kind @ (TextKind::JsonLines | TextKind::RecordCsv) => {
                     stream(RecordStream {
+                        firsts: None,
                         place: s.place,
                         kind,
                         reader: s.reader,

@@ -377,14 +377,43 @@ pub struct RecordStream {
     pub kind: TextKind,
     /// The contents.
     pub reader: Box<dyn BufRead>,
+    /// Where asked for ([`RecordStream::watch_ranks`]): per device, the first start of
+    /// the module records read, what a rank is known by ([`crate::derived::ranks`]).
+    pub firsts: Option<Firsts>,
 }
 
+/// Per device, the first start of a module execution read.
+pub type Firsts = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u32, i64>>>;
+
 impl RecordStream {
+    /// Keeps, as the records are read, the first start of each device's module records:
+    /// read from the handle returned once the stream is read.
+    pub fn watch_ranks(&mut self) -> Firsts {
+        let f = Firsts::default();
+        self.firsts = Some(std::sync::Arc::clone(&f));
+        f
+    }
+
     /// Reads every record, JSON Lines or CSV as sniffed, handing each to `emit`.
     pub fn read<T: DeserializeOwned + Check>(
         self,
         emit: &mut dyn FnMut(T) -> Result<()>,
     ) -> Result<u64> {
+        if let Some(firsts) = &self.firsts {
+            let mut firsts = firsts.lock().unwrap_or_else(|e| e.into_inner());
+            let mut watched = |r: T| {
+                if let Some((device, start)) = r.first_start() {
+                    let f = firsts.entry(device).or_insert(start);
+                    *f = (*f).min(start);
+                }
+                emit(r)
+            };
+            let inner = RecordStream {
+                firsts: None,
+                ..self
+            };
+            return inner.read(&mut watched);
+        }
         match self.kind {
             TextKind::JsonLines => read_json_lines(&self.place, self.reader, emit),
             TextKind::RecordCsv => read_record_csv(&self.place, self.reader, emit),

@@ -243,3 +243,30 @@ mod tests {
         }
     }
 }
+
+/// Keys shared by many entries of a map keyed by (name, numbers…): each name held once
+/// and handed out as a counted reference, so that an entry's key costs a pointer, not a
+/// string of its own (the per-execution maps of the step and the collectives: hundreds of
+/// executions per rank, one program key). Not part of an aggregate's value: equal always.
+#[derive(Debug, Default, Clone)]
+pub struct Shared {
+    keys: std::collections::HashSet<std::sync::Arc<str>>,
+}
+
+impl Shared {
+    /// The shared copy of `name`.
+    pub fn get(&mut self, name: &str) -> std::sync::Arc<str> {
+        if let Some(k) = self.keys.get(name) {
+            return std::sync::Arc::clone(k);
+        }
+        let k: std::sync::Arc<str> = std::sync::Arc::from(name);
+        self.keys.insert(std::sync::Arc::clone(&k));
+        k
+    }
+}
+
+impl PartialEq for Shared {
+    fn eq(&self, _: &Shared) -> bool {
+        true
+    }
+}

@@ -135,6 +135,17 @@ fn a_rank_given_twice_is_refused_naming_both_inputs() {
         ok("njx-export", &["--table", "thunks", &r0]).as_bytes(),
     );
     ok("njx-report", &["-q", &modules, &thunks]);
+    // Module records are a rank's executions: the same stream twice is refused.
+    let again = dir.path().join("m-again.jsonl");
+    std::fs::copy(&modules, &again).unwrap();
+    for tool in ["njx-modules", "njx-report"] {
+        let (code, err) = refused(tool, &[&modules, again.to_str().unwrap()]);
+        assert_eq!(code, Some(1), "{tool}: {err}");
+        assert!(
+            err.contains("m.jsonl") && err.contains("m-again.jsonl") && err.contains("device 0"),
+            "{tool}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -11,9 +11,11 @@ use crate::error::Result;
 use crate::output::notes::Notes;
 use crate::records::Thunk;
 use crate::source::records::RecordStream;
+use crate::util::compact::Shared;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One instance of a collective (program, execution, thunk, thunk execution, and the
 /// phase of its execution) over the devices read so far.
@@ -80,9 +82,12 @@ pub struct Partial {
     /// (collective, program, phase) → (hidden, full time).
     #[serde(with = "crate::derived::partial::pairs")]
     pub(super) hidden: BTreeMap<(String, String, Phase), (i64, i64)>,
-    /// (program, execution, phase, device) → first start, last end of its thunks.
+    /// (program, execution, phase, device) → first start, last end of its thunks: the
+    /// program key shared ([`Shared`]), as the entries follow executions × devices.
     #[serde(with = "crate::derived::partial::pairs")]
-    pub(super) spans: BTreeMap<(String, u32, Phase, u32), (i64, i64)>,
+    pub(super) spans: BTreeMap<(Arc<str>, u32, Phase, u32), (i64, i64)>,
+    #[serde(skip)]
+    keys: Shared,
     /// Program → module name (the least).
     pub(super) names: BTreeMap<String, String>,
     /// (device, program, phase) → communication thunk executions.
@@ -95,9 +100,10 @@ pub const PARTIAL: &str = "collectives";
 
 impl Partial {
     fn add(&mut self, t: &Thunk, phase: Phase) {
+        let program = self.keys.get(&t.program);
         let span = self
             .spans
-            .entry((t.program.clone(), t.execution, phase, t.device))
+            .entry((program, t.execution, phase, t.device))
             .or_insert((i64::MAX, i64::MIN));
         span.0 = span.0.min(t.start_ns);
         span.1 = span.1.max(t.start_ns + t.dur_ns + t.hidden_ns);
@@ -226,7 +232,8 @@ impl partial::Aggregate for Partial {
             e.0 = e.0.saturating_add(h);
             e.1 = e.1.saturating_add(f);
         }
-        for (k, (s, e)) in other.spans {
+        for ((program, execution, phase, device), (s, e)) in other.spans {
+            let k = (self.keys.get(&program), execution, phase, device);
             let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));
             span.0 = span.0.min(s);
             span.1 = span.1.max(e);
