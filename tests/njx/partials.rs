@@ -33,6 +33,17 @@ fn answer(rep: &Value) -> (Value, Value) {
     (sections, rep["read"].clone())
 }
 
+/// The two example ranks' archives in `dir`, and their report partials.
+fn two_ranks(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let ranks: Vec<String> = (0..2).map(|r| archive(dir, r)).collect();
+    let parts = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| partial(dir, &format!("p{i}.partial"), &[r]))
+        .collect();
+    (ranks, parts)
+}
+
 /// A failed run's exit status and stderr.
 fn refused(tool: &str, args: &[&str]) -> (Option<i32>, String) {
     let out = run(tool, args, b"");
@@ -151,12 +162,7 @@ fn a_rank_given_twice_is_refused_naming_both_inputs() {
 #[test]
 fn a_tree_reduce_equals_one_reading_and_refuses_a_rank_counted_twice() {
     let dir = tempdir();
-    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
-    let parts: Vec<String> = ranks
-        .iter()
-        .enumerate()
-        .map(|(i, r)| partial(dir.path(), &format!("p{i}.partial"), &[r]))
-        .collect();
+    let (ranks, parts) = two_ranks(dir.path());
     let whole = answer(&report(&[&ranks[0], &ranks[1]]));
     let one_level = answer(&report(&[&parts[0], &parts[1]]));
     assert_eq!(whole, one_level);
@@ -200,12 +206,7 @@ fn a_tree_reduce_equals_one_reading_and_refuses_a_rank_counted_twice() {
 #[test]
 fn a_list_file_names_the_inputs() {
     let dir = tempdir();
-    let ranks: Vec<String> = (0..2).map(|r| archive(dir.path(), r)).collect();
-    let parts: Vec<String> = ranks
-        .iter()
-        .enumerate()
-        .map(|(i, r)| partial(dir.path(), &format!("p{i}.partial"), &[r]))
-        .collect();
+    let (ranks, parts) = two_ranks(dir.path());
     let list = write(
         dir.path(),
         "parts.list",
