@@ -85,7 +85,7 @@ pub struct Partial {
     /// (program, execution, phase, device) → first start, last end of its thunks: the
     /// program key shared ([`Shared`]), as the entries follow executions × devices.
     #[serde(with = "crate::derived::partial::pairs")]
-    pub(super) spans: BTreeMap<(Arc<str>, u32, Phase, u32), (i64, i64)>,
+    pub(super) spans: BTreeMap<SpanKey, (i64, i64)>,
     #[serde(skip)]
     keys: Shared,
     /// Program → module name (the least).
@@ -94,6 +94,9 @@ pub struct Partial {
     #[serde(with = "crate::derived::partial::pairs")]
     pub(super) taking_part: BTreeMap<(u32, String, Phase), u64>,
 }
+
+/// A key of [`Partial::spans`]: (program, execution, phase, device).
+pub(super) type SpanKey = (Arc<str>, u32, Phase, u32);
 
 /// The kind of [`Partial`]'s partial results.
 pub const PARTIAL: &str = "collectives";
