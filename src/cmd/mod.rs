@@ -104,11 +104,7 @@ impl Files {
             return self.inputs.clone();
         }
         if std::io::stdin().is_terminal() {
-            let tool = std::env::args_os()
-                .next()
-                .map(PathBuf::from)
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| "njx".into());
+            let tool = crate::output::program_name();
             crate::output::notes::to_stderr(&format!(
                 "{tool}: no input files: reading stdin (pipe records in or name files; \
                  Ctrl-D ends input, --help shows usage)"

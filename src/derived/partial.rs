@@ -59,15 +59,11 @@ impl crate::records::Check for In {}
 
 /// The tool and version writing: `njx-report 0.1.0`.
 fn writer() -> String {
-    let tool = std::env::args_os()
-        .next()
-        .and_then(|a| {
-            std::path::Path::new(&a)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-        })
-        .unwrap_or_else(|| "njx".to_string());
-    format!("{tool} {}", env!("CARGO_PKG_VERSION"))
+    format!(
+        "{} {}",
+        crate::output::program_name(),
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// Writes `data` as one partial result (gzip-compressed), with the ranks it holds.

@@ -67,19 +67,14 @@ type Stack = Arc<[Arc<str>]>;
 /// One allocation per distinct string and stack of the infos read together.
 #[derive(Debug, Default)]
 pub struct Interner {
-    strings: HashSet<Arc<str>>,
+    strings: crate::util::compact::Shared,
     stacks: HashSet<Stack>,
 }
 
 impl Interner {
     /// The shared copy of `s`.
     pub fn string(&mut self, s: &str) -> Arc<str> {
-        if let Some(a) = self.strings.get(s) {
-            return Arc::clone(a);
-        }
-        let a: Arc<str> = Arc::from(s);
-        self.strings.insert(Arc::clone(&a));
-        a
+        self.strings.get(s)
     }
 
     /// The shared copy of `frames`.

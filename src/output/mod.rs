@@ -54,6 +54,16 @@ enum Sink {
     },
 }
 
+/// This program's name as it was run (`njx-report`), for messages and for what a file
+/// says wrote it; `njx` where the command line has none.
+pub fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "njx".into())
+}
+
 /// Opens the output: the named file, or stdout when `path` is `None` or `-`. Refuses, as a
 /// usage error and before anything is read, a file that is also one of `inputs` (the
 /// same file, by device and inode) and a folder that does not exist or cannot be written.

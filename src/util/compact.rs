@@ -247,7 +247,8 @@ mod tests {
 /// Keys shared by many entries of a map keyed by (name, numbers…): each name held once
 /// and handed out as a counted reference, so that an entry's key costs a pointer, not a
 /// string of its own (the per-execution maps of the step and the collectives: hundreds of
-/// executions per rank, one program key). Not part of an aggregate's value: equal always.
+/// executions per rank, one program key; the strings of the HLO dumps' facts,
+/// `hlo::thunk_info::Interner`). Not part of an aggregate's value: equal always.
 #[derive(Debug, Default, Clone)]
 pub struct Shared {
     keys: std::collections::HashSet<std::sync::Arc<str>>,
