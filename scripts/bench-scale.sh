@@ -25,6 +25,8 @@
 #   report-tree        the same in two levels: groups of 32 partials reduced to one partial
 #                      each (`njx-report --partial @group -o …`, every core), then those
 #   thunks-reduce      njx-thunks @list over the N ranks' njx-thunks partial results
+#   report-html        njx-report --html page.html rank*.zip (the wait and lateness pictures
+#                      compare clocks across ranks, so they are drawn from archives only)
 # The partial results (the map step: `njx-report --partial rank.zip -o rank.partial`, and
 # njx-thunks') are made once per N and build (remade when `njx-report --version` changes),
 # every core, into target/scale/N/partials/, untimed; their total size is printed.
@@ -37,6 +39,12 @@
 #         unzip -p 'dump/*after_optimizations*' | xz -dc (the dumps njx decodes; the
 #         before_optimizations ones it never opens)
 #   gpu2  (for the diffs): gpu twice, both sides decompressed once each
+#
+# With NJX_SCALE_RENUMBER=1, no archives are made: the N ranks' partial results are made
+# by scripts/renumber-partials.py from those of N=16 (made first where missing), each real
+# rank's partial with its devices renumbered (so 10,000 ranks need 4 GB and minutes, not
+# 28 GB of archives and an hour of map steps), into target/scale/N-renumbered/partials/;
+# only the reduce jobs run, and there is no floor.
 #
 # Every command runs as `timeout T /usr/bin/time -f '%e %M' bash -o pipefail -c CMD`.
 # Peak RSS is that of the largest process: Linux reports for a waited-for child the
@@ -58,6 +66,7 @@
 #                          (the machine may be shared: the spread between runs is large)
 #   NJX_SCALE_SOURCES="A.zip B.zip …"  source archives (default: the four pax archives)
 #   NJX_SCALE_JOBS=REGEX   only the jobs whose name matches (e.g. '^report$')
+#   NJX_SCALE_RENUMBER=1   partial results renumbered from N=16's, reduce jobs only (above)
 #   CARGO_TARGET_DIR       honoured
 
 set -euo pipefail
@@ -125,6 +134,39 @@ prepare() {
     echo "== N=$n: $(du -sh "$dir" | cut -f1) in $dir" >&2
 }
 
+# make_partials DIR: the map step over DIR's archives, into DIR/partials (every core).
+make_partials() {
+    local dir=$1
+    echo "== $dir: making the partial results (map step)" >&2
+    rm -rf "$dir/partials" && mkdir "$dir/partials"
+    ( cd "$dir" && ls rank*.zip | xargs -P "$P" -I{} bash -c \
+        "'$BIN/njx-report' -q --partial {} -o partials/{}.report && '$BIN/njx-thunks' -q --partial {} -o partials/{}.thunks" )
+    "$BIN/njx-report" --version > "$dir/partials/.complete"
+}
+
+# prepare_renumbered N: target/scale/N-renumbered/partials, renumbered from N=16's
+# partials (made first where missing or of another build), unless complete already.
+prepare_renumbered() {
+    local n=$1 dir=$SCALE/$1-renumbered version
+    version=$("$BIN/njx-report" --version)
+    if [[ $(cat "$dir/partials/.complete" 2> /dev/null) == "$version" ]]; then
+        echo "== N=$n: reusing $dir ($(du -sh "$dir" | cut -f1))" >&2
+        return 0
+    fi
+    prepare 16 || return 1
+    [[ $(cat "$SCALE/16/partials/.complete" 2> /dev/null) == "$version" ]] || make_partials "$SCALE/16"
+    local avail need=$(( n * 800 ))
+    avail=$(df -Pk "$SCALE" | awk 'NR == 2 {print $4}')
+    if (( need + 1048576 > avail )); then
+        echo "== N=$n: skipped: needs $(( need / 1024 )) MiB, $(( avail / 1024 )) MiB free on $SCALE (1 GiB kept spare)" >&2
+        return 1
+    fi
+    echo "== N=$n: renumbering N=16's partial results into $dir (about $(( need / 1024 )) MiB)" >&2
+    rm -rf "$dir" && mkdir -p "$dir"
+    python3 scripts/renumber-partials.py "$SCALE/16/partials" "$dir/partials" "$n"
+    echo "$version" > "$dir/partials/.complete"
+}
+
 # measure DIR CMD: runs CMD in DIR under timeout, time and the memory limit; prints
 # "WALL RSS_KIB", "timeout", "oom WALL" (wall time until it ran out) or "error".
 measure() {
@@ -169,7 +211,13 @@ unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/nul
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 
 JOBS=(compile modules collectives fold-source fold-opname thunks report diff-program
-    diff-instruction report-reduce report-tree thunks-reduce)
+    diff-instruction report-reduce report-tree thunks-reduce report-html)
+RENUMBER=${NJX_SCALE_RENUMBER:-}
+if [[ -n $RENUMBER ]]; then
+    kept=()
+    for job in "${JOBS[@]}"; do [[ $job == *-reduce || $job == report-tree ]] && kept+=("$job"); done
+    JOBS=("${kept[@]}")
+fi
 if [[ -n ${NJX_SCALE_JOBS:-} ]]; then
     kept=()
     for job in "${JOBS[@]}"; do [[ $job =~ $NJX_SCALE_JOBS ]] && kept+=("$job"); done
@@ -188,11 +236,12 @@ declare -A CMD=(
     [report-reduce]="ls partials/rank*.report > $tmp/list && '$BIN/njx-report' @$tmp/list"
     [report-tree]="rm -rf $tmp/tree && mkdir $tmp/tree && ls partials/rank*.report | split -l 32 - $tmp/tree/g. && ls $tmp/tree/g.* | xargs -P $P -I{} '$BIN/njx-report' --partial @{} -o {}.mid && '$BIN/njx-report' $tmp/tree/g.*.mid"
     [thunks-reduce]="ls partials/rank*.thunks > $tmp/list && '$BIN/njx-thunks' @$tmp/list"
+    [report-html]="'$BIN/njx-report' -q --html $tmp/page.html rank*.zip"
 )
 declare -A FLOOR_OF=(
     [compile]=csv [modules]=gpu [collectives]=gpu [fold-source]=gpu [fold-opname]=gpu [thunks]=gpu [report]=gpu
     [diff-program]=gpu2 [diff-instruction]=gpu2 [report-reduce]=gpu [report-tree]=gpu
-    [thunks-reduce]=gpu
+    [thunks-reduce]=gpu [report-html]=gpu
 )
 declare -A FLOOR_CMD=([csv]=$FLOOR_CSV [gpu]=$FLOOR_GPU [gpu2]="$FLOOR_GPU && $FLOOR_GPU")
 declare -A RESULT=() FLOOR=() GAVE_UP=()
@@ -203,22 +252,27 @@ for n in "${SIZES[@]}"; do
         echo "== N=$n: skipped (NJX_SCALE_MAX=$MAX)" >&2
         continue
     fi
-    prepare "$n" || continue
-    dir=$SCALE/$n
-    cat "$dir"/rank*.zip > /dev/null
+    if [[ -n $RENUMBER ]]; then
+        prepare_renumbered "$n" || continue
+        dir=$SCALE/$n-renumbered
+    else
+        prepare "$n" || continue
+        dir=$SCALE/$n
+        cat "$dir"/rank*.zip > /dev/null
+    fi
     MEASURED+=("$n")
-    if [[ " ${JOBS[*]} " == *" report-"* || " ${JOBS[*]} " == *" thunks-reduce "* ]] &&
+    if [[ -z $RENUMBER ]] && [[ " ${JOBS[*]} " == *" report-"* || " ${JOBS[*]} " == *" thunks-reduce "* ]] &&
         [[ $(cat "$dir/partials/.complete" 2> /dev/null) != "$("$BIN/njx-report" --version)" ]]; then
-        echo "== N=$n: making the partial results (map step)" >&2
-        rm -rf "$dir/partials" && mkdir "$dir/partials"
-        ( cd "$dir" && ls rank*.zip | xargs -P "$P" -I{} bash -c \
-            "'$BIN/njx-report' -q --partial {} -o partials/{}.report && '$BIN/njx-thunks' -q --partial {} -o partials/{}.thunks" )
-        "$BIN/njx-report" --version > "$dir/partials/.complete"
+        make_partials "$dir"
     fi
     if [[ -d $dir/partials ]]; then
         echo "   N=$n partials: report $(cat "$dir"/partials/*.report | wc -c) bytes, thunks $(cat "$dir"/partials/*.thunks | wc -c) bytes in all" >&2
     fi
     for f in csv gpu gpu2; do
+        if [[ -n $RENUMBER ]]; then
+            FLOOR[$f,$n]=-
+            continue
+        fi
         FLOOR[$f,$n]=$(best "$dir" "${FLOOR_CMD[$f]}")
         echo "   N=$n floor $f: ${FLOOR[$f,$n]}" >&2
     done

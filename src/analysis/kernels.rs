@@ -12,6 +12,7 @@
 //! per GPU and `--per-device` one row per group and GPU. A GPU is a device of a profile:
 //! the device ids of two processes' profiles may be the same.
 
+use crate::derived::ranks::Seen;
 use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::output::numbers::serialize_ns;
@@ -20,7 +21,7 @@ use crate::records::{Kernel, Memop};
 use crate::source::{self, gpu_ops};
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -402,7 +403,14 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
         Table::Kernels => "kernels",
         Table::Memops => "memops",
     };
+    // Every profile counts once: known by each device's first operation of the table.
+    let mut seen = Seen::known_by(match options.table {
+        Table::Kernels => "kernel",
+        Table::Memops => "memory operation",
+    });
     let profiles = source::split_inputs(inputs, what, notes.progress(), &mut |mut stream| {
+        let place = stream.place.clone();
+        let firsts = stream.watch_ranks();
         if stream.first_line_has("direction")? && !stream.first_line_has("grid_x")? {
             stream.read::<Memop>(&mut |m| {
                 let kind = m.direction.as_deref().unwrap_or(&m.kind);
@@ -435,7 +443,7 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
                 Ok(())
             })?;
         }
-        Ok(())
+        seen.add_firsts(source::records::firsts_by_device(&firsts), &place)
     })?;
     order.say(notes);
     let which = match options.table {
@@ -443,13 +451,21 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
         Table::Memops => gpu_ops::Which::Memops,
     };
     for path in profiles {
+        let mut firsts = BTreeMap::new();
         source::read_gpu_ops(&path, which, notes, &mut |op| {
+            let (device, start) = match &op {
+                gpu_ops::GpuOp::Kernel(k) => (k.device, k.start_ns),
+                gpu_ops::GpuOp::Memop(m) => (m.device, m.start_ns),
+            };
+            let f = firsts.entry(device).or_insert(start);
+            *f = (*f).min(start);
             match op {
                 gpu_ops::GpuOp::Kernel(k) => groups.kernel(by, &k),
                 gpu_ops::GpuOp::Memop(m) => groups.memop(by, &m),
             }
             Ok(())
         })?;
+        seen.add_firsts(firsts, &path.display().to_string())?;
     }
     Ok(groups.rows(by))
 }

@@ -15,13 +15,14 @@
 //! - GPU idle inside module executions = the modules' span − exposed − compute.
 //!
 //! So the four add up to the step, to the nanosecond. The aggregate, [`Executed`], is one
-//! entry per module execution and device (mergeable: partial results carry it).
+//! entry per module execution and device, packed per device (mergeable: partial results
+//! carry it).
 
 use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::records::{Module, Thunk};
 use crate::util::compact::Shared;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// One module execution on one device: its span, and the time of its thunks.
@@ -69,22 +70,130 @@ impl Span {
 
 /// The module executions of everything read, per (program, execution, device), with the
 /// module name of each program: what the step is made of.
-/// Its size follows the module executions × devices (per execution 100-odd bytes: the
-/// program key is shared, not a string per execution).
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Its size follows the module executions × devices, so each input's executions are
+/// packed per device once the input is read ([`Packed`]: about 25 bytes an execution,
+/// against 220 in a map), and the step is worked out one device at a time.
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Executed {
-    #[serde(with = "crate::derived::partial::pairs")]
-    spans: BTreeMap<(Arc<str>, u32, u32), Span>,
+    /// The executions of the input being read, by (program, execution, device).
+    open: BTreeMap<(Arc<str>, u32, u32), Span>,
+    /// The executions of the inputs read, per device.
+    devices: BTreeMap<u32, Packed>,
+    /// The program keys the packed executions refer to by number.
+    programs: Vec<Arc<str>>,
+    numbers: HashMap<Arc<str>, u32>,
     names: BTreeMap<String, String>,
-    /// Each program key once, shared by its executions' keys.
-    #[serde(skip)]
+    /// Each program key once, shared by the open executions' keys.
     keys: Shared,
+}
+
+/// One execution as unpacked: its program's number in [`Executed::programs`].
+type Entry = (u32, u32, Span);
+
+/// One device's executions, ordered by (program key, execution), packed: per execution
+/// the program's number and the execution (LEB128), a byte of phase and which ranges are
+/// known, then the ranges and times as zigzag LEB128 differences (the module's start from
+/// the previous execution's start, each end from its start). Exact for any i64.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Packed {
+    bytes: Vec<u8>,
+}
+
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_i(out: &mut Vec<u8>, v: i64) {
+    put(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn get(bytes: &[u8], at: &mut usize) -> u64 {
+    let (mut v, mut shift) = (0u64, 0);
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+fn get_i(bytes: &[u8], at: &mut usize) -> i64 {
+    let v = get(bytes, at);
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+const PHASES: [Phase; 4] = [Phase::Steady, Phase::Warmup, Phase::First, Phase::Second];
+
+impl Packed {
+    fn of(entries: &[Entry]) -> Packed {
+        let mut bytes = Vec::with_capacity(entries.len() * 24);
+        let mut anchor = 0i64;
+        for (program, execution, s) in entries {
+            put(&mut bytes, u64::from(*program));
+            put(&mut bytes, u64::from(*execution));
+            let phase = PHASES.iter().position(|p| p == &s.phase).unwrap_or(0) as u8;
+            bytes.push(
+                phase | u8::from(s.module.is_some()) << 2 | u8::from(s.thunks.is_some()) << 3,
+            );
+            for (a, b) in [s.module, s.thunks].into_iter().flatten() {
+                put_i(&mut bytes, a.wrapping_sub(anchor));
+                put_i(&mut bytes, b.wrapping_sub(a));
+                anchor = a;
+            }
+            put_i(&mut bytes, s.compute);
+            put_i(&mut bytes, s.exposed);
+        }
+        bytes.shrink_to_fit();
+        Packed { bytes }
+    }
+
+    fn entries(&self) -> Vec<Entry> {
+        let (bytes, mut at, mut anchor) = (&self.bytes[..], 0usize, 0i64);
+        let mut out = Vec::new();
+        while at < bytes.len() {
+            let program = get(bytes, &mut at) as u32;
+            let execution = get(bytes, &mut at) as u32;
+            let tag = bytes[at];
+            at += 1;
+            let mut range = |known: bool| {
+                known.then(|| {
+                    let a = anchor.wrapping_add(get_i(bytes, &mut at));
+                    anchor = a;
+                    (a, a.wrapping_add(get_i(bytes, &mut at)))
+                })
+            };
+            let module = range(tag & 4 != 0);
+            let thunks = range(tag & 8 != 0);
+            let compute = get_i(bytes, &mut at);
+            let exposed = get_i(bytes, &mut at);
+            out.push((
+                program,
+                execution,
+                Span {
+                    phase: PHASES[usize::from(tag & 3)],
+                    module,
+                    thunks,
+                    compute,
+                    exposed,
+                },
+            ));
+        }
+        out
+    }
 }
 
 impl Executed {
     fn entry(&mut self, program: &str, execution: u32, device: u32, phase: Phase) -> &mut Span {
         let program = self.keys.get(program);
-        self.spans
+        self.open
             .entry((program, execution, device))
             .or_insert_with(|| Span::new(phase))
     }
@@ -97,6 +206,17 @@ impl Executed {
                 self.names.insert(program.to_string(), name.to_string());
             }
         }
+    }
+
+    fn number(&mut self, program: &str) -> u32 {
+        if let Some(n) = self.numbers.get(program) {
+            return *n;
+        }
+        let n = u32::try_from(self.programs.len()).expect("fewer than 2^32 programs");
+        let key: Arc<str> = Arc::from(program);
+        self.programs.push(Arc::clone(&key));
+        self.numbers.insert(key, n);
+        n
     }
 
     /// Adds a module execution in `phase`.
@@ -127,7 +247,7 @@ impl Executed {
         });
     }
 
-    /// Adds the executions of a profile.
+    /// Adds the executions of a profile, and packs them.
     pub fn add_profile(&mut self, part: &Executions) {
         for m in &part.modules {
             self.add_module(m, Phase::of_profile(m.execution));
@@ -135,22 +255,86 @@ impl Executed {
         for t in &part.thunks {
             self.add_thunk(t, Phase::of_profile(t.execution));
         }
+        self.pack();
+    }
+
+    /// Packs the executions of the input read ([`Executed::add_module`],
+    /// [`Executed::add_thunk`]) per device: called once an input is read whole.
+    pub fn pack(&mut self) {
+        let mut by_device: BTreeMap<u32, Vec<Entry>> = BTreeMap::new();
+        for ((program, execution, device), s) in std::mem::take(&mut self.open) {
+            let n = self.number(&program);
+            by_device.entry(device).or_default().push((n, execution, s));
+        }
+        self.keys = Shared::default();
+        for (device, entries) in by_device {
+            self.add_packed(device, entries);
+        }
+    }
+
+    /// Adds `entries` of `device` (ordered by program key, then execution), merging those
+    /// of an execution already read.
+    fn add_packed(&mut self, device: u32, entries: Vec<Entry>) {
+        let Some(mine) = self.devices.get(&device) else {
+            self.devices.insert(device, Packed::of(&entries));
+            return;
+        };
+        let programs = &self.programs;
+        let key = |e: &Entry| (&*programs[e.0 as usize], e.1);
+        let mut merged: Vec<Entry> = Vec::new();
+        let (mut a, mut b) = (
+            mine.entries().into_iter().peekable(),
+            entries.into_iter().peekable(),
+        );
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => match key(x).cmp(&key(y)) {
+                    std::cmp::Ordering::Less => a.next(),
+                    std::cmp::Ordering::Greater => b.next(),
+                    std::cmp::Ordering::Equal => {
+                        let (mut x, y) = (a.next().unwrap(), b.next().unwrap());
+                        x.2.merge(&y.2);
+                        Some(x)
+                    }
+                },
+                (Some(_), None) => a.next(),
+                (None, _) => b.next(),
+            };
+            match next {
+                Some(e) => merged.push(e),
+                None => break,
+            }
+        }
+        self.devices.insert(device, Packed::of(&merged));
     }
 
     /// Merges another aggregate into this one.
-    pub fn merge(&mut self, other: Executed) {
-        for ((program, execution, device), s) in other.spans {
-            let k = (self.keys.get(&program), execution, device);
-            match self.spans.get_mut(&k) {
-                Some(mine) => mine.merge(&s),
-                None => {
-                    self.spans.insert(k, s);
-                }
-            }
+    pub fn merge(&mut self, mut other: Executed) {
+        other.pack();
+        for (device, packed) in std::mem::take(&mut other.devices) {
+            let entries: Vec<Entry> = packed
+                .entries()
+                .into_iter()
+                .map(|(p, e, s)| (self.number(&other.programs[p as usize]), e, s))
+                .collect();
+            self.add_packed(device, entries);
         }
         for (program, name) in other.names {
             self.name(&program, &name);
         }
+    }
+
+    /// Every execution, per device: (device, its executions by program key then
+    /// execution), one device unpacked at a time.
+    fn each_device(&self) -> impl Iterator<Item = (u32, Vec<(&str, u32, Span)>)> + '_ {
+        self.devices.iter().map(|(device, packed)| {
+            let entries = packed
+                .entries()
+                .into_iter()
+                .map(|(p, e, s)| (&*self.programs[p as usize], e, s))
+                .collect();
+            (*device, entries)
+        })
     }
 
     /// Whether `program` names a program that ran: its module name or its key.
@@ -166,6 +350,11 @@ impl Executed {
     /// The step of the module `main` (a module name or a program key; by default the
     /// module with the most steady compute time), or why there is none.
     pub fn step(&self, warmup: &Warmup, main: Option<&str>) -> Result<Step, String> {
+        if !self.open.is_empty() {
+            let mut packed = self.clone();
+            packed.pack();
+            return packed.step(warmup, main);
+        }
         let rule = warmup.rule();
         let steady = |program: &str, s: &Span| !rule.module_is_warmup(program, s.phase);
         let module = match main {
@@ -173,10 +362,12 @@ impl Executed {
             Some(m) => self.names.get(m).map_or(m, String::as_str).to_string(),
             None => {
                 let mut compute: BTreeMap<&str, i64> = BTreeMap::new();
-                for ((program, _, _), s) in &self.spans {
-                    if steady(program, s) && &**program != "unknown" {
-                        let c = compute.entry(name_in(&self.names, program)).or_default();
-                        *c = c.saturating_add(s.compute);
+                for (_, entries) in self.each_device() {
+                    for (program, _, s) in entries {
+                        if steady(program, &s) && program != "unknown" {
+                            let c = compute.entry(name_in(&self.names, program)).or_default();
+                            *c = c.saturating_add(s.compute);
+                        }
                     }
                 }
                 let best = compute
@@ -190,38 +381,29 @@ impl Executed {
         };
         // Per device: every execution's span, and the starts of the main module's steady
         // executions.
-        let mut by_device: BTreeMap<u32, Vec<Exec>> = BTreeMap::new();
-        let mut starts: BTreeMap<u32, Vec<(i64, u32)>> = BTreeMap::new();
         let mut programs: BTreeMap<&str, i64> = BTreeMap::new();
         let mut without_thunks = (0, 0);
-        for ((program, execution, device), s) in &self.spans {
-            let Some(range) = s.range() else { continue };
-            by_device
-                .entry(*device)
-                .or_default()
-                .push((program, range, s));
-            if name_in(&self.names, program) == module && steady(program, s) {
-                starts
-                    .entry(*device)
-                    .or_default()
-                    .push((range.0, *execution));
-                without_thunks.0 += usize::from(s.thunks.is_none());
-                without_thunks.1 += 1;
-                *programs.entry(program).or_default() += s.compute;
-            }
-        }
-        let program = programs
-            .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-            .map(|(p, _)| p.to_string())
-            .ok_or_else(|| format!("no steady execution of module {module}"))?;
         let mut devices = Vec::new();
-        for (device, mut s) in starts {
-            s.sort_unstable();
-            s.dedup_by_key(|x| x.0);
-            let mut execs = by_device.remove(&device).unwrap_or_default();
+        for (device, entries) in self.each_device() {
+            let mut execs: Vec<Exec> = Vec::new();
+            let mut starts: Vec<(i64, u32)> = Vec::new();
+            for (program, execution, s) in &entries {
+                let Some(range) = s.range() else { continue };
+                execs.push((program, range, s));
+                if name_in(&self.names, program) == module && steady(program, s) {
+                    starts.push((range.0, *execution));
+                    without_thunks.0 += usize::from(s.thunks.is_none());
+                    without_thunks.1 += 1;
+                    *programs.entry(program).or_default() += s.compute;
+                }
+            }
+            if starts.is_empty() {
+                continue;
+            }
+            starts.sort_unstable();
+            starts.dedup_by_key(|x| x.0);
             execs.sort_by_key(|e| e.1.0);
-            let steps: Vec<Parts> = s
+            let steps: Vec<Parts> = starts
                 .windows(2)
                 .map(|w| Parts {
                     start: w[0].0,
@@ -233,6 +415,11 @@ impl Executed {
                 devices.push((device, steps));
             }
         }
+        let program = programs
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+            .map(|(p, _)| p.to_string())
+            .ok_or_else(|| format!("no steady execution of module {module}"))?;
         if devices.is_empty() {
             return Err(format!(
                 "fewer than two steady executions of module {module} on every device: no \
@@ -243,6 +430,54 @@ impl Executed {
             without_thunks,
             ..Step::of(program, module, devices)
         })
+    }
+}
+
+/// As partial results carry it: (program, execution, device) → span, the executions of
+/// each device in turn, and the module name of each program.
+#[derive(Serialize, Deserialize)]
+struct Wire<S> {
+    spans: Vec<((String, u32, u32), S)>,
+    names: BTreeMap<String, String>,
+}
+
+impl Serialize for Executed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut packed = std::borrow::Cow::Borrowed(self);
+        if !self.open.is_empty() {
+            packed.to_mut().pack();
+        }
+        let mut spans = Vec::new();
+        for (device, entries) in packed.each_device() {
+            for (program, execution, span) in entries {
+                spans.push(((program.to_string(), execution, device), span));
+            }
+        }
+        Wire {
+            spans,
+            names: packed.names.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Executed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Executed, D::Error> {
+        let wire = Wire::<Span>::deserialize(d)?;
+        let mut out = Executed {
+            names: wire.names,
+            ..Executed::default()
+        };
+        let n = wire.spans.len();
+        for ((program, execution, device), s) in wire.spans {
+            let program = out.keys.get(&program);
+            out.open.insert((program, execution, device), s);
+        }
+        if out.open.len() != n {
+            return Err(serde::de::Error::custom("a key is given twice"));
+        }
+        out.pack();
+        Ok(out)
     }
 }
 
@@ -500,6 +735,125 @@ fn apportion(totals: &[i128; 4], n: i128, whole: i64) -> [i64; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packed_executions_read_back_exactly() {
+        let span = |phase, module, thunks, compute, exposed| Span {
+            phase,
+            module,
+            thunks,
+            compute,
+            exposed,
+        };
+        let entries: Vec<Entry> = vec![
+            (0, 0, span(Phase::First, Some((5, 9)), None, 0, 0)),
+            (
+                0,
+                7,
+                span(
+                    Phase::Steady,
+                    Some((i64::MIN, i64::MAX)),
+                    Some((i64::MAX, i64::MIN)),
+                    i64::MAX,
+                    i64::MIN,
+                ),
+            ),
+            (
+                3,
+                u32::MAX,
+                span(Phase::Second, None, Some((-4, 1 << 40)), -1, 1),
+            ),
+            (u32::MAX, 1, span(Phase::Warmup, None, None, 0, -7)),
+        ];
+        assert_eq!(Packed::of(&entries).entries(), entries);
+        assert!(Packed::of(&[]).entries().is_empty());
+    }
+
+    fn module(program: &str, execution: u32, device: u32, start_ns: i64, dur_ns: i64) -> Module {
+        Module {
+            program: program.to_string(),
+            name: format!("m_{program}"),
+            execution,
+            device,
+            start_ns,
+            dur_ns,
+            ..Module::default()
+        }
+    }
+
+    fn thunk(program: &str, execution: u32, device: u32, start_ns: i64, dur_ns: i64) -> Thunk {
+        Thunk {
+            program: program.to_string(),
+            module: format!("m_{program}"),
+            execution,
+            device,
+            start_ns,
+            dur_ns,
+            ..Thunk::default()
+        }
+    }
+
+    #[test]
+    fn packing_and_merging_keep_every_execution_as_one_map_would() {
+        // Read whole, in one aggregate.
+        let mut one = Executed::default();
+        // The same executions split over three inputs, one of them (c) carrying the thunks
+        // of executions whose modules came in another: they merge into one span.
+        let (mut a, mut b, mut c) = (
+            Executed::default(),
+            Executed::default(),
+            Executed::default(),
+        );
+        for e in 0..6u32 {
+            for d in 0..3u32 {
+                let at = i64::from(e) * 100 + i64::from(d);
+                let part = if d == 2 { &mut b } else { &mut a };
+                for agg in [&mut one, part] {
+                    agg.add_module(&module("p", e, d, at, 60), Phase::Steady);
+                    agg.add_module(&module("q", e, d, at + 70, 20), Phase::Steady);
+                }
+                one.add_thunk(&thunk("p", e, d, at + 5, 40), Phase::Steady);
+                c.add_thunk(&thunk("p", e, d, at + 5, 40), Phase::Steady);
+            }
+        }
+        a.pack();
+        b.pack();
+        let mut merged = Executed::default();
+        merged.merge(c);
+        merged.merge(a);
+        merged.merge(b);
+        one.pack();
+        type Listed = Vec<(u32, Vec<(String, u32, Span)>)>;
+        let all = |x: &Executed| -> Listed {
+            x.each_device()
+                .map(|(d, v)| {
+                    (
+                        d,
+                        v.into_iter()
+                            .map(|(p, e, s)| (p.to_string(), e, s))
+                            .collect(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(all(&merged), all(&one));
+        assert_eq!(all(&one).len(), 3);
+        assert_eq!(all(&one)[0].1.len(), 12);
+        let warmup = Warmup::default();
+        let (x, y) = (
+            merged.step(&warmup, None).unwrap(),
+            one.step(&warmup, None).unwrap(),
+        );
+        assert_eq!(x, y);
+        assert_eq!(
+            (x.figures.steps, x.figures.step_ns, x.figures.compute_ns),
+            (15, 100, 40)
+        );
+        // Through a partial result and back.
+        let text = serde_json::to_string(&merged).unwrap();
+        let back: Executed = serde_json::from_str(&text).unwrap();
+        assert_eq!(all(&back), all(&one));
+    }
 
     #[test]
     fn rounded_parts_add_up_to_the_rounded_step() {

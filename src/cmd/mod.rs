@@ -32,9 +32,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// What `--version` prints: the version, then what the tools were built from (git
-/// revision where known, compiler); `-V` (and the man pages) give the version alone.
-pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NJX_BUILD"), ")");
+pub use crate::output::LONG_VERSION;
 
 /// Input files and output file: what every tool takes, also those whose output has one
 /// fixed format (`njx-flamefold`).

@@ -31,8 +31,10 @@ use std::path::PathBuf;
 /// The field naming a line as a partial result, and its kind.
 pub const FIELD: &str = "njx_partial";
 /// The version of the partial-result layout this njx writes and reads: 2 since the ranks
-/// and the writer are carried and the HLO facts interned (issue 41).
-pub const VERSION: u32 = 2;
+/// and the writer are carried and the HLO facts interned; 3 since the collectives' module
+/// spans are folded per (program, phase) and the step's executions are written per
+/// device, packed (issue 41).
+pub const VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct Out<'a, T> {
@@ -57,12 +59,13 @@ struct In {
 // Its data is checked as the aggregate that reads it.
 impl crate::records::Check for In {}
 
-/// The tool and version writing: `njx-report 0.1.0`.
+/// The tool and build writing: `njx-report 0.1.0 (git 37d87270918c, rustc 1.95.0 …)`, as
+/// its `--version` says.
 fn writer() -> String {
     format!(
         "{} {}",
         crate::output::program_name(),
-        env!("CARGO_PKG_VERSION")
+        crate::output::LONG_VERSION
     )
 }
 
@@ -154,6 +157,8 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
 ) -> Result<(A, Vec<PathBuf>)> {
     let (mut acc, mut records, mut parts) = (empty(), empty(), empty());
     let mut seen = Seen::default();
+    // Thunk records read without their modules: their ranks known by the first thunk.
+    let mut thunk_seen = Seen::known_by("thunk");
     // The modules a stream of records showed compiled differently on its own: the tool
     // that wrote it (njx-export, reading the profiles) said so in full; said short here.
     let mut said = BTreeSet::new();
@@ -171,11 +176,14 @@ pub fn aggregate_and_profiles<A: Aggregate + Send>(
             let firsts = s.watch_ranks();
             let mut one = empty();
             one.add_records(s, notes)?;
-            let firsts = std::mem::take(&mut *firsts.lock().unwrap_or_else(|e| e.into_inner()));
-            let ranks = firsts
+            let firsts = crate::source::records::take_firsts(&firsts);
+            let (modules, thunks): (Vec<_>, Vec<_>) = firsts
                 .into_iter()
-                .map(|(device, first_ns)| (Rank { device, first_ns }, place.clone()));
-            seen.add(ranks, &place, &place)?;
+                .partition(|((kind, _), _)| *kind != "thunks");
+            for (firsts, seen) in [(modules, &mut seen), (thunks, &mut thunk_seen)] {
+                let firsts = firsts.into_iter().map(|((_, d), f)| (d, f)).collect();
+                seen.add_firsts(firsts, &place)?;
+            }
             said.extend(one.warmup().variants.compiled_differently());
             records.merge(one, notes)
         }

@@ -42,6 +42,9 @@ pub fn of(part: &Executions) -> Vec<Rank> {
 #[derive(Debug, Default, Clone)]
 pub struct Seen {
     from: BTreeMap<Rank, (String, String)>,
+    /// What the ranks are known by the first of, where not module executions: `thunk`
+    /// (thunk records read without their modules), `kernel` (kernel tables).
+    known_by: Option<&'static str>,
 }
 
 /// Aggregates are equal by what they hold, not by where it was read from: their ranks
@@ -53,6 +56,28 @@ impl PartialEq for Seen {
 }
 
 impl Seen {
+    /// Ranks known by the start of their first `what` execution (`thunk`, `kernel`), not
+    /// their first module execution: kept apart from those, as a profile's module records
+    /// and its thunk records are read together.
+    pub fn known_by(what: &'static str) -> Seen {
+        Seen {
+            known_by: Some(what),
+            ..Seen::default()
+        }
+    }
+
+    fn first(&self) -> &'static str {
+        self.known_by.unwrap_or("module")
+    }
+
+    /// Adds the ranks of `place` from each device's first start there.
+    pub fn add_firsts(&mut self, firsts: BTreeMap<u32, i64>, place: &str) -> Result<()> {
+        let ranks = firsts
+            .into_iter()
+            .map(|(device, first_ns)| (Rank { device, first_ns }, place.to_string()));
+        self.add(ranks, place, place)
+    }
+
     /// Adds the ranks of `place`, each with the path it was first read from (`place`
     /// itself for a profile); a rank already read is refused, naming both inputs (the
     /// error at `at`: the place, or its line).
@@ -68,9 +93,11 @@ impl Seen {
                     return Err(Error::data(
                         at,
                         format!(
-                            "given twice (device {} is in it, first module execution at {} \
-                             ns): a rank counts once",
-                            rank.device, rank.first_ns
+                            "given twice (device {} is in it, first {} execution at {} ns): \
+                             a rank counts once",
+                            rank.device,
+                            self.first(),
+                            rank.first_ns
                         ),
                     ));
                 }
@@ -84,10 +111,11 @@ impl Seen {
                 return Err(Error::data(
                     at,
                     format!(
-                        "device {} (first module execution at {} ns) is read twice: from {} \
+                        "device {} (first {} execution at {} ns) is read twice: from {} \
                          and from {}; a rank counts once (a copy of a profile, a glob that \
                          overlaps, or a partial result beside its own profile)",
                         rank.device,
+                        self.first(),
                         rank.first_ns,
                         said(before, was),
                         said(place, &origin),

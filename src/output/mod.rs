@@ -54,6 +54,10 @@ enum Sink {
     },
 }
 
+/// What `--version` prints: the version, then what the tools were built from (git
+/// revision where known, compiler); `-V` (and the man pages) give the version alone.
+pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NJX_BUILD"), ")");
+
 /// This program's name as it was run (`njx-report`), for messages and for what a file
 /// says wrote it; `njx` where the command line has none.
 pub fn program_name() -> String {

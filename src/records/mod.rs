@@ -39,7 +39,9 @@ pub trait Check {
         None
     }
 
-    /// For a module execution: its device and start, what its rank is known by.
+    /// For a module or thunk execution: its device and start, what its rank is known by
+    /// (the first module start; for thunk records, read without their modules, the first
+    /// thunk start).
     fn first_start(&self) -> Option<(u32, i64)> {
         None
     }
@@ -255,6 +257,10 @@ impl Check for Kernel {
         Some("kernels")
     }
 
+    fn first_start(&self) -> Option<(u32, i64)> {
+        Some((self.device, self.start_ns))
+    }
+
     fn problem(&self) -> Option<String> {
         gpu_op_problem(self.start_ns, self.end_ns, self.dur_ns)
     }
@@ -263,6 +269,10 @@ impl Check for Kernel {
 impl Check for Memop {
     fn kind() -> Option<&'static str> {
         Some("memops")
+    }
+
+    fn first_start(&self) -> Option<(u32, i64)> {
+        Some((self.device, self.start_ns))
     }
 
     fn problem(&self) -> Option<String> {
@@ -311,6 +321,10 @@ impl Check for Module {
 impl Check for Thunk {
     fn kind() -> Option<&'static str> {
         Some("thunks")
+    }
+
+    fn first_start(&self) -> Option<(u32, i64)> {
+        Some((self.device, self.start_ns))
     }
 
     fn problem(&self) -> Option<String> {

@@ -192,7 +192,9 @@ fn timing(whole: &Whole) -> Result<(Vec<Figure>, Vec<String>)> {
         return Ok((vec![wait, late], Vec::new()));
     };
     let mut alignment = Alignment::default();
-    alignment.add(&clocks.thunks);
+    for t in clocks.thunks() {
+        alignment.add(std::slice::from_ref(&t));
+    }
     let corrections = alignment.corrections();
     let said: Vec<String> = corrections
         .iter()
@@ -212,8 +214,7 @@ fn timing(whole: &Whole) -> Result<(Vec<Figure>, Vec<String>)> {
     };
     let rule = crate::derived::partial::Aggregate::warmup(&whole.collectives).rule();
     let mut t = Timing::new(false);
-    for thunk in &clocks.thunks {
-        let mut thunk = thunk.clone();
+    for mut thunk in clocks.thunks() {
         thunk.warmup = rule.thunk_is_warmup(&thunk.program, Phase::of_profile(thunk.execution));
         thunk.start_ns -= shift(thunk.device);
         t.add(&thunk);

@@ -110,22 +110,89 @@ pub struct Whole {
 /// The thunk executions the wait distributions and lateness are made of, kept as read
 /// (clocks not aligned, warm-up undecided): every communication thunk execution, and the
 /// first thunk execution of each module execution on each device (where its module
-/// starts). Their size follows the collective instances × devices, as the pictures'.
+/// starts). Their number follows the collective instances × devices, as the pictures'
+/// input does; each is kept in 32 bytes (its device and clock, and the number of what it
+/// shares with the other devices' executions of its instance, kept once: [`Shared`]), not
+/// as a whole record (some 300 bytes with its strings).
 #[derive(Debug, Default, Clone)]
 pub struct Clocks {
+    /// What the executions kept share, each once.
+    shared: Shared,
     /// The executions kept, in input order.
-    pub thunks: Vec<Thunk>,
+    kept: Vec<Kept>,
     /// Whether only profiles were read: records and partial results carry clocks of their
     /// own (or none), which are not aligned with these.
     pub profiles_only: bool,
 }
 
+/// What thunk executions of one instance on different devices share: the execution with
+/// its device and times zeroed and its profile left out (the pictures use neither), each
+/// once, found by (program, execution, thunk, thunk execution).
+#[derive(Debug, Default, Clone)]
+struct Shared {
+    all: Vec<Thunk>,
+    by_instance: HashMap<(String, u32, String, u32), Vec<u32>>,
+}
+
+/// One execution kept: its [`Shared`] part's number, device and clock.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    shared: u32,
+    device: u32,
+    start_ns: i64,
+    dur_ns: i64,
+    hidden_ns: i64,
+}
+
+impl Shared {
+    fn number(&mut self, t: &Thunk) -> u32 {
+        let mut part = t.clone();
+        part.profile = Arc::from("");
+        (part.device, part.start_ns, part.dur_ns, part.hidden_ns) = (0, 0, 0, 0);
+        let key = (
+            t.program.clone(),
+            t.execution,
+            t.name.clone(),
+            t.thunk_execution,
+        );
+        let numbers = self.by_instance.entry(key).or_default();
+        if let Some(n) = numbers.iter().find(|n| self.all[**n as usize] == part) {
+            return *n;
+        }
+        let n = u32::try_from(self.all.len()).expect("fewer than 2^32 collective instances");
+        self.all.push(part);
+        numbers.push(n);
+        n
+    }
+}
+
 impl Clocks {
+    fn keep(&mut self, t: &Thunk) {
+        self.kept.push(Kept {
+            shared: self.shared.number(t),
+            device: t.device,
+            start_ns: t.start_ns,
+            dur_ns: t.dur_ns,
+            hidden_ns: t.hidden_ns,
+        });
+    }
+
+    /// The executions kept, in input order (their profile left empty).
+    pub fn thunks(&self) -> impl Iterator<Item = Thunk> + '_ {
+        self.kept.iter().map(|k| Thunk {
+            device: k.device,
+            start_ns: k.start_ns,
+            dur_ns: k.dur_ns,
+            hidden_ns: k.hidden_ns,
+            ..self.shared.all[k.shared as usize].clone()
+        })
+    }
+
     fn add(&mut self, part: &Executions) {
         let mut first: HashMap<(&str, u32, u32), usize> = HashMap::new();
         for (i, t) in part.thunks.iter().enumerate() {
             if t.comm {
-                self.thunks.push(t.clone());
+                self.keep(t);
             }
             let at = first
                 .entry((&t.program, t.execution, t.device))
@@ -136,13 +203,20 @@ impl Clocks {
         }
         let mut firsts: Vec<usize> = first.into_values().collect();
         firsts.sort_unstable();
-        self.thunks.extend(
-            firsts
-                .into_iter()
-                .map(|i| &part.thunks[i])
-                .filter(|t| !t.comm)
-                .cloned(),
-        );
+        for i in firsts {
+            let t = &part.thunks[i];
+            if !t.comm {
+                self.keep(t);
+            }
+        }
+    }
+
+    /// Takes in another's executions after this one's.
+    fn extend(&mut self, other: Clocks) {
+        for k in other.kept {
+            let n = self.shared.number(&other.shared.all[k.shared as usize]);
+            self.kept.push(Kept { shared: n, ..k });
+        }
     }
 }
 
@@ -323,6 +397,7 @@ impl partial::Aggregate for Whole {
                 Ok(())
             })?;
         }
+        self.steps.pack();
         Ok(())
     }
 
@@ -378,8 +453,8 @@ impl partial::Aggregate for Whole {
         // A partial result (read back) has none: the pictures cannot be drawn then.
         match (&mut self.clocks, other.clocks) {
             (Some(mine), Some(theirs)) => {
-                mine.thunks.extend(theirs.thunks);
                 mine.profiles_only &= theirs.profiles_only;
+                mine.extend(theirs);
             }
             (Some(mine), None) => mine.profiles_only = false,
             (None, _) => {}

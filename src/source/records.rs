@@ -377,17 +377,34 @@ pub struct RecordStream {
     pub kind: TextKind,
     /// The contents.
     pub reader: Box<dyn BufRead>,
-    /// Where asked for ([`RecordStream::watch_ranks`]): per device, the first start of
-    /// the module records read, what a rank is known by ([`crate::derived::ranks`]).
+    /// Where asked for ([`RecordStream::watch_ranks`]): per table and device, the first
+    /// start of the module or thunk records read, what a rank is known by
+    /// ([`crate::derived::ranks`]).
     pub firsts: Option<Firsts>,
 }
 
-/// Per device, the first start of a module execution read.
-pub type Firsts = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u32, i64>>>;
+/// Per (table, device), the first start of a module or thunk execution read.
+pub type Firsts =
+    std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(&'static str, u32), i64>>>;
+
+/// What `firsts` holds once its stream is read, taken out of it.
+pub fn take_firsts(firsts: &Firsts) -> std::collections::BTreeMap<(&'static str, u32), i64> {
+    std::mem::take(&mut *firsts.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// What `firsts` holds once its stream is read, per device (the first of any table).
+pub fn firsts_by_device(firsts: &Firsts) -> std::collections::BTreeMap<u32, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    for ((_, device), start) in take_firsts(firsts) {
+        let f = out.entry(device).or_insert(start);
+        *f = (*f).min(start);
+    }
+    out
+}
 
 impl RecordStream {
-    /// Keeps, as the records are read, the first start of each device's module records:
-    /// read from the handle returned once the stream is read.
+    /// Keeps, as the records are read, the first start of each device's module or thunk
+    /// records: read from the handle returned once the stream is read.
     pub fn watch_ranks(&mut self) -> Firsts {
         let f = Firsts::default();
         self.firsts = Some(std::sync::Arc::clone(&f));
@@ -402,8 +419,8 @@ impl RecordStream {
         if let Some(firsts) = &self.firsts {
             let mut firsts = firsts.lock().unwrap_or_else(|e| e.into_inner());
             let mut watched = |r: T| {
-                if let Some((device, start)) = r.first_start() {
-                    let f = firsts.entry(device).or_insert(start);
+                if let (Some((device, start)), Some(kind)) = (r.first_start(), T::kind()) {
+                    let f = firsts.entry((kind, device)).or_insert(start);
                     *f = (*f).min(start);
                 }
                 emit(r)

@@ -1101,7 +1101,7 @@ pub fn all(dir: &Path) -> (Ctx, Vec<Target>) {
             (Item::xz(Item::proto(seeds::hlo_f())), "dump"),
             (Item::zip(seeds::rank_members(0, false, false)), "archive"),
             (
-                Item::text("{\"njx_partial\":\"modules\",\"version\":2,\"data\":{}}\n"),
+                Item::text("{\"njx_partial\":\"modules\",\"version\":3,\"data\":{}}\n"),
                 "partial",
             ),
             (Item::text("<!DOCTYPE html>\n<title>page</title>\n"), "page"),

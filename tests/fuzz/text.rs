@@ -114,9 +114,9 @@ pub const TOKENS: &[&str] = &[
     "::",
     ";",
     "--",
-    "\"njx_partial\":\"modules\",\"version\":2,\"data\":{}",
-    "{\"njx_partial\":\"collectives\",\"version\":2,\"data\":null}",
-    "{\"njx_partial\":\"gpu-time\",\"version\":2,\"data\":{}}",
+    "\"njx_partial\":\"modules\",\"version\":3,\"data\":{}",
+    "{\"njx_partial\":\"collectives\",\"version\":3,\"data\":null}",
+    "{\"njx_partial\":\"gpu-time\",\"version\":3,\"data\":{}}",
 ];
 
 /// Column names of the tables and records.

@@ -526,6 +526,45 @@ fn repeated_and_reordered_records_are_said() {
 }
 
 #[test]
+fn a_profile_given_twice_is_refused_naming_both() {
+    let (dir, file) = fixture(false);
+    let copy = dir.path().join("copy.sqlite");
+    std::fs::copy(&file, &copy).unwrap();
+    let copy = path_str(&copy);
+    let records = write(
+        dir.path(),
+        "k.jsonl",
+        ok("njx-export", &["--table", "kernels", &file]).as_bytes(),
+    );
+    for args in [
+        vec!["njx-kernels", file.as_str(), copy],
+        vec!["njx-kernels", file.as_str(), records.as_str()],
+        vec!["njx-kernels", "--table", "memops", file.as_str(), copy],
+        vec![
+            "njx-diff",
+            "--by",
+            "kernel",
+            file.as_str(),
+            copy,
+            "--vs",
+            file.as_str(),
+        ],
+    ] {
+        let out = run(args[0], &args[1..], b"");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("k.sqlite") && err.contains("is read twice") && err.contains("device 0"),
+            "{args:?}: {err}"
+        );
+    }
+    let err = stderr_of(&run("njx-kernels", &[&file, copy], b""));
+    assert!(err.contains("first kernel execution"), "{err}");
+    // Each side of a comparison is its own run: the same profile on both is compared.
+    ok("njx-diff", &["--by", "kernel", &file, "--vs", copy]);
+}
+
+#[test]
 fn other_records_and_inputs_without_kernel_tables_are_refused_by_name() {
     let (dir, file) = fixture(false);
     // Range records piped into the summary.

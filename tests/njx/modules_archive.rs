@@ -1040,7 +1040,7 @@ fn a_partial_of_another_kind_or_version_is_an_error_naming_its_line() {
         dir.path(),
         "future.part",
         modules
-            .replace("\"version\":2", "\"version\":99")
+            .replace("\"version\":3", "\"version\":99")
             .as_bytes(),
     );
     let out = run("njx-modules", &[&future], b"");

@@ -61,7 +61,7 @@ fn a_partial_is_gzip_with_its_version_writer_and_ranks() {
     assert_eq!(json.lines().count(), 1);
     let head: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(head["njx_partial"], "report");
-    assert_eq!(head["version"], 2);
+    assert_eq!(head["version"], 3);
     assert!(
         head["writer"].as_str().unwrap().starts_with("njx-report "),
         "{}",
@@ -154,6 +154,20 @@ fn a_rank_given_twice_is_refused_naming_both_inputs() {
         assert_eq!(code, Some(1), "{tool}: {err}");
         assert!(
             err.contains("m.jsonl") && err.contains("m-again.jsonl") && err.contains("device 0"),
+            "{tool}: {err}"
+        );
+    }
+    // So are thunk records, known by their first thunk execution (apart from module
+    // records, whose first execution starts at the same nanosecond here).
+    let again = dir.path().join("t-again.jsonl");
+    std::fs::copy(&thunks, &again).unwrap();
+    for tool in ["njx-collectives", "njx-thunks", "njx-report"] {
+        let (code, err) = refused(tool, &[&thunks, again.to_str().unwrap()]);
+        assert_eq!(code, Some(1), "{tool}: {err}");
+        assert!(
+            err.contains("t.jsonl")
+                && err.contains("t-again.jsonl")
+                && err.contains("first thunk execution"),
             "{tool}: {err}"
         );
     }
@@ -252,7 +266,7 @@ fn old_empty_truncated_and_disagreeing_partials() {
         "{err}"
     );
     // A newer one names its writer.
-    let newer = json.replacen("\"version\":2", "\"version\":3", 1).replacen(
+    let newer = json.replacen("\"version\":3", "\"version\":4", 1).replacen(
         "\"writer\":\"njx-report ",
         "\"writer\":\"njx-report 9.",
         1,
@@ -260,7 +274,7 @@ fn old_empty_truncated_and_disagreeing_partials() {
     let newer = write(dir.path(), "newer.partial", newer.as_bytes());
     let (code, err) = refused("njx-report", &[&newer]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("version 3 written by njx-report 9."), "{err}");
+    assert!(err.contains("version 4 written by njx-report 9."), "{err}");
     // Empty: a map step that wrote nothing.
     let empty = write(dir.path(), "empty.partial", b"");
     let (code, err) = refused("njx-report", &[&empty, &p0]);

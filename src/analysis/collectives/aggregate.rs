@@ -82,9 +82,15 @@ pub struct Partial {
     /// (collective, program, phase) → (hidden, full time).
     #[serde(with = "crate::derived::partial::pairs")]
     pub(super) hidden: BTreeMap<(String, String, Phase), (i64, i64)>,
-    /// (program, execution, phase, device) → first start, last end of its thunks: the
-    /// program key shared ([`Shared`]), as the entries follow executions × devices.
+    /// (program, phase) → module executions × devices, and Σ their GPU time (each from
+    /// its first thunk's start to its last thunk's end on its device): [`Partial::fold`]
+    /// of the spans of each input once it is read, so that the aggregate does not grow
+    /// with the executions × devices.
     #[serde(with = "crate::derived::partial::pairs")]
+    pub(super) module_time: BTreeMap<(String, Phase), (u64, i64)>,
+    /// (program, execution, phase, device) → first start, last end of its thunks, for
+    /// the input being read (the program key shared, [`Shared`]).
+    #[serde(skip)]
     pub(super) spans: BTreeMap<SpanKey, (i64, i64)>,
     #[serde(skip)]
     keys: Shared,
@@ -142,6 +148,35 @@ impl Partial {
             .taking_part
             .entry((t.device, t.program.clone(), phase))
             .or_default() += 1;
+    }
+
+    /// Folds the spans of the executions read into [`Partial::module_time`]: called once
+    /// an input is read whole, when every execution's span on its device is complete.
+    fn fold(&mut self) {
+        for ((program, _, phase, _), (s, e)) in std::mem::take(&mut self.spans) {
+            let t = self
+                .module_time
+                .entry((program.to_string(), phase))
+                .or_default();
+            t.0 = t.0.saturating_add(1);
+            t.1 = t.1.saturating_add(e.saturating_sub(s));
+        }
+    }
+
+    /// Per (program, phase): module executions × devices and Σ their GPU time, of the
+    /// inputs folded and the executions still being read.
+    pub(super) fn module_time(&self) -> BTreeMap<(&str, Phase), (u64, i64)> {
+        let mut out: BTreeMap<(&str, Phase), (u64, i64)> = self
+            .module_time
+            .iter()
+            .map(|((p, phase), t)| ((p.as_str(), *phase), *t))
+            .collect();
+        for ((program, _, phase, _), (s, e)) in &self.spans {
+            let t = out.entry((&**program, *phase)).or_default();
+            t.0 = t.0.saturating_add(1);
+            t.1 = t.1.saturating_add(e.saturating_sub(*s));
+        }
+        out
     }
 
     /// Adds a thunk record (its warm-up already decided).
@@ -203,6 +238,7 @@ impl partial::Aggregate for Partial {
             self.add_record(&t);
             Ok(())
         })?;
+        self.fold();
         say_no_time(&place, no_time, notes);
         Ok(())
     }
@@ -214,13 +250,15 @@ impl partial::Aggregate for Partial {
             no_time += u64::from(of_no_time(t));
             self.add(t, Phase::of_profile(t.execution));
         }
+        self.fold();
         if let Some(t) = part.thunks.first() {
             say_no_time(&format!("profile {}", t.profile), no_time, notes);
         }
         Ok(())
     }
 
-    fn merge(&mut self, other: Self, _: &Notes) -> Result<()> {
+    fn merge(&mut self, mut other: Self, _: &Notes) -> Result<()> {
+        other.fold();
         self.warmup.merge(other.warmup);
         for (k, i) in other.instances {
             match self.instances.get_mut(&k) {
@@ -235,11 +273,10 @@ impl partial::Aggregate for Partial {
             e.0 = e.0.saturating_add(h);
             e.1 = e.1.saturating_add(f);
         }
-        for ((program, execution, phase, device), (s, e)) in other.spans {
-            let k = (self.keys.get(&program), execution, phase, device);
-            let span = self.spans.entry(k).or_insert((i64::MAX, i64::MIN));
-            span.0 = span.0.min(s);
-            span.1 = span.1.max(e);
+        for (k, (n, ns)) in other.module_time {
+            let t = self.module_time.entry(k).or_default();
+            t.0 = t.0.saturating_add(n);
+            t.1 = t.1.saturating_add(ns);
         }
         for (program, name) in other.names {
             keep_least_name(&mut self.names, &program, &name);

@@ -143,7 +143,7 @@ impl Partial {
         let mut wait_rows: Vec<Row> = per_program
             .into_iter()
             .map(|(program, w)| {
-                let module_mean = module_times.get(program).map_or(0.0, |v| mean_std(v).0);
+                let module_mean = module_times.get(program).copied().unwrap_or(0.0);
                 let (mean, std) = mean_std(&w);
                 Row::Wait {
                     name: self.name_of(program),
@@ -174,19 +174,20 @@ impl Partial {
         wait_rows
     }
 
-    /// Module GPU time per (program, execution, device), from its thunks: per program,
-    /// each execution's first start to last end on each device.
-    fn module_times(&self, counts: &impl Fn(&str, Phase) -> bool) -> BTreeMap<&str, Vec<f64>> {
-        let mut module_times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-        for ((program, _, phase, _), (s, e)) in &self.spans {
-            if counts(program, *phase) {
-                module_times
-                    .entry(program)
-                    .or_default()
-                    .push(*e as f64 - *s as f64); // a span of up to 2^63 ns: in f64
+    /// Mean module GPU time per program, over its executions × devices in the phases
+    /// counted (each from its first thunk's start to its last thunk's end on its device).
+    fn module_times(&self, counts: &impl Fn(&str, Phase) -> bool) -> BTreeMap<&str, f64> {
+        let mut sums: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+        for ((program, phase), (n, ns)) in self.module_time() {
+            if counts(program, phase) {
+                let t = sums.entry(program).or_default();
+                t.0 = t.0.saturating_add(n);
+                t.1 = t.1.saturating_add(ns);
             }
         }
-        module_times
+        sums.into_iter()
+            .map(|(program, (n, ns))| (program, ns as f64 / n as f64))
+            .collect()
     }
 
     /// The `stragglers` table.
@@ -363,10 +364,10 @@ impl Partial {
             }
         }
         let mut module_ns: BTreeMap<&str, i64> = BTreeMap::new();
-        for ((program, _, phase, _), (s, e)) in &self.spans {
-            if counts(program, *phase) {
+        for ((program, phase), (_, ns)) in self.module_time() {
+            if counts(program, phase) {
                 let m = module_ns.entry(program).or_default();
-                *m = m.saturating_add(e - s);
+                *m = m.saturating_add(ns);
             }
         }
         for (program, p) in &mut out {

@@ -44,7 +44,7 @@ fn deep_json() -> Vec<Case> {
             "partial result",
             "njx-modules",
             format!(
-                "{{\"njx_partial\":\"modules\",\"version\":2,\"data\":{}}}\n",
+                "{{\"njx_partial\":\"modules\",\"version\":3,\"data\":{}}}\n",
                 nested("[", "]")
             ),
         ),
@@ -52,7 +52,7 @@ fn deep_json() -> Vec<Case> {
             "partial result",
             "njx-collectives",
             format!(
-                "{{\"njx_partial\":\"collectives\",\"version\":2,\"data\":{}}}\n",
+                "{{\"njx_partial\":\"collectives\",\"version\":3,\"data\":{}}}\n",
                 nested("{\"a\":", "}")
             ),
         ),

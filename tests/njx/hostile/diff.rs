@@ -164,7 +164,7 @@ pub fn cases() -> Vec<Case> {
             let p = write(
                 d,
                 "m.part",
-                b"{\"njx_partial\":\"modules\",\"version\":2,\"data\":{}}\n",
+                b"{\"njx_partial\":\"modules\",\"version\":3,\"data\":{}}\n",
             );
             Run::new(args![p, "--vs", write_archive(d)])
                 .name("m.part:1")
@@ -198,7 +198,7 @@ pub fn cases() -> Vec<Case> {
         |d: &Path| {
             let p = diff_partial(d, "program");
             let text = std::fs::read_to_string(&p).unwrap();
-            std::fs::write(&p, text.replacen("\"version\":2", "\"version\":99", 1)).unwrap();
+            std::fs::write(&p, text.replacen("\"version\":3", "\"version\":99", 1)).unwrap();
             Run::new(args![write_archive(d), "--vs", p]).name("program.part:1")
         },
     ));

@@ -34,7 +34,7 @@ const JSON_PREFIX: &str = "{\"profile\":\"";
 const RECORD_CSV_PREFIX: &str =
     "profile,pid,tid,id,parent,depth,start_ns,end_ns,dur_ns,child_ns,self_ns,children,name\n";
 const FOLDED_PREFIX: &str = "a;b 10\n";
-const PARTIAL_PREFIX: &str = "{\"njx_partial\":\"modules\",\"version\":2,\"data\":\"";
+const PARTIAL_PREFIX: &str = "{\"njx_partial\":\"modules\",\"version\":3,\"data\":\"";
 
 fn csv_gz() -> String {
     gz_line("line1.5g.csv.gz", CSV_PREFIX)

@@ -130,7 +130,7 @@ pub fn cases() -> Vec<Case> {
             let p = write(
                 d,
                 "m.part",
-                b"{\"njx_partial\":\"modules\",\"version\":2,\"data\":{}}\n",
+                b"{\"njx_partial\":\"modules\",\"version\":3,\"data\":{}}\n",
             );
             Run::new(args![p]).name("m.part:1").name("modules")
         },
@@ -163,7 +163,7 @@ pub fn cases() -> Vec<Case> {
         |d: &Path| {
             let p = report_partial(d);
             let text = std::fs::read_to_string(&p).unwrap();
-            std::fs::write(&p, text.replacen("\"version\":2", "\"version\":99", 1)).unwrap();
+            std::fs::write(&p, text.replacen("\"version\":3", "\"version\":99", 1)).unwrap();
             Run::new(args![p]).name("r.part:1")
         },
     ));
