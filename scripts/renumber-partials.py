@@ -28,6 +28,11 @@ import os
 import sys
 
 
+# Stands for the source rank's name in the map keys recorded, so that a key can be found
+# again after it was renamed for the previous rank made.
+name_of_source_marker = "\0source\0"
+
+
 def load(path):
     with gzip.open(path, "rb") as f:
         return json.loads(f.read())
@@ -80,9 +85,8 @@ def parent(doc, p):
 
 
 def renumber(doc, spots, name_from, device, name_to):
-    """Writes `device` and `name_to` at the places (in place; the keys are renamed, so
-    the places stay valid for the next call only through `name_from` being updated by the
-    caller)."""
+    """Writes `device` and `name_to` at the places, in place: `doc` last named its rank
+    `name_from` (the keys holding it are found through it, then renamed)."""
     for spot in spots:
         if spot[0] == "num":
             p = spot[1]
@@ -98,8 +102,6 @@ def renumber(doc, spots, name_from, device, name_to):
             current = key.replace(name_of_source_marker, name_from)
             holder[current.replace(name_from, name_to)] = holder.pop(current)
 
-
-name_of_source_marker = "\0source\0"
 
 
 def dump(doc):

@@ -457,8 +457,7 @@ pub fn summarise(options: &Options, inputs: &[PathBuf], notes: &Notes) -> Result
                 gpu_ops::GpuOp::Kernel(k) => (k.device, k.start_ns),
                 gpu_ops::GpuOp::Memop(m) => (m.device, m.start_ns),
             };
-            let f = firsts.entry(device).or_insert(start);
-            *f = (*f).min(start);
+            source::records::keep_first(&mut firsts, device, start);
             match op {
                 gpu_ops::GpuOp::Kernel(k) => groups.kernel(by, &k),
                 gpu_ops::GpuOp::Memop(m) => groups.memop(by, &m),

@@ -20,7 +20,6 @@
 
 use crate::derived::executions::{Executions, Phase, Warmup};
 use crate::records::{Module, Thunk};
-use crate::util::compact::Shared;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -76,16 +75,14 @@ impl Span {
 /// against 220 in a map), and the step is worked out one device at a time.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Executed {
-    /// The executions of the input being read, by (program, execution, device).
-    open: BTreeMap<(Arc<str>, u32, u32), Span>,
+    /// The executions of the input being read, by (program's number, execution, device).
+    open: BTreeMap<(u32, u32, u32), Span>,
     /// The executions of the inputs read, per device.
     devices: BTreeMap<u32, Packed>,
-    /// The program keys the packed executions refer to by number.
+    /// The program keys the executions refer to by number, each once.
     programs: Vec<Arc<str>>,
     numbers: HashMap<Arc<str>, u32>,
     names: BTreeMap<String, String>,
-    /// Each program key once, shared by the open executions' keys.
-    keys: Shared,
 }
 
 /// One execution as unpacked: its program's number in [`Executed::programs`].
@@ -192,7 +189,7 @@ impl Packed {
 
 impl Executed {
     fn entry(&mut self, program: &str, execution: u32, device: u32, phase: Phase) -> &mut Span {
-        let program = self.keys.get(program);
+        let program = self.number(program);
         self.open
             .entry((program, execution, device))
             .or_insert_with(|| Span::new(phase))
@@ -263,11 +260,17 @@ impl Executed {
     pub fn pack(&mut self) {
         let mut by_device: BTreeMap<u32, Vec<Entry>> = BTreeMap::new();
         for ((program, execution, device), s) in std::mem::take(&mut self.open) {
-            let n = self.number(&program);
-            by_device.entry(device).or_default().push((n, execution, s));
+            by_device
+                .entry(device)
+                .or_default()
+                .push((program, execution, s));
         }
-        self.keys = Shared::default();
-        for (device, entries) in by_device {
+        for (device, mut entries) in by_device {
+            // Packed in the order of the program keys, as the step breaks ties by it.
+            let programs = &self.programs;
+            entries.sort_by(|a, b| {
+                (&programs[a.0 as usize], a.1).cmp(&(&programs[b.0 as usize], b.1))
+            });
             self.add_packed(device, entries);
         }
     }
@@ -470,7 +473,7 @@ impl<'de> Deserialize<'de> for Executed {
         };
         let n = wire.spans.len();
         for ((program, execution, device), s) in wire.spans {
-            let program = out.keys.get(&program);
+            let program = out.number(&program);
             out.open.insert((program, execution, device), s);
         }
         if out.open.len() != n {

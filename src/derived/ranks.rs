@@ -28,8 +28,7 @@ pub struct Rank {
 pub fn of(part: &Executions) -> Vec<Rank> {
     let mut first: BTreeMap<u32, i64> = BTreeMap::new();
     for m in &part.modules {
-        let f = first.entry(m.device).or_insert(m.start_ns);
-        *f = (*f).min(m.start_ns);
+        crate::source::records::keep_first(&mut first, m.device, m.start_ns);
     }
     first
         .into_iter()

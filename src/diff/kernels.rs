@@ -9,7 +9,7 @@ use crate::derived::partial::{Aggregate, FIELD, read_partials};
 use crate::error::Result;
 use crate::output::notes::Notes;
 use crate::source::gpu_ops::{GpuOp, Which};
-use crate::source::records::{TextKind, firsts_by_device};
+use crate::source::records::{TextKind, firsts_by_device, keep_first};
 use crate::source::{read_gpu_ops, split_inputs};
 use std::path::PathBuf;
 
@@ -34,8 +34,7 @@ pub fn read(inputs: &[PathBuf], notes: &Notes) -> Result<Side> {
         let mut firsts = std::collections::BTreeMap::new();
         read_gpu_ops(&path, Which::Kernels, notes, &mut |op| {
             if let GpuOp::Kernel(k) = op {
-                let f = firsts.entry(k.device).or_insert(k.start_ns);
-                *f = (*f).min(k.start_ns);
+                keep_first(&mut firsts, k.device, k.start_ns);
                 side.add_kernel(&k);
             }
             Ok(())

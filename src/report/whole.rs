@@ -112,12 +112,12 @@ pub struct Whole {
 /// first thunk execution of each module execution on each device (where its module
 /// starts). Their number follows the collective instances × devices, as the pictures'
 /// input does; each is kept in 32 bytes (its device and clock, and the number of what it
-/// shares with the other devices' executions of its instance, kept once: [`Shared`]), not
+/// shares with the other devices' executions of its instance, kept once: [`Parts`]), not
 /// as a whole record (some 300 bytes with its strings).
 #[derive(Debug, Default, Clone)]
 pub struct Clocks {
     /// What the executions kept share, each once.
-    shared: Shared,
+    parts: Parts,
     /// The executions kept, in input order.
     kept: Vec<Kept>,
     /// Whether only profiles were read: records and partial results carry clocks of their
@@ -127,40 +127,97 @@ pub struct Clocks {
 
 /// What thunk executions of one instance on different devices share: the execution with
 /// its device and times zeroed and its profile left out (the pictures use neither), each
-/// once, found by (program, execution, thunk, thunk execution).
+/// once, found by the hash of (program, execution, thunk, thunk execution).
 #[derive(Debug, Default, Clone)]
-struct Shared {
+struct Parts {
     all: Vec<Thunk>,
-    by_instance: HashMap<(String, u32, String, u32), Vec<u32>>,
+    by_instance: HashMap<u64, Vec<u32>>,
 }
 
-/// One execution kept: its [`Shared`] part's number, device and clock.
+/// One execution kept: its [`Parts`] number, device and clock.
 #[derive(Debug, Clone, Copy)]
 struct Kept {
-    shared: u32,
+    part: u32,
     device: u32,
     start_ns: i64,
     dur_ns: i64,
     hidden_ns: i64,
 }
 
-impl Shared {
+/// What `t` shares with the other devices' executions of its instance: every field but
+/// the profile, the device and the times (listed whole, so that a field added to
+/// [`Thunk`] must be placed here).
+fn shared_part(t: &Thunk) -> impl PartialEq + '_ {
+    let Thunk {
+        profile: _,
+        device: _,
+        start_ns: _,
+        dur_ns: _,
+        hidden_ns: _,
+        program,
+        program_id,
+        module,
+        execution,
+        name,
+        thunk_execution,
+        comm,
+        warmup,
+        collective,
+        group_size,
+        message_bytes,
+        reconstructed,
+        autotuning,
+    } = t;
+    (
+        (
+            program,
+            program_id,
+            module,
+            execution,
+            name,
+            thunk_execution,
+        ),
+        (
+            comm,
+            warmup,
+            collective,
+            group_size,
+            message_bytes,
+            reconstructed,
+            autotuning,
+        ),
+    )
+}
+
+impl Parts {
+    /// The number of `t`'s shared part, added where new (the only copy made).
     fn number(&mut self, t: &Thunk) -> u32 {
-        let mut part = t.clone();
-        part.profile = Arc::from("");
-        (part.device, part.start_ns, part.dur_ns, part.hidden_ns) = (0, 0, 0, 0);
-        let key = (
-            t.program.clone(),
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (
+            t.program.as_str(),
             t.execution,
-            t.name.clone(),
+            t.name.as_str(),
             t.thunk_execution,
-        );
-        let numbers = self.by_instance.entry(key).or_default();
-        if let Some(n) = numbers.iter().find(|n| self.all[**n as usize] == part) {
+        )
+            .hash(&mut h);
+        let numbers = self.by_instance.entry(h.finish()).or_default();
+        let all = &self.all;
+        if let Some(n) = numbers
+            .iter()
+            .find(|n| shared_part(&all[**n as usize]) == shared_part(t))
+        {
             return *n;
         }
         let n = u32::try_from(self.all.len()).expect("fewer than 2^32 collective instances");
-        self.all.push(part);
+        self.all.push(Thunk {
+            profile: Arc::from(""),
+            device: 0,
+            start_ns: 0,
+            dur_ns: 0,
+            hidden_ns: 0,
+            ..t.clone()
+        });
         numbers.push(n);
         n
     }
@@ -169,7 +226,7 @@ impl Shared {
 impl Clocks {
     fn keep(&mut self, t: &Thunk) {
         self.kept.push(Kept {
-            shared: self.shared.number(t),
+            part: self.parts.number(t),
             device: t.device,
             start_ns: t.start_ns,
             dur_ns: t.dur_ns,
@@ -184,7 +241,7 @@ impl Clocks {
             start_ns: k.start_ns,
             dur_ns: k.dur_ns,
             hidden_ns: k.hidden_ns,
-            ..self.shared.all[k.shared as usize].clone()
+            ..self.parts.all[k.part as usize].clone()
         })
     }
 
@@ -211,12 +268,18 @@ impl Clocks {
         }
     }
 
-    /// Takes in another's executions after this one's.
+    /// Takes in another's executions after this one's, its parts numbered here once.
     fn extend(&mut self, other: Clocks) {
-        for k in other.kept {
-            let n = self.shared.number(&other.shared.all[k.shared as usize]);
-            self.kept.push(Kept { shared: n, ..k });
-        }
+        let numbers: Vec<u32> = other
+            .parts
+            .all
+            .iter()
+            .map(|t| self.parts.number(t))
+            .collect();
+        self.kept.extend(other.kept.into_iter().map(|k| Kept {
+            part: numbers[k.part as usize],
+            ..k
+        }));
     }
 }
 
@@ -398,6 +461,7 @@ impl partial::Aggregate for Whole {
             })?;
         }
         self.steps.pack();
+        self.collectives.fold();
         Ok(())
     }
 

@@ -387,6 +387,13 @@ pub struct RecordStream {
 pub type Firsts =
     std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(&'static str, u32), i64>>>;
 
+/// Keeps in `firsts` the earliest `start` of `key` (a device, or a table and device):
+/// what a rank is known by ([`crate::derived::ranks`]).
+pub fn keep_first<K: Ord>(firsts: &mut std::collections::BTreeMap<K, i64>, key: K, start: i64) {
+    let f = firsts.entry(key).or_insert(start);
+    *f = (*f).min(start);
+}
+
 /// What `firsts` holds once its stream is read, taken out of it.
 pub fn take_firsts(firsts: &Firsts) -> std::collections::BTreeMap<(&'static str, u32), i64> {
     std::mem::take(&mut *firsts.lock().unwrap_or_else(|e| e.into_inner()))
@@ -396,8 +403,7 @@ pub fn take_firsts(firsts: &Firsts) -> std::collections::BTreeMap<(&'static str,
 pub fn firsts_by_device(firsts: &Firsts) -> std::collections::BTreeMap<u32, i64> {
     let mut out = std::collections::BTreeMap::new();
     for ((_, device), start) in take_firsts(firsts) {
-        let f = out.entry(device).or_insert(start);
-        *f = (*f).min(start);
+        keep_first(&mut out, device, start);
     }
     out
 }
@@ -420,8 +426,7 @@ impl RecordStream {
             let mut firsts = firsts.lock().unwrap_or_else(|e| e.into_inner());
             let mut watched = |r: T| {
                 if let (Some((device, start)), Some(kind)) = (r.first_start(), T::kind()) {
-                    let f = firsts.entry((kind, device)).or_insert(start);
-                    *f = (*f).min(start);
+                    keep_first(&mut firsts, (kind, device), start);
                 }
                 emit(r)
             };

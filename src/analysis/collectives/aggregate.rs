@@ -151,8 +151,10 @@ impl Partial {
     }
 
     /// Folds the spans of the executions read into [`Partial::module_time`]: called once
-    /// an input is read whole, when every execution's span on its device is complete.
-    fn fold(&mut self) {
+    /// an input is read whole, when every execution's span on its device is complete (by
+    /// every reading that adds executions: profiles, record streams, and the readings of
+    /// njx-collectives and njx-report that add thunk records one by one).
+    pub(crate) fn fold(&mut self) {
         for ((program, _, phase, _), (s, e)) in std::mem::take(&mut self.spans) {
             let t = self
                 .module_time
@@ -161,22 +163,6 @@ impl Partial {
             t.0 = t.0.saturating_add(1);
             t.1 = t.1.saturating_add(e.saturating_sub(s));
         }
-    }
-
-    /// Per (program, phase): module executions × devices and Σ their GPU time, of the
-    /// inputs folded and the executions still being read.
-    pub(super) fn module_time(&self) -> BTreeMap<(&str, Phase), (u64, i64)> {
-        let mut out: BTreeMap<(&str, Phase), (u64, i64)> = self
-            .module_time
-            .iter()
-            .map(|((p, phase), t)| ((p.as_str(), *phase), *t))
-            .collect();
-        for ((program, _, phase, _), (s, e)) in &self.spans {
-            let t = out.entry((&**program, *phase)).or_default();
-            t.0 = t.0.saturating_add(1);
-            t.1 = t.1.saturating_add(e.saturating_sub(*s));
-        }
-        out
     }
 
     /// Adds a thunk record (its warm-up already decided).
@@ -313,6 +299,7 @@ pub fn aggregate_with_timing(
         }
         Ok(())
     })?;
+    acc.fold();
     say_no_time("the input", no_time, notes);
     Ok((acc, timing))
 }

@@ -178,8 +178,8 @@ impl Partial {
     /// counted (each from its first thunk's start to its last thunk's end on its device).
     fn module_times(&self, counts: &impl Fn(&str, Phase) -> bool) -> BTreeMap<&str, f64> {
         let mut sums: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
-        for ((program, phase), (n, ns)) in self.module_time() {
-            if counts(program, phase) {
+        for ((program, phase), &(n, ns)) in &self.module_time {
+            if counts(program, *phase) {
                 let t = sums.entry(program).or_default();
                 t.0 = t.0.saturating_add(n);
                 t.1 = t.1.saturating_add(ns);
@@ -364,8 +364,8 @@ impl Partial {
             }
         }
         let mut module_ns: BTreeMap<&str, i64> = BTreeMap::new();
-        for ((program, phase), (_, ns)) in self.module_time() {
-            if counts(program, phase) {
+        for ((program, phase), &(_, ns)) in &self.module_time {
+            if counts(program, *phase) {
                 let m = module_ns.entry(program).or_default();
                 *m = m.saturating_add(ns);
             }
