@@ -16,6 +16,8 @@
 #                     njx-export rank*.zip | njx-ranges --xla-compile | njx-compile-summary --total;
 #                     njx-modules rank*.zip; njx-collectives rank*.zip (wait is in it)
 #   communication     njx-collectives rank*.zip
+#   communication pipe  njx-export --table thunks rank*.zip | njx-collectives (the records'
+#                     way: issue 42's table)
 #   fold source       njx-flamefold --by source rank*.zip
 #   fold op-name      njx-flamefold --by op-name rank*.zip
 #   thunk export      njx-export --table thunks rank*.zip
@@ -65,13 +67,14 @@ unzip -p {} nvtx_gpu_proj_trace/trace.parquet thread-metadata.parquet > /dev/nul
 unzip -p {} \"dump/*after_optimizations*\" | xz -dc > /dev/null'"
 FLOOR_TWO="$FLOOR_ALL && $FLOOR_ALL"
 
-LABELS=("compile proc0" "summary" "communication" "fold source" "fold op-name" "thunk export"
+LABELS=("compile proc0" "summary" "communication" "communication pipe" "fold source" "fold op-name" "thunk export"
     "report" "report json" "report html" "diff program" "diff instruction" "diff collective"
     "modules twice")
 declare -A CMD=(
     ["compile proc0"]="$BIN/njx-compile-summary --total $P0"
     ["summary"]="$BIN/njx-export $ALL | $BIN/njx-ranges --xla-compile | $BIN/njx-compile-summary --total && $BIN/njx-modules $ALL && $BIN/njx-collectives $ALL"
     ["communication"]="$BIN/njx-collectives $ALL"
+    ["communication pipe"]="$BIN/njx-export -q --table thunks $ALL | $BIN/njx-collectives"
     ["fold source"]="$BIN/njx-flamefold --by source $ALL"
     ["fold op-name"]="$BIN/njx-flamefold --by op-name $ALL"
     ["thunk export"]="$BIN/njx-export --table thunks $ALL"
@@ -85,6 +88,7 @@ declare -A CMD=(
 )
 declare -A FLOOR=(
     ["compile proc0"]=$FLOOR_CSV ["summary"]=$FLOOR_ALL ["communication"]=$FLOOR_ALL
+    ["communication pipe"]=$FLOOR_ALL
     ["fold source"]=$FLOOR_ALL ["fold op-name"]=$FLOOR_ALL ["thunk export"]=$FLOOR_ALL
     ["report"]=$FLOOR_ALL ["report json"]=$FLOOR_ALL ["report html"]=$FLOOR_ALL
     ["diff program"]=$FLOOR_TWO ["diff instruction"]=$FLOOR_TWO ["diff collective"]=$FLOOR_TWO
@@ -103,7 +107,7 @@ run() {
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 cat $ALL > /dev/null
-printf '%-15s %9s %9s %9s %10s   (%s cores, %s alternating rounds, medians)\n' \
+printf '%-18s %9s %9s %9s %10s   (%s cores, %s alternating rounds, medians)\n' \
     job "njx s" "floor s" njx/floor "RSS MiB" "$P" "$K"
 for label in "${LABELS[@]}"; do
     [[ -z ${NJX_FLOOR_ONLY:-} || $label =~ $NJX_FLOOR_ONLY ]] || continue
@@ -114,6 +118,6 @@ for label in "${LABELS[@]}"; do
         echo "$nw" >> "$tmp/n"; echo "$fw" >> "$tmp/f"; echo "$nm" >> "$tmp/m"
         awk -v n="$nw" -v f="$fw" 'BEGIN {print (f > 0) ? n / f : 0}' >> "$tmp/r"
     done
-    printf '%-15s %9.2f %9.2f %9.2f %10.0f\n' "$label" "$(median < "$tmp/n")" \
+    printf '%-18s %9.2f %9.2f %9.2f %10.0f\n' "$label" "$(median < "$tmp/n")" \
         "$(median < "$tmp/f")" "$(median < "$tmp/r")" "$(median < "$tmp/m" | awk '{print $1 / 1024}')"
 done

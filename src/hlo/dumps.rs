@@ -263,7 +263,10 @@ impl Dumps {
             return Ok(Arc::clone(loaded));
         }
         let place = archive.member_place(member);
-        let hlo = Arc::new(HloModule::read(place, archive.open_member(member)?)?);
+        let hlo = Arc::new(HloModule::from_bytes(
+            place,
+            archive.read_member(member)?.into(),
+        )?);
         self.loaded.insert(member.to_string(), Arc::clone(&hlo));
         Ok(hlo)
     }

@@ -52,6 +52,7 @@
 
 mod communication;
 mod dumps;
+mod lean;
 mod schedule;
 pub mod thunk_info;
 
@@ -61,8 +62,9 @@ pub use schedule::CollectiveOrder;
 
 use crate::error::{Error, Result};
 use bytes::Bytes;
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::io::Read;
 
 /// The generated protobuf types (package `xla`), from `protos/`.
@@ -117,20 +119,34 @@ pub struct Computation {
     ids: HashMap<i64, u32>,
 }
 
-/// An instruction as held: the lean fields, and the encoded instruction for the rest.
+/// An instruction as held: the lean fields ([`lean`]), and the encoded instruction for
+/// the rest (its text fields are ranges of it).
 #[derive(Debug)]
 struct Inst {
-    lean: proto::lean::HloInstructionProto,
+    lean: lean::Lean,
     encoded: Bytes,
+}
+
+impl Inst {
+    /// A text field: checked to be UTF-8 when it was read ([`lean::read`]).
+    fn text(&self, span: lean::Span) -> &str {
+        std::str::from_utf8(&self.encoded[span.range()]).unwrap_or_default()
+    }
+}
+
+/// The name of the instruction at `loc`.
+fn name_at(computations: &[Computation], loc: Loc) -> &str {
+    let inst = &computations[loc.comp as usize].instructions[loc.inst as usize];
+    inst.text(inst.lean.name)
 }
 
 /// One decoded HLO dump with lookup tables.
 ///
-/// Memory: every instruction's name, opcode, op_name, stack frame, operands and called
-/// computations (a few hundred bytes each) and the encoded dump, which the instructions'
-/// other fields are decoded from when asked for ([`Instruction::proto`]): about a third
-/// of decoding every field (a 6.5 MB step-function dump of 37,000 instructions held
-/// about 57 MB fully decoded).
+/// Memory: the encoded dump, and per instruction where its name, opcode and op_name are
+/// in it, its stack frame, id, operands and called computations (about 130 bytes each);
+/// the instructions' other fields are decoded from the dump when asked for
+/// ([`Instruction::proto`]). A 6.5 MB step-function dump of 37,000 instructions held
+/// about 57 MB with every field decoded.
 #[derive(Debug)]
 pub struct HloModule {
     place: String,
@@ -141,10 +157,16 @@ pub struct HloModule {
     frontend_attributes: Option<proto::FrontendAttributes>,
     buffer_assignment: Bytes,
     computations: Vec<Computation>,
+    /// The instructions' operand and called-computation ids, one after another.
+    ids: Vec<i64>,
     /// Computation id → index.
     computation_ids: HashMap<i64, usize>,
-    /// Every instruction, sorted by name (names are unique in a module).
-    names: Vec<Loc>,
+    /// Every instruction by name (names are unique in a module): a hash table of
+    /// locations, hashed by the names they point at (no copy of each name; sorting the
+    /// names instead took 4 % of `njx-report`).
+    names: hashbrown::HashTable<Loc>,
+    /// The hasher of `names`.
+    hasher: hashbrown::DefaultHashBuilder,
     /// The schedule: computation id → the ids of its instructions in the order they run
     /// (empty where the dump has none).
     schedule: HashMap<i64, Vec<i64>>,
@@ -167,12 +189,17 @@ impl HloModule {
             return Err(Error::data(&place, "HloProto without an hlo_module"));
         };
         let mut computations = Vec::with_capacity(module.computations.len());
+        let mut ids = Vec::new();
+        let mut scratch = lean::Scratch::default();
         for comp in module.computations {
             let mut instructions = Vec::with_capacity(comp.instructions.len());
             for encoded in comp.instructions {
-                let lean =
-                    <proto::lean::HloInstructionProto as prost::Message>::decode(encoded.clone())
-                        .map_err(invalid)?;
+                let lean = lean::read(&encoded, &mut ids, &mut scratch).map_err(|e| {
+                    Error::data(
+                        &place,
+                        format!("not a valid XLA HloProto: failed to decode Protobuf message: {e}"),
+                    )
+                })?;
                 instructions.push(Inst { lean, encoded });
             }
             computations.push(Computation {
@@ -191,8 +218,10 @@ impl HloModule {
             frontend_attributes: module.frontend_attributes,
             buffer_assignment: proto.buffer_assignment,
             computations,
+            ids,
             computation_ids: HashMap::new(),
-            names: Vec::new(),
+            names: hashbrown::HashTable::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
             schedule: module
                 .schedule
                 .map(|s| {
@@ -227,8 +256,6 @@ impl HloModule {
     /// Builds the lookup tables, checking that ids and names are unique and that the
     /// entry and every called computation exist.
     fn index(mut m: HloModule) -> Result<HloModule> {
-        let total: usize = m.computations.iter().map(|c| c.instructions.len()).sum();
-        let mut names = Vec::with_capacity(total);
         for (c, comp) in m.computations.iter_mut().enumerate() {
             if m.computation_ids.insert(comp.id, c).is_some() {
                 return Err(Error::data(
@@ -247,10 +274,6 @@ impl HloModule {
                         ),
                     ));
                 }
-                names.push(Loc {
-                    comp: c as u32,
-                    inst: i as u32,
-                });
             }
         }
         // Ids that name nothing would fail only when something looks them up (or, for the
@@ -266,28 +289,41 @@ impl HloModule {
             ));
         }
         for inst in m.computations.iter().flat_map(|c| &c.instructions) {
-            let calls = &inst.lean.called_computation_ids;
-            if let Some(id) = calls.iter().find(|id| !m.computation_ids.contains_key(id)) {
+            let calls = &m.ids[inst.lean.called.range()];
+            if let Some(id) = calls
+                .iter()
+                .find(|&&id| !m.computation_ids.contains_key(&id))
+            {
                 return Err(Error::data(
                     &m.place,
                     format!(
                         "instruction `{}`: calls computation {id}, which does not exist",
-                        inst.lean.name
+                        inst.text(inst.lean.name)
                     ),
                 ));
             }
         }
-        let name_of = |l: &Loc| -> &str {
-            &m.computations[l.comp as usize].instructions[l.inst as usize]
-                .lean
-                .name
-        };
-        names.sort_unstable_by(|a, b| name_of(a).cmp(name_of(b)));
-        if let Some(w) = names.windows(2).find(|w| name_of(&w[0]) == name_of(&w[1])) {
-            return Err(Error::data(
-                &m.place,
-                format!("instruction name `{}` appears twice", name_of(&w[0])),
-            ));
+        let total: usize = m.computations.iter().map(|c| c.instructions.len()).sum();
+        let mut names = hashbrown::HashTable::with_capacity(total);
+        for (c, comp) in m.computations.iter().enumerate() {
+            for (i, inst) in comp.instructions.iter().enumerate() {
+                let name = inst.text(inst.lean.name);
+                let found = names.entry(
+                    m.hasher.hash_one(name),
+                    |l: &Loc| name_at(&m.computations, *l) == name,
+                    |l: &Loc| m.hasher.hash_one(name_at(&m.computations, *l)),
+                );
+                if let hashbrown::hash_table::Entry::Occupied(_) = found {
+                    return Err(Error::data(
+                        &m.place,
+                        format!("instruction name `{name}` appears twice"),
+                    ));
+                }
+                found.insert(Loc {
+                    comp: c as u32,
+                    inst: i as u32,
+                });
+            }
         }
         m.names = names;
         Ok(m)
@@ -356,14 +392,10 @@ impl HloModule {
 
     /// The instruction with this name.
     pub fn instruction(&self, name: &str) -> Option<Instruction<'_>> {
-        let i = self
-            .names
-            .binary_search_by(|l| self.inst(*l).lean.name.as_str().cmp(name))
-            .ok()?;
-        Some(Instruction {
-            module: self,
-            loc: self.names[i],
-        })
+        let loc = *self.names.find(self.hasher.hash_one(name), |l| {
+            name_at(&self.computations, *l) == name
+        })?;
+        Some(Instruction { module: self, loc })
     }
 
     fn inst(&self, loc: Loc) -> &Inst {
@@ -516,8 +548,23 @@ impl<'m> Instruction<'m> {
         &self.module.computations[self.loc.comp as usize]
     }
 
-    fn lean(&self) -> &'m proto::lean::HloInstructionProto {
+    fn lean(&self) -> &'m lean::Lean {
         &self.module.inst(self.loc).lean
+    }
+
+    /// A text field of it.
+    fn text(&self, span: lean::Span) -> &'m str {
+        self.module.inst(self.loc).text(span)
+    }
+
+    /// The ids of its operands.
+    fn operand_ids(&self) -> &'m [i64] {
+        &self.module.ids[self.lean().operands.range()]
+    }
+
+    /// The ids of the computations it calls.
+    fn called_ids(&self) -> &'m [i64] {
+        &self.module.ids[self.lean().called.range()]
     }
 
     /// The instruction's proto, every field of the schema decoded (on each call: the
@@ -536,30 +583,24 @@ impl<'m> Instruction<'m> {
 
     /// Its name (`fusion.12`, `all-gather-start.3`): the thunk name in profiles.
     pub fn name(&self) -> &'m str {
-        &self.lean().name
+        self.text(self.lean().name)
     }
 
     /// Its opcode (`fusion`, `all-gather-start`).
     pub fn opcode(&self) -> &'m str {
-        &self.lean().opcode
+        self.text(self.lean().opcode)
     }
 
     /// JAX's op name from the metadata (`jit(f)/jit(main)/dot_general`), or "".
     pub fn op_name(&self) -> &'m str {
-        self.lean()
-            .metadata
-            .as_ref()
-            .map_or("", |m| m.op_name.as_str())
+        self.text(self.lean().op_name)
     }
 
     /// The name XLA's latency-hiding scheduler gives it (`OpMetadata.scheduling_name`,
     /// set when the module is scheduled), or "" where the dump has none (XLA before the
     /// field).
     pub fn scheduling_name(&self) -> &'m str {
-        self.lean()
-            .metadata
-            .as_ref()
-            .map_or("", |m| m.scheduling_name.as_str())
+        self.text(self.lean().scheduling_name)
     }
 
     /// Its result shape (decoded on each call).
@@ -577,7 +618,7 @@ impl<'m> Instruction<'m> {
 
     /// Operand `i`.
     pub fn operand(&self, i: usize) -> Result<Instruction<'m>> {
-        let Some(&id) = self.lean().operand_ids.get(i) else {
+        let Some(&id) = self.operand_ids().get(i) else {
             return Err(self.error(format!("has no operand {i}")));
         };
         let Some(&inst) = self.computation().ids.get(&id) else {
@@ -597,7 +638,7 @@ impl<'m> Instruction<'m> {
 
     /// All operands in order.
     pub fn operands(&self) -> Result<Vec<Instruction<'m>>> {
-        (0..self.lean().operand_ids.len())
+        (0..self.operand_ids().len())
             .map(|i| self.operand(i))
             .collect()
     }
@@ -605,7 +646,7 @@ impl<'m> Instruction<'m> {
     /// The instructions of the computations it calls directly, in order.
     pub fn called_instructions(&self) -> Result<Vec<Instruction<'m>>> {
         let mut out = Vec::new();
-        for &id in &self.lean().called_computation_ids {
+        for &id in self.called_ids() {
             let Some(insts) = self.module.computation_instructions(id) else {
                 return Err(self.error(format!("calls computation {id}, which does not exist")));
             };
@@ -637,7 +678,7 @@ impl<'m> Instruction<'m> {
         // Depth-first over the called computations, each once (a loop in corrupt data
         // cannot recurse forever).
         let mut seen = std::collections::HashSet::new();
-        let mut todo: Vec<i64> = self.lean().called_computation_ids.clone();
+        let mut todo: Vec<i64> = self.called_ids().to_vec();
         todo.reverse();
         while let Some(id) = todo.pop() {
             if !seen.insert(id) {
@@ -647,7 +688,7 @@ impl<'m> Instruction<'m> {
                 return Err(self.error(format!("calls computation {id}, which does not exist")));
             };
             for inst in insts {
-                todo.extend(inst.lean().called_computation_ids.iter().rev());
+                todo.extend(inst.called_ids().iter().rev());
                 if COMM_OPCODES.contains(&inst.opcode()) || inst.is_offload()? {
                     if let Some(first) = found {
                         return Err(self.error(format!(
@@ -695,10 +736,7 @@ impl<'m> Instruction<'m> {
     /// The id of the innermost frame of the Python stack that created it (1-based), 0
     /// when it has none.
     pub fn stack_frame_id(&self) -> i32 {
-        self.lean()
-            .metadata
-            .as_ref()
-            .map_or(0, |m| m.stack_frame_id)
+        self.lean().stack_frame_id
     }
 
     /// The Python stack that created it (outermost first), from its metadata's

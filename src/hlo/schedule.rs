@@ -69,7 +69,7 @@ impl HloModule {
                 if COMM_OPCODES.contains(&op) || COMM_START_OPCODES.contains(&op) {
                     return true;
                 }
-                todo.extend(&inst.lean().called_computation_ids);
+                todo.extend(inst.called_ids());
             }
         }
         false
@@ -174,7 +174,7 @@ impl<'m> Walk<'m> {
             }
             return Ok(None);
         }
-        let called = &inst.lean().called_computation_ids;
+        let called = inst.called_ids();
         match inst.opcode() {
             "call" => {
                 for &callee in called {

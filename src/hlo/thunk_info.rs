@@ -12,8 +12,9 @@ use crate::hlo::{Dumps, HloModule, Instruction, ProgramKey};
 use crate::output::notes::Notes;
 use crate::source;
 use crate::util::parallel::{parallel_map, workers};
+use hashbrown::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -144,8 +145,9 @@ pub fn read_infos(
 /// error, not a panic.
 pub mod interned {
     use super::{Infos, Interner, Stack, ThunkInfo};
+    use hashbrown::HashMap;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use std::collections::{BTreeMap, HashMap};
+    use std::collections::BTreeMap;
     use std::sync::Arc;
 
     type Thunks<T> = Option<Vec<(T, Option<(u32, u32)>)>>;

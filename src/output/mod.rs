@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod guard;
+pub mod json;
 pub mod notes;
 pub mod numbers;
 pub mod progress;
@@ -301,7 +302,7 @@ impl<W: Write> RecordWriter<W> {
         match &mut self.inner {
             Inner::Json(w, line) => {
                 line.clear();
-                serde_json::to_writer(&mut *line, record).map_err(|e| Error::Output(e.into()))?;
+                json::write_line(line, record).map_err(|e| Error::Output(e.into()))?;
                 line.push(b'\n');
                 w.write_all(line).map_err(Error::Output)
             }

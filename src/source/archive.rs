@@ -278,6 +278,66 @@ impl Archive {
         }
     }
 
+    /// A member read whole and decompressed (an HLO dump, which protobuf decodes whole).
+    /// An xz member (nsys-jax stores its dumps so) is decoded in one call into a buffer of
+    /// the size its index declares ([`super::whole`]); any other, and an xz member that
+    /// does not decode so cleanly, is read as [`Archive::open_member`] streams it, with
+    /// the same limits and messages.
+    pub fn read_member(&mut self, member: &str) -> Result<Vec<u8>> {
+        let place = self.member_place(member);
+        self.progress.reading(&place, None);
+        if let Some(raw) = self.stored_xz(member, &place)?
+            && let Some(out) = super::whole::xz(&raw, limits::get()?.ratio)
+        {
+            self.progress.read(raw.len() as u64);
+            return Ok(out);
+        }
+        let mut out = Vec::new();
+        self.open_member(member)?
+            .read_to_end(&mut out)
+            .map_err(|e| Error::io(&place, e))?;
+        Ok(out)
+    }
+
+    /// The bytes of `member` as stored when it is an xz stream stored as is (a file of a
+    /// folder, or a zip member without compression of its own), else `None`.
+    fn stored_xz(&mut self, member: &str, place: &str) -> Result<Option<Vec<u8>>> {
+        const XZ: &[u8] = crate::output::guard::XZ_MAGIC;
+        let (mut file, start, len) = match &mut self.backend {
+            Backend::Dir(dir) => {
+                let file = File::open(dir.join(member)).map_err(|e| Error::io(place, e))?;
+                let len = file.metadata().map_err(|e| Error::io(place, e))?.len();
+                (file, 0, len)
+            }
+            Backend::Zip { zip, path } => {
+                let entry = zip
+                    .by_name(member)
+                    .map_err(|e| Error::data(place, format!("cannot read member: {e}")))?;
+                match (entry.compression(), entry.data_start(), path.as_ref()) {
+                    (zip::CompressionMethod::Stored, Some(start), Some(path)) => {
+                        let file = File::open(path).map_err(|e| Error::io(place, e))?;
+                        (file, start, entry.size())
+                    }
+                    _ => return Ok(None),
+                }
+            }
+        };
+        let mut head = [0u8; 6];
+        let read = file
+            .seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_exact(&mut head));
+        if len < XZ.len() as u64 || read.is_err() || !head.starts_with(XZ) {
+            return Ok(None);
+        }
+        let mut raw = Vec::new();
+        if raw.try_reserve_exact(len as usize).is_err() {
+            return Ok(None);
+        }
+        raw.extend_from_slice(&head);
+        let read = file.take(len - head.len() as u64).read_to_end(&mut raw);
+        Ok((read.is_ok() && raw.len() as u64 == len).then_some(raw))
+    }
+
     /// Opens a Parquet member for random access.
     pub fn open_parquet(&mut self, member: &str) -> Result<ParquetMember> {
         let place = self.member_place(member);

@@ -32,6 +32,7 @@ pub mod records;
 pub mod report;
 mod sorter;
 pub mod sqlite;
+mod whole;
 pub mod xla_names;
 
 use crate::error::{Error, Result};

@@ -8,7 +8,8 @@
 //! Both index their entries with open addressing (linear probing, at most half full)
 //! over `u32` entry numbers, hashed with std's randomly keyed SipHash.
 
-use std::hash::{BuildHasher, Hash, RandomState};
+use hashbrown::DefaultHashBuilder as RandomState;
+use std::hash::{BuildHasher, Hash};
 
 /// An index of entries numbered from 0, held elsewhere: a slot holds an entry's number
 /// plus one, 0 where empty.
@@ -142,7 +143,7 @@ impl<K, V> Default for Table<K, V> {
             keys: Vec::new(),
             values: Vec::new(),
             index: Slots::default(),
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
         }
     }
 }
@@ -251,7 +252,7 @@ mod tests {
 /// `hlo::thunk_info::Interner`). Not part of an aggregate's value: equal always.
 #[derive(Debug, Default, Clone)]
 pub struct Shared {
-    keys: std::collections::HashSet<std::sync::Arc<str>>,
+    keys: hashbrown::HashSet<std::sync::Arc<str>>,
 }
 
 impl Shared {

@@ -802,6 +802,30 @@ fn corrupt_or_inconsistent_modules_are_errors() {
         ],
     );
     assert!(error_of(HloModule::new("t", twice)).contains("instruction name `x` appears twice"));
+    // An instruction's name or op_name that is not UTF-8 (njx decodes them as bytes,
+    // slices of the dump, and checks them as a string field would be checked).
+    for (field, text) in [
+        ("HloInstructionProto.name", "Z~Z~"),
+        ("OpMetadata.op_name", "Q~Q~"),
+    ] {
+        let mut i = inst(1, "Z~Z~", "parameter", shape(T::F32, &[]), &[]);
+        i.metadata = Some(OpMetadata {
+            op_name: "Q~Q~".into(),
+            ..Default::default()
+        });
+        let proto = hlo(1, "m", None, vec![comp(1, "a", vec![i])]);
+        let mut bytes = prost::Message::encode_to_vec(&proto);
+        let at = bytes.windows(4).position(|w| w == text.as_bytes()).unwrap();
+        bytes[at..at + 4].copy_from_slice(&[0xff, 0xfe, 0xff, 0xfe]);
+        let err = error_of(HloModule::decode("u.hlo.pb", &bytes));
+        assert_eq!(
+            err,
+            format!(
+                "u.hlo.pb: not a valid XLA HloProto: failed to decode Protobuf message: \
+                 {field}: invalid string value: data is not UTF-8 encoded"
+            )
+        );
+    }
     let dangling = hlo(
         1,
         "m",

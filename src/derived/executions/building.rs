@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::records::{GpuRange, Module, Reconstructed, Thunk};
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 /// A communication instruction, as the HLO describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -293,7 +293,7 @@ fn programs(
     modules: &[usize],
     info: &mut dyn ProgramInfo,
 ) -> Result<Programs> {
-    let mut program: Programs = HashMap::new();
+    let mut program = Programs::new();
     for &m in modules {
         let name = &ranges[m].name;
         let (short, id) = match module(name) {

@@ -3,8 +3,9 @@
 //! decides once all are in.
 
 use super::{Executions, Variants};
+use hashbrown::HashSet;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// Whether an execution is initialisation, as far as is known when it is read. Records
 /// carry the answer (`njx-export` decided it over all its inputs); for executions 0 and
