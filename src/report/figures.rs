@@ -235,8 +235,6 @@ pub fn figures(
     hlo: &[PathBuf],
     report: &super::Options,
 ) -> Result<(Vec<Figure>, Vec<String>)> {
-    // The selection's notes were said by the thunk views.
-    let quiet = Notes::kept();
     let mut out = vec![bandwidth(sections)?, heap_chart(whole)?];
     let mut clocks = Vec::new();
     if super::sections::no_xla(whole).is_none() {
@@ -245,12 +243,23 @@ pub fn figures(
         clocks = said;
     }
     if super::sections::no_xla(whole).is_none() {
+        // The two flame graphs fold and draw at once, one per core (they were a tenth of
+        // `njx-report --html`, run one after the other once every input was read). The
+        // selection's notes were said by the thunk views.
+        let mut flames =
+            crate::util::parallel::parallel_map(&[GpuMode::Source, GpuMode::OpName], |&mode| {
+                flame(whole, mode, hlo, report, &Notes::kept())
+            })
+            .into_iter();
+        let (Some(source), Some(op_name)) = (flames.next(), flames.next()) else {
+            unreachable!("two flame graphs asked, two folded");
+        };
         out.push(Figure {
             id: "flame-source",
             title: "Flame graph: GPU time by Python source",
             command: "njx-flamefold --by source --svg source.svg INPUTS",
             after: "variability",
-            svg: flame(whole, GpuMode::Source, hlo, report, &quiet)?,
+            svg: source?,
             interactive: true,
             caption: Some(
                 "Width is GPU time (steady state), stacked by the Python source lines of each HLO instruction; click a frame to zoom, Ctrl-F to search.",
@@ -261,7 +270,7 @@ pub fn figures(
             title: "Flame graph: GPU time by op_name",
             command: "njx-flamefold --by op-name --svg op-name.svg INPUTS",
             after: "variability",
-            svg: flame(whole, GpuMode::OpName, hlo, report, &quiet)?,
+            svg: op_name?,
             interactive: true,
             caption: Some(
                 "Width is GPU time (steady state), stacked by the parts of each HLO instruction's op_name; click a frame to zoom, Ctrl-F to search.",

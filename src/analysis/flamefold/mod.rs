@@ -23,8 +23,9 @@ use crate::source;
 use crate::util::stats::round_keeping_total;
 use clap::ValueEnum;
 use gpu::{GpuMode, GpuOptions};
+use hashbrown::HashMap;
 use stack::StackFolder;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// What the stacks are made of.
