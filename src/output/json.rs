@@ -292,49 +292,24 @@ impl Seq<'_> {
     }
 }
 
-impl ser::SerializeSeq for Seq<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-    fn end(self) -> Done {
-        self.close()
-    }
+/// The four kinds of array, each by [`Seq`]'s own methods.
+macro_rules! array {
+    ($($kind:ident: $method:ident),*) => {$(
+        impl ser::$kind for Seq<'_> {
+            type Ok = ();
+            type Error = Unsupported;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+                self.element(value)
+            }
+            fn end(self) -> Done {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Seq<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-    fn end(self) -> Done {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-    fn end(self) -> Done {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-    fn end(self) -> Done {
-        self.close()
-    }
-}
+array!(SerializeSeq: serialize_element, SerializeTuple: serialize_element,
+    SerializeTupleStruct: serialize_field, SerializeTupleVariant: serialize_field);
 
 /// An object being written (a map, struct or struct variant).
 struct Map<'a> {
@@ -384,27 +359,27 @@ impl ser::SerializeMap for Map<'_> {
     }
 }
 
-impl ser::SerializeStruct for Map<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
-        self.field(key, value)
-    }
-    fn end(self) -> Done {
-        self.close()
-    }
+/// Structs and struct variants, by [`Map`]'s own methods.
+macro_rules! object {
+    ($($kind:ident),*) => {$(
+        impl ser::$kind for Map<'_> {
+            type Ok = ();
+            type Error = Unsupported;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Done {
+                self.field(key, value)
+            }
+            fn end(self) -> Done {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Map<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
-        self.field(key, value)
-    }
-    fn end(self) -> Done {
-        self.close()
-    }
-}
+object!(SerializeStruct, SerializeStructVariant);
 
 /// A map's key: text as it is, an integer as its digits in quotes (as `serde_json`);
 /// any other key is left to `serde_json`.
