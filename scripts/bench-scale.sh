@@ -261,7 +261,7 @@ for n in "${SIZES[@]}"; do
         cat "$dir"/rank*.zip > /dev/null
     fi
     MEASURED+=("$n")
-    if [[ -z $RENUMBER ]] && [[ " ${JOBS[*]} " == *" report-"* || " ${JOBS[*]} " == *" thunks-reduce "* ]] &&
+    if [[ -z $RENUMBER ]] && [[ " ${JOBS[*]} " =~ \ (report-reduce|report-tree|thunks-reduce)\  ]] &&
         [[ $(cat "$dir/partials/.complete" 2> /dev/null) != "$("$BIN/njx-report" --version)" ]]; then
         make_partials "$dir"
     fi
