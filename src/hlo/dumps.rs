@@ -262,11 +262,7 @@ impl Dumps {
         if let Some(loaded) = self.loaded.get(member) {
             return Ok(Arc::clone(loaded));
         }
-        let place = archive.member_place(member);
-        let hlo = Arc::new(HloModule::from_bytes(
-            place,
-            archive.read_member(member)?.into(),
-        )?);
+        let hlo = Arc::new(HloModule::from_member(archive, member)?);
         self.loaded.insert(member.to_string(), Arc::clone(&hlo));
         Ok(hlo)
     }

@@ -246,6 +246,13 @@ impl HloModule {
         HloModule::from_bytes(place, bytes.into())
     }
 
+    /// Reads and decodes the dump stored as `member` of `archive` (an xz member decoded
+    /// whole into a buffer of its size: [`crate::source::Archive::read_member`]).
+    pub fn from_member(archive: &mut crate::source::Archive, member: &str) -> Result<HloModule> {
+        let place = archive.member_place(member);
+        HloModule::from_bytes(place, archive.read_member(member)?.into())
+    }
+
     /// Wraps a decoded `HloProto`. Fails when it has no module, when computation ids or
     /// instruction names repeat (nsys-jax asserts the same), or when the entry or a called
     /// computation id names no computation.

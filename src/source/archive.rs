@@ -249,19 +249,18 @@ impl Archive {
                 decompress_apart(&place, BufReader::with_capacity(1 << 16, file))
             }
             Backend::Zip { zip, path } => {
-                let entry = zip
-                    .by_name(member)
-                    .map_err(|e| Error::data(&place, format!("cannot read member: {e}")))?;
                 // A compressed member stored as is (nsys-jax's `.xz` members) is read
                 // straight from the file, so its decoder can run on a thread of its own;
                 // its own checksum (xz's, gzip's) stands for the zip's.
-                if let (zip::CompressionMethod::Stored, Some(start), Some(path)) =
-                    (entry.compression(), entry.data_start(), path.as_ref())
+                if let Some(FileSlice {
+                    mut file,
+                    start,
+                    len,
+                }) = stored_slice(zip, path.as_ref(), member, &place)?
                 {
-                    let mut file = File::open(path).map_err(|e| Error::io(&place, e))?;
                     file.seek(SeekFrom::Start(start))
                         .map_err(|e| Error::io(&place, e))?;
-                    let stored = Reading::new(file.take(entry.size()), &self.progress);
+                    let stored = Reading::new(file.take(len), &self.progress);
                     let mut raw = BufReader::with_capacity(1 << 16, stored);
                     let head = raw.fill_buf().map_err(|e| Error::io(&place, e))?;
                     if is_compressed(head) {
@@ -269,6 +268,9 @@ impl Archive {
                     }
                 }
                 // A deflated member is bounded by its compressed size like any stream.
+                let entry = zip
+                    .by_name(member)
+                    .map_err(|e| Error::data(&place, format!("cannot read member: {e}")))?;
                 let (compressed, declared) = (entry.compressed_size(), entry.size());
                 let ratio = limits::get()?.ratio;
                 let bounded = Inflated::sized(entry, ratio, compressed, declared);
@@ -303,24 +305,24 @@ impl Archive {
     /// folder, or a zip member without compression of its own), else `None`.
     fn stored_xz(&mut self, member: &str, place: &str) -> Result<Option<Vec<u8>>> {
         const XZ: &[u8] = crate::output::guard::XZ_MAGIC;
-        let (mut file, start, len) = match &mut self.backend {
+        let FileSlice {
+            mut file,
+            start,
+            len,
+        } = match &mut self.backend {
             Backend::Dir(dir) => {
                 let file = File::open(dir.join(member)).map_err(|e| Error::io(place, e))?;
                 let len = file.metadata().map_err(|e| Error::io(place, e))?.len();
-                (file, 0, len)
-            }
-            Backend::Zip { zip, path } => {
-                let entry = zip
-                    .by_name(member)
-                    .map_err(|e| Error::data(place, format!("cannot read member: {e}")))?;
-                match (entry.compression(), entry.data_start(), path.as_ref()) {
-                    (zip::CompressionMethod::Stored, Some(start), Some(path)) => {
-                        let file = File::open(path).map_err(|e| Error::io(place, e))?;
-                        (file, start, entry.size())
-                    }
-                    _ => return Ok(None),
+                FileSlice {
+                    file,
+                    start: 0,
+                    len,
                 }
             }
+            Backend::Zip { zip, path } => match stored_slice(zip, path.as_ref(), member, place)? {
+                Some(slice) => slice,
+                None => return Ok(None),
+            },
         };
         let mut head = [0u8; 6];
         let read = file
@@ -348,20 +350,12 @@ impl Archive {
                 Ok(ParquetMember::File(Counting::new(file, &self.progress)))
             }
             Backend::Zip { zip, path } => {
+                if let Some(slice) = stored_slice(zip, path.as_ref(), member, &place)? {
+                    return Ok(ParquetMember::Slice(Counting::new(slice, &self.progress)));
+                }
                 let mut entry = zip
                     .by_name(member)
                     .map_err(|e| Error::data(&place, format!("cannot read member: {e}")))?;
-                if let (zip::CompressionMethod::Stored, Some(start), Some(path)) =
-                    (entry.compression(), entry.data_start(), path.as_ref())
-                {
-                    let file = File::open(path).map_err(|e| Error::io(&place, e))?;
-                    let slice = FileSlice {
-                        file,
-                        start,
-                        len: entry.size(),
-                    };
-                    return Ok(ParquetMember::Slice(Counting::new(slice, &self.progress)));
-                }
                 // Held in memory: grown as data arrives, never by the size the archive
                 // declares, and bounded by the compressed size.
                 let (compressed, declared) = (entry.compressed_size(), entry.size());
@@ -373,6 +367,31 @@ impl Archive {
             }
         }
     }
+}
+
+/// Where the zip member `member` lies in the archive's file `path`, for reading it in
+/// place, when it is stored without compression of its own; `None` for a compressed
+/// member or an archive read from stdin (no file to reopen).
+fn stored_slice(
+    zip: &mut ZipArchive<Box<dyn ReadSeek>>,
+    path: Option<&PathBuf>,
+    member: &str,
+    place: &str,
+) -> Result<Option<FileSlice>> {
+    let entry = zip
+        .by_name(member)
+        .map_err(|e| Error::data(place, format!("cannot read member: {e}")))?;
+    let (zip::CompressionMethod::Stored, Some(start), Some(path)) =
+        (entry.compression(), entry.data_start(), path)
+    else {
+        return Ok(None);
+    };
+    let file = File::open(path).map_err(|e| Error::io(place, e))?;
+    Ok(Some(FileSlice {
+        file,
+        start,
+        len: entry.size(),
+    }))
 }
 
 // A member is read by the Parquet reader whatever its storage.

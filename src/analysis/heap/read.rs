@@ -35,8 +35,7 @@ pub fn read(inputs: &[PathBuf], options: &Options, notes: &Notes) -> Result<Vec<
         }
         // Each dump is used once: decoded, replayed and dropped (not cached in `Dumps`).
         for member in members {
-            let hlo =
-                HloModule::read(archive.member_place(&member), archive.open_member(&member)?)?;
+            let hlo = HloModule::from_member(&mut archive, &member)?;
             if is_wanted(&hlo, options.program.as_deref()) {
                 out.push(program_heap(&hlo, notes)?);
             }
