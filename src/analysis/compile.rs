@@ -453,8 +453,19 @@ pub fn write(options: &Options, report: &Report, out: &mut dyn Write) -> Result<
         Report::Total(t) => t.compilations == 0,
     };
     if empty {
-        if format == Format::Table {
-            writeln!(out, "No XlaCompile ranges in the input.").map_err(Error::Output)?;
+        match (format, report) {
+            (Format::Table, _) => {
+                writeln!(out, "No XlaCompile ranges in the input.").map_err(Error::Output)?;
+            }
+            // A Parquet file of no rows, with the records' columns (an empty file is
+            // not one).
+            (Format::Parquet, Report::Total(_)) => {
+                return RecordWriter::new(out, format)?.finish::<TotalRow>();
+            }
+            (Format::Parquet, Report::Compilations(_)) => {
+                return RecordWriter::new(out, format)?.finish::<BlockRow>();
+            }
+            _ => {}
         }
         return out.flush().map_err(Error::Output);
     }

@@ -133,7 +133,7 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.io.inputs_or_stdin();
-    args.io.files.check_outputs(&[
+    args.io.check_outputs(&[
         ("--plot", args.plot.as_deref()),
         ("--wait-plot", args.wait_plot.as_deref()),
         ("--lateness-plot", args.lateness_plot.as_deref()),

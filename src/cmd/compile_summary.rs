@@ -77,7 +77,7 @@ pub fn run(args: &Args) -> Result<()> {
     // Refused before the output is opened.
     options.check()?;
     let inputs = args.io.inputs_or_stdin();
-    args.io.files.check_outputs(&[])?;
+    args.io.check_outputs(&[])?;
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes = super::notes_and_progress(
         "njx-compile-summary",

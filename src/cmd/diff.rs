@@ -73,7 +73,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "program")]
     pub by: By,
 
-    /// Output format [default: table].
+    /// Output format [default: table]; parquet (typed columns, docs/formats.md) needs -o
+    /// FILE.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -226,6 +227,7 @@ pub fn run(args: &Args) -> Result<Ended> {
         wide: args.wide,
     };
     let before = files.inputs_or_stdin();
+    super::parquet_to_a_file(args.format, files.output.as_deref())?;
     files.check_outputs(&[
         ("--folded", args.folded.as_deref()),
         ("--svg", args.svg.as_deref()),

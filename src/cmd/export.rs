@@ -88,7 +88,7 @@ pub fn run(args: &Args) -> Result<()> {
     let inputs = args.io.inputs_or_stdin();
     let mut all = inputs.clone();
     all.extend(args.hlo.iter().cloned());
-    args.io.files.check_outputs(&[])?;
+    args.io.check_outputs(&[])?;
     let mut out = open_output(args.io.output(), &all)?;
     let notes =
         super::notes_and_progress("njx-export", args.io.files.quiet, &inputs, Some(&mut out));

@@ -63,7 +63,6 @@ pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.io.inputs_or_stdin();
     args.io
-        .files
         .check_outputs(&[("--svg", args.svg.as_deref())])?;
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes = super::notes_and_progress("njx-heap", args.io.files.quiet, &inputs, Some(&mut out));

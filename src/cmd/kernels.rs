@@ -73,7 +73,7 @@ impl Args {
 pub fn run(args: &Args) -> Result<()> {
     let options = args.into_options();
     let inputs = args.io.inputs_or_stdin();
-    args.io.files.check_outputs(&[])?;
+    args.io.check_outputs(&[])?;
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-kernels", args.io.files.quiet, &inputs, Some(&mut out));

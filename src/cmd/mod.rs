@@ -22,7 +22,7 @@ pub mod report;
 pub mod thunks;
 pub mod timeline;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::notes::Notes;
 use crate::output::{Format, Output};
 use clap::{Args, Command, CommandFactory, FromArgMatches};
@@ -165,7 +165,8 @@ pub struct IoArgs {
     #[command(flatten)]
     pub files: Files,
 
-    /// Output format [default: json for records, table for reports].
+    /// Output format [default: json for records, table for reports]; parquet (typed
+    /// columns, docs/formats.md) needs -o FILE.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 }
@@ -180,6 +181,25 @@ impl IoArgs {
     pub fn output(&self) -> Option<&Path> {
         self.files.output.as_deref()
     }
+
+    /// [`Files::check_outputs`], and `--format parquet` only with `-o FILE`.
+    pub fn check_outputs(&self, outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+        parquet_to_a_file(self.format, self.output())?;
+        self.files.check_outputs(outputs)
+    }
+}
+
+/// `--format parquet` writes a file named with `-o`: a Parquet file's index is at its end,
+/// which readers seek to, so it cannot be piped.
+pub fn parquet_to_a_file(format: Option<Format>, output: Option<&Path>) -> Result<()> {
+    if format == Some(Format::Parquet) && output.is_none_or(|p| p == Path::new("-")) {
+        return Err(Error::Usage(
+            "--format parquet writes a file: name it with -o FILE (a Parquet file is read \
+             from its end, so it cannot go to stdout or a pipe)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// `--program` and `--exclude-program`: the programs a tool's answer is for

@@ -1,6 +1,7 @@
 //! `njx-pgle`: the command line of [`crate::analysis::pgle`].
 
 use super::Files;
+use crate::error::Error;
 use crate::analysis::pgle::Options;
 use crate::error::Result;
 use crate::output::{Format, open_output};
@@ -66,7 +67,8 @@ pub struct Args {
     #[arg(short, long, help = super::FORCE_HELP)]
     pub force: bool,
 
-    /// Format of the table of files written on stdout [default: table].
+    /// Format of the table of files written on stdout [default: table]; not parquet,
+    /// which needs a file.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -105,6 +107,13 @@ pub fn run(args: &Args) -> Result<()> {
         force: args.force,
         wide: false,
     };
+    if args.format == Some(Format::Parquet) {
+        return Err(Error::Usage(
+            "njx-pgle writes its table of the files written to stdout: --format parquet \
+             needs a file (use --format json or csv)"
+                .into(),
+        ));
+    }
     files.check_outputs(&[])?;
     let inputs = files.inputs_or_stdin();
     let mut out = open_output(None, &inputs)?;

@@ -98,7 +98,7 @@ pub fn run(args: &Args) -> Result<()> {
         format: args.io.format.unwrap_or(Format::Json),
     };
     let inputs = args.io.inputs_or_stdin();
-    args.io.files.check_outputs(&[])?;
+    args.io.check_outputs(&[])?;
     let mut out = open_output(args.io.output(), &inputs)?;
     let notes =
         super::notes_and_progress("njx-ranges", args.io.files.quiet, &inputs, Some(&mut out));

@@ -106,7 +106,7 @@ pub fn run(args: &Args) -> Result<()> {
     let inputs = args.io.inputs_or_stdin();
     let mut read: Vec<PathBuf> = inputs.clone();
     read.extend(args.hlo.iter().cloned());
-    args.io.files.check_outputs(&[])?;
+    args.io.check_outputs(&[])?;
     let mut out = open_output(args.io.output(), &read)?;
     let notes =
         super::notes_and_progress("njx-thunks", args.io.files.quiet, &inputs, Some(&mut out));

@@ -7,6 +7,7 @@ pub mod guard;
 pub mod json;
 pub mod notes;
 pub mod numbers;
+pub mod parquet;
 pub mod progress;
 
 use crate::error::{Error, Result};
@@ -27,6 +28,8 @@ pub enum Format {
     Json,
     /// CSV with a header line.
     Csv,
+    /// Apache Parquet: typed columns (records only; needs `-o FILE`).
+    Parquet,
 }
 
 /// Where a tool's output goes: stdout, or a file written under a temporary name beside it
@@ -280,6 +283,8 @@ enum Inner<W: Write> {
     Json(W, Vec<u8>),
     /// The CSV writer, and whether a record (and so the header) was written.
     Csv(Box<csv::Writer<W>>, bool),
+    /// Columns, written a row group at a time.
+    Parquet(Box<parquet::ParquetWriter<W>>),
 }
 
 impl<W: Write> RecordWriter<W> {
@@ -288,9 +293,11 @@ impl<W: Write> RecordWriter<W> {
         let inner = match format {
             Format::Json => Inner::Json(out, Vec::with_capacity(1024)),
             Format::Csv => Inner::Csv(Box::new(csv::WriterBuilder::new().from_writer(out)), false),
+            Format::Parquet => Inner::Parquet(Box::new(parquet::ParquetWriter::new(out))),
             Format::Table => {
                 return Err(Error::Usage(
-                    "--format table is for reports; records are written as json or csv".into(),
+                    "--format table is for reports; records are written as json, csv or parquet"
+                        .into(),
                 ));
             }
         };
@@ -310,13 +317,19 @@ impl<W: Write> RecordWriter<W> {
                 *written = true;
                 Ok(w.serialize(record)?)
             }
+            Inner::Parquet(w) => w.write(record),
         }
     }
 
-    /// Flushes everything written so far. A CSV of no records still gets its header: the
-    /// fields of `T`, the type of the records (a file a spreadsheet or script can open).
+    /// Flushes everything written so far. A CSV of no records still gets its header, and a
+    /// Parquet file its columns: the fields of `T`, the type of the records (a file a
+    /// spreadsheet or script can open).
     pub fn finish<T: Serialize + Default>(self) -> Result<()> {
         match self.inner {
+            Inner::Parquet(mut w) => {
+                w.columns_of(&T::default())?;
+                w.finish()
+            }
             Inner::Json(mut w, _) => w.flush().map_err(Error::Output),
             Inner::Csv(mut w, written) => {
                 if !written {

@@ -665,8 +665,8 @@ fn pip_reaches_pypi(dir: &Path) -> Option<String> {
 /// the command that writes it as CSV (run in the README's staged folder) and its fields in
 /// order. Each command's header line must be those fields, exactly: a field added, removed,
 /// renamed or moved in the code and not in the contract fails here.
-#[test]
-fn every_record_kind_has_the_fields_the_contract_lists() {
+/// The rows of the field index: (command, fields).
+fn field_index() -> Vec<(String, String)> {
     let text = read(&repo().join("docs/formats.md"));
     let index = text
         .split("## Every record's fields")
@@ -691,6 +691,12 @@ fn every_record_kind_has_the_fields_the_contract_lists() {
         lines,
         "rows of the field index that were not read"
     );
+    rows
+}
+
+#[test]
+fn every_record_kind_has_the_fields_the_contract_lists() {
+    let rows = field_index();
     let (dir, path) = staged();
     let dir = dir.path();
     let mut wrong = Vec::new();
@@ -900,4 +906,126 @@ fn pip_install_without_rust_says_what_to_do() {
         !text.contains("puccinialin") && !text.contains("Could not find a version"),
         "{text}"
     );
+}
+
+/// `--format parquet -o FILE` of every record kind of the field index: the columns are the
+/// CSV header's, typed as `docs/formats.md` says ("Parquet"), and every row holds the JSON
+/// record's values and nulls, exactly (njx-pgle, whose table goes to stdout, refuses it).
+#[test]
+fn every_record_kind_reads_back_from_parquet_as_its_json_records() {
+    use njx::output::parquet::{Kind, column_kind};
+    use parquet::basic::Type as Physical;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    let (dir, path) = staged();
+    let dir = dir.path();
+    let mut checked = 0;
+    for (command, fields) in field_index() {
+        let pq = dir.join("out.parquet");
+        let parquet = command.replace(
+            "--format csv",
+            &format!("--format parquet -f -o {}", pq.display()),
+        );
+        if command.starts_with("njx-pgle") {
+            let parquet = command.replace("--format csv", "--format parquet");
+            let out = bash(&parquet, dir, &path, &[]);
+            assert!(!out.status.success(), "{parquet}: njx-pgle has no file for it");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("--format parquet needs a file"),
+                "{parquet}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            continue;
+        }
+        let out = bash(&parquet, dir, &path, &[]);
+        assert_ran(&parquet, &out);
+        let json = command.replace("--format csv", "--format json");
+        let out = bash(&json, dir, &path, &[]);
+        assert_ran(&json, &out);
+        let records: Vec<serde_json::Map<String, serde_json::Value>> =
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        let reader = SerializedFileReader::new(std::fs::File::open(&pq).unwrap())
+            .unwrap_or_else(|e| panic!("{parquet}: {e}"));
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        let names: Vec<&str> = schema.columns().iter().map(|c| c.name()).collect();
+        assert_eq!(names.join(", "), fields, "{parquet}: the columns");
+        for c in schema.columns() {
+            let physical = match c.physical_type() {
+                Physical::INT64 => Kind::Int,
+                Physical::DOUBLE => Kind::Float,
+                Physical::BOOLEAN => Kind::Bool,
+                Physical::BYTE_ARRAY => Kind::Text,
+                t => panic!("{parquet}: column {} is {t}", c.name()),
+            };
+            // Text columns that hold any value are text all the same.
+            let listed = column_kind("PayloadField", c.name())
+                .filter(|_| command.contains("--table payloads"))
+                .or_else(|| column_kind("", c.name()))
+                .map(|k| if k == Kind::AnyAsText { Kind::Text } else { k });
+            assert_eq!(Some(physical), listed, "{parquet}: column {}", c.name());
+            assert!(c.self_type().is_optional(), "{parquet}: {} not nullable", c.name());
+        }
+        let rows: Vec<Vec<(String, Field)>> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().get_column_iter().map(|(n, f)| (n.clone(), f.clone())).collect())
+            .collect();
+        assert_eq!(rows.len(), records.len(), "{parquet}: rows");
+        for (i, (row, json)) in rows.iter().zip(&records).enumerate() {
+            for (name, field) in row {
+                let want = json.get(name).unwrap_or(&serde_json::Value::Null);
+                let same = match (field, want) {
+                    (Field::Null, serde_json::Value::Null) => true,
+                    (Field::Bool(a), serde_json::Value::Bool(b)) => a == b,
+                    (Field::Long(a), serde_json::Value::Number(b)) => b.as_i64() == Some(*a),
+                    (Field::Double(a), serde_json::Value::Number(b)) => b.as_f64() == Some(*a),
+                    (Field::Str(a), serde_json::Value::String(b)) => a == b,
+                    // A payload value of any type, as text.
+                    (Field::Str(a), serde_json::Value::Number(b)) => *a == b.to_string(),
+                    _ => false,
+                };
+                assert!(same, "{parquet}: row {i}, {name}: parquet {field:?}, json {want}");
+            }
+            // No JSON field without its column.
+            for key in json.keys() {
+                assert!(row.iter().any(|(n, _)| n == key), "{parquet}: row {i}: {key}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 25, "{checked} record kinds checked");
+}
+
+/// The "Parquet" section of `docs/formats.md` lists every field's type as the writer has
+/// it (`njx::output::parquet::FIELDS`), and `--format parquet` without `-o` is refused.
+#[test]
+fn the_contract_lists_the_parquet_types_the_writer_has() {
+    use njx::output::parquet::{BY_RECORD, FIELDS, Kind};
+    let text = read(&repo().join("docs/formats.md"));
+    let mut want = String::new();
+    for kind in [Kind::Int, Kind::Float, Kind::Bool, Kind::Text] {
+        let names: Vec<String> = FIELDS
+            .iter()
+            .filter(|(_, k)| *k == kind)
+            .map(|(n, _)| format!("`{n}`"))
+            .collect();
+        want.push_str(&format!("- {}: {}\n", kind.name(), names.join(", ")));
+    }
+    for (record, field, kind) in BY_RECORD {
+        want.push_str(&format!("- {}: `{field}` of {record}\n", kind.name()));
+    }
+    assert!(
+        text.contains(&want),
+        "docs/formats.md (\"Parquet\") should list the types as:\n{want}"
+    );
+    let out = Command::new(exe("njx-export"))
+        .args(["--format", "parquet"])
+        .arg(repo().join("examples/data/run/rank0.zip"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("name it with -o FILE"));
 }

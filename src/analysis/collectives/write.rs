@@ -55,6 +55,10 @@ pub fn write_with_timing(
 pub fn write(options: &Options, acc: &Partial, out: &mut dyn Write) -> Result<()> {
     let format = options.format;
     if !acc.has_comm(options.include_warmup, &options.programs) {
+        if format == Format::Parquet {
+            // A Parquet file of no rows (an empty file is not one).
+            return write_rows(options, &[], out);
+        }
         if format == Format::Table {
             writeln!(
                 out,
