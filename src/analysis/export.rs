@@ -58,7 +58,23 @@ pub fn run(
     out: &mut dyn Write,
     notes: &Notes,
 ) -> Result<()> {
+    run_with_modules(options, inputs, out, None, notes)
+}
+
+/// [`run`], and with [`Table::Thunks`] the module records to `modules` (in the same
+/// format) from the same reading of the inputs.
+pub fn run_with_modules(
+    options: &Options,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    modules: Option<&mut dyn Write>,
+    notes: &Notes,
+) -> Result<()> {
     let mut writer = RecordWriter::new(out, options.format)?;
+    let mut modules = match modules {
+        Some(m) if options.table == Table::Thunks => Some(RecordWriter::new(m, options.format)?),
+        _ => None,
+    };
     match options.table {
         Table::Ranges => {
             for path in inputs {
@@ -91,6 +107,8 @@ pub fn run(
         Table::Modules | Table::Thunks => {
             let want = if options.table == Table::Modules {
                 executions::Want::Modules
+            } else if modules.is_some() {
+                executions::Want::Both
             } else {
                 executions::Want::Thunks
             };
@@ -103,12 +121,16 @@ pub fn run(
                 options.align,
                 want,
                 notes,
-                &mut |e| match e {
-                    executions::Execution::Module(m) => writer.write(&m),
-                    executions::Execution::Thunk(t) => writer.write(&t),
+                &mut |e| match (e, &mut modules) {
+                    (executions::Execution::Module(m), Some(w)) => w.write(&m),
+                    (executions::Execution::Module(m), None) => writer.write(&m),
+                    (executions::Execution::Thunk(t), _) => writer.write(&t),
                 },
             )?;
         }
+    }
+    if let Some(w) = modules {
+        w.finish::<Module>()?;
     }
     match options.table {
         Table::Ranges => writer.finish::<Range>(),

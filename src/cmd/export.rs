@@ -2,7 +2,7 @@
 
 use super::IoArgs;
 use crate::analysis::export::{Options, Table};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::{Format, open_output};
 use crate::source;
 use clap::Parser;
@@ -31,7 +31,8 @@ Examples:
   njx-export --table gpu-ranges report.sqlite
   njx-export --table modules rank*.zip | njx-modules
   njx-export --table thunks report.sqlite --hlo xla_dump/ | njx-collectives
-  njx-export --format csv rank0.zip > ranges.csv"
+  njx-export --format csv rank0.zip > ranges.csv
+  njx-export --table thunks --format parquet -o thunks.parquet --modules-to modules.parquet rank*.zip"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -45,6 +46,11 @@ pub struct Args {
     /// Keep each profile's raw device clocks (modules and thunks).
     #[arg(long)]
     pub no_align: bool,
+
+    /// With --table thunks: also write the module records, in the same format, to FILE: one
+    /// reading of the inputs for both tables (`njx.load` of the Python package does this).
+    #[arg(long, value_name = "FILE")]
+    pub modules_to: Option<PathBuf>,
 
     /// An archive or XLA dump folder holding HLO dumps (modules and thunks): needed for
     /// SQLite exports and reports, searched after an archive's own dumps; one per --hlo,
@@ -88,10 +94,29 @@ pub fn run(args: &Args) -> Result<()> {
     let inputs = args.io.inputs_or_stdin();
     let mut all = inputs.clone();
     all.extend(args.hlo.iter().cloned());
-    args.io.check_outputs(&[])?;
+    if args.modules_to.is_some() && args.table != Table::Thunks {
+        return Err(Error::Usage(
+            "--modules-to goes with --table thunks (the module records come with them)".into(),
+        ));
+    }
+    args.io
+        .check_outputs(&[("--modules-to", args.modules_to.as_deref())])?;
     let mut out = open_output(args.io.output(), &all)?;
+    let mut modules = match &args.modules_to {
+        Some(path) => Some(open_output(Some(path), &all)?),
+        None => None,
+    };
     let notes =
         super::notes_and_progress("njx-export", args.io.files.quiet, &inputs, Some(&mut out));
-    crate::analysis::export::run(&options, &inputs, &mut out, &notes)?;
+    crate::analysis::export::run_with_modules(
+        &options,
+        &inputs,
+        &mut out,
+        modules.as_mut().map(|m| m as &mut dyn std::io::Write),
+        &notes,
+    )?;
+    if let Some(m) = modules {
+        m.finish()?;
+    }
     out.finish()
 }

@@ -1,8 +1,8 @@
 //! `njx-pgle`: the command line of [`crate::analysis::pgle`].
 
 use super::Files;
-use crate::error::Error;
 use crate::analysis::pgle::Options;
+use crate::error::Error;
 use crate::error::Result;
 use crate::output::{Format, open_output};
 use clap::Parser;

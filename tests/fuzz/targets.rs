@@ -99,9 +99,10 @@ impl Write for Sink {
 }
 
 fn format(input: &Input, k: u32, table: bool) -> Format {
-    match input.pick(k, if table { 3 } else { 2 }) {
+    match input.pick(k, if table { 4 } else { 3 }) {
         0 => Format::Json,
         1 => Format::Csv,
+        2 => Format::Parquet,
         _ => Format::Table,
     }
 }
@@ -305,7 +306,8 @@ fn diff_run(before: &[PathBuf], after: &[PathBuf], input: &Input, hlo: Vec<PathB
     ][input.pick(1, 5) as usize];
     let options = Options {
         by,
-        format: [Format::Table, Format::Json, Format::Csv][input.pick(4, 3) as usize],
+        format: [Format::Table, Format::Json, Format::Csv, Format::Parquet]
+            [input.pick(4, 4) as usize],
         rules: Rules {
             alpha: 0.05,
             min_change: if input.bit(6) { 0.0 } else { 1.0 },

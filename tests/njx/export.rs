@@ -165,6 +165,69 @@ fn csv_output_has_a_header_and_reads_back() {
     assert_eq!(got, expected_from_csv(COMPILE_CSV, "trace", true));
 }
 
+/// `--table thunks --modules-to FILE`: the thunk records on stdout and the module records in
+/// FILE, from one reading, each exactly what `--table thunks` and `--table modules` write
+/// (JSON and Parquet); with another table it is refused.
+#[test]
+fn modules_to_writes_both_tables_from_one_reading() {
+    let dir = tempdir();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/run");
+    let ranks = ["rank0.zip", "rank1.zip"].map(|r| example.join(r).to_str().unwrap().to_string());
+    let modules = dir.path().join("modules.jsonl");
+    let m = modules.to_str().unwrap();
+    let thunks = ok(
+        "njx-export",
+        &["--table", "thunks", "--modules-to", m, &ranks[0], &ranks[1]],
+    );
+    assert_eq!(
+        thunks,
+        ok("njx-export", &["--table", "thunks", &ranks[0], &ranks[1]])
+    );
+    let want = ok("njx-export", &["--table", "modules", &ranks[0], &ranks[1]]);
+    assert!(!want.is_empty());
+    assert_eq!(std::fs::read_to_string(&modules).unwrap(), want);
+    // Parquet, both files.
+    let tp = dir.path().join("t.parquet");
+    let mp = dir.path().join("m.parquet");
+    let mp2 = dir.path().join("m2.parquet");
+    ok(
+        "njx-export",
+        &[
+            "--table",
+            "thunks",
+            "--format",
+            "parquet",
+            "-o",
+            tp.to_str().unwrap(),
+            "--modules-to",
+            mp.to_str().unwrap(),
+            &ranks[0],
+            &ranks[1],
+        ],
+    );
+    ok(
+        "njx-export",
+        &[
+            "--table",
+            "modules",
+            "--format",
+            "parquet",
+            "-o",
+            mp2.to_str().unwrap(),
+            &ranks[0],
+            &ranks[1],
+        ],
+    );
+    assert_eq!(std::fs::read(&mp).unwrap(), std::fs::read(&mp2).unwrap());
+    let out = run(
+        "njx-export",
+        &["--table", "modules", "--modules-to", m, &ranks[0]],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--modules-to goes with --table thunks"));
+}
+
 /// Runs njx-export on a file with `contents` and checks it fails with exit 1 and a
 /// message containing each of `needles`.
 fn fails_with(name: &str, contents: &[u8], needles: &[&str]) {

@@ -38,6 +38,7 @@ mod modules_sqlite;
 mod not_xla;
 mod outputs;
 mod partials;
+mod parquet_writer;
 mod payloads;
 mod pgle;
 mod plant_check;

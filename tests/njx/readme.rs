@@ -929,7 +929,10 @@ fn every_record_kind_reads_back_from_parquet_as_its_json_records() {
         if command.starts_with("njx-pgle") {
             let parquet = command.replace("--format csv", "--format parquet");
             let out = bash(&parquet, dir, &path, &[]);
-            assert!(!out.status.success(), "{parquet}: njx-pgle has no file for it");
+            assert!(
+                !out.status.success(),
+                "{parquet}: njx-pgle has no file for it"
+            );
             assert!(
                 String::from_utf8_lossy(&out.stderr).contains("--format parquet needs a file"),
                 "{parquet}: {}",
@@ -966,12 +969,21 @@ fn every_record_kind_reads_back_from_parquet_as_its_json_records() {
                 .or_else(|| column_kind("", c.name()))
                 .map(|k| if k == Kind::AnyAsText { Kind::Text } else { k });
             assert_eq!(Some(physical), listed, "{parquet}: column {}", c.name());
-            assert!(c.self_type().is_optional(), "{parquet}: {} not nullable", c.name());
+            assert!(
+                c.self_type().is_optional(),
+                "{parquet}: {} not nullable",
+                c.name()
+            );
         }
         let rows: Vec<Vec<(String, Field)>> = reader
             .get_row_iter(None)
             .unwrap()
-            .map(|r| r.unwrap().get_column_iter().map(|(n, f)| (n.clone(), f.clone())).collect())
+            .map(|r| {
+                r.unwrap()
+                    .get_column_iter()
+                    .map(|(n, f)| (n.clone(), f.clone()))
+                    .collect()
+            })
             .collect();
         assert_eq!(rows.len(), records.len(), "{parquet}: rows");
         for (i, (row, json)) in rows.iter().zip(&records).enumerate() {
@@ -987,11 +999,17 @@ fn every_record_kind_reads_back_from_parquet_as_its_json_records() {
                     (Field::Str(a), serde_json::Value::Number(b)) => *a == b.to_string(),
                     _ => false,
                 };
-                assert!(same, "{parquet}: row {i}, {name}: parquet {field:?}, json {want}");
+                assert!(
+                    same,
+                    "{parquet}: row {i}, {name}: parquet {field:?}, json {want}"
+                );
             }
             // No JSON field without its column.
             for key in json.keys() {
-                assert!(row.iter().any(|(n, _)| n == key), "{parquet}: row {i}: {key}");
+                assert!(
+                    row.iter().any(|(n, _)| n == key),
+                    "{parquet}: row {i}: {key}"
+                );
             }
         }
         checked += 1;

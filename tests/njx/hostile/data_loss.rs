@@ -128,6 +128,18 @@ pub fn cases() -> Vec<Case> {
             let a = write_archive(d);
             (args![a, "-o", a], a.clone(), "rank0.zip".into())
         }),
+        (
+            "--format parquet -o is the zip archive",
+            "njx-export",
+            |d| {
+                let a = write_archive(d);
+                (
+                    args!["--table", "thunks", "--format", "parquet", a, "-o", a],
+                    a.clone(),
+                    "rank0.zip".into(),
+                )
+            },
+        ),
         ("-o is the SQLite export", "njx-export", |d| {
             let e = write_sqlite(d, "e.sqlite");
             (args![e, "-o", e], e.clone(), "e.sqlite".into())
@@ -207,13 +219,18 @@ pub fn cases() -> Vec<Case> {
         }));
     }
 
-    // A failure part-way: a good input, then a bad one.
+    // A failure part-way: a good input, then a bad one; records as Parquet too (a file
+    // written a row group at a time).
     for &tool in TOOLS {
-        for existing in [false, true] {
+        for (existing, parquet) in [(false, false), (true, false), (false, true), (true, true)] {
+            if parquet && matches!(tool, "njx-flamefold" | "njx-report") {
+                continue; // no records
+            }
             v.push(Case::new(
                 format!(
-                    "good then bad input, -o {}",
-                    if existing { "existing" } else { "new" }
+                    "good then bad input, -o {}{}",
+                    if existing { "existing" } else { "new" },
+                    if parquet { ", --format parquet" } else { "" }
                 ),
                 tool,
                 Expect::Refused,
@@ -242,9 +259,11 @@ pub fn cases() -> Vec<Case> {
                         .to_str()
                         .unwrap()
                         .to_string();
-                    Run::new(args![good, bad, "-o", out.to_str().unwrap()])
-                        .output(out)
-                        .name(badname)
+                    let mut a = args![good, bad, "-o", out.to_str().unwrap()];
+                    if parquet {
+                        a.extend(args!["--format", "parquet"]);
+                    }
+                    Run::new(a).output(out).name(badname)
                 },
             ));
         }

@@ -86,9 +86,10 @@ impl Victim {
 }
 
 /// The arguments a tool needs besides the output to get as far as writing: none for most.
-fn others(tool: &str, input: &str) -> Vec<String> {
-    match tool {
-        "njx-diff" => vec!["--vs".into(), input.into()],
+fn others(tool: &str, option: &str, input: &str) -> Vec<String> {
+    match (tool, option) {
+        ("njx-diff", _) => vec!["--vs".into(), input.into()],
+        ("njx-export", "--modules-to") => vec!["--table".into(), "thunks".into()],
         _ => Vec::new(),
     }
 }
@@ -123,7 +124,7 @@ pub fn cases() -> Vec<Case> {
                     if tool == "njx-capture" {
                         args = vec![option.clone(), victim.clone(), "--".into(), "true".into()];
                     }
-                    args.extend(others(tool, &input));
+                    args.extend(others(tool, &option, &input));
                     let name = Path::new(&victim).file_name().unwrap().to_str().unwrap();
                     let mut run = Run::new(args).output(&victim).name(name);
                     if tool == "njx-capture" {
@@ -156,7 +157,7 @@ pub fn cases() -> Vec<Case> {
             move |d: &Path| {
                 let input = write(d, "rank1.zip", &archive());
                 let mut args = vec![option.to_string(), at(d, name), input.clone()];
-                args.extend(others(tool, &input));
+                args.extend(others(tool, option, &input));
                 Run::new(args).output(at(d, name)).name(name).name(option)
             },
         ));
