@@ -12,7 +12,9 @@ NJX_FETCH_RUST=1 keeps maturin's way (a Rust toolchain downloaded for this build
 import os
 import shutil
 
-MATURIN = "maturin>=1.5,<2"
+# 1.9 or newer: older ones write the wheel's data folder (the man pages) as `njx.data/` at
+# its root, which pip installs into site-packages instead of share/man.
+MATURIN = "maturin>=1.9,<2"
 
 NO_RUST = """
 njx: `pip install .` builds the njx tools from source with Rust's cargo, and there is no

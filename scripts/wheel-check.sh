@@ -2,7 +2,9 @@
 # The pip install of the README: builds njx's wheel with `pip wheel .` (pyproject.toml,
 # maturin's `bin` bindings; tagged manylinux as docs/install.md says), installs it into a fresh venv from a shell with no Rust
 # toolchain on PATH, runs every tool's --version from the venv and real pipelines: the
-# example run shipped in the repo, and the pax archives of ../shared/data where present.
+# example run shipped in the repo, and the pax archives of ../shared/data where present;
+# then `import njx` (the wheel's Python package) and, with pandas and pyarrow from PyPI,
+# njx.load of the same archives (said and skipped where PyPI cannot be reached).
 # Prints `wheel-check: skipped: …` and exits 0 where the build backend cannot be installed
 # (no PyPI); any other failure exits 1. Honours CARGO_TARGET_DIR (the build's cargo).
 # Keeps the wheel in target/wheels/ (NJX_WHEEL_DIR to choose another folder).
@@ -19,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 
 "$python" -m venv "$work/build"
 manylinux=${NJX_MANYLINUX:-}
-backend=('maturin>=1.5,<2')
+backend=('maturin>=1.9,<2')
 build_args="--compatibility pypi"
 if [ -n "$manylinux" ]; then
     backend+=(ziglang)
@@ -96,6 +98,28 @@ env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
             printf "wheel-check: %-22s on the 4 pax archives: %5.2f s, %d lines\n" "$cmd" \
                 "$(awk -v a="$start" -v b="$(date +%s.%N)" "BEGIN { print b - a }")" "$(wc -l < "$HOME/out.txt")" >&2
         done
+    fi
+    # The Python package of the same wheel: `import njx` with nothing else installed, then
+    # its tables (pandas and pyarrow from PyPI; said and skipped where they cannot come),
+    # the tools found in the venv bin folder (no NJX_BIN_DIR).
+    python -c "import njx, sys; sys.exit(0 if njx.bin_dir() == \"$HOME/venv/bin\" else \"njx finds the tools in \" + njx.bin_dir())"
+    if pip install -q --disable-pip-version-check pandas pyarrow > "$HOME/pip.log" 2>&1; then
+        for run in "examples/data/run/rank0.zip examples/data/run/rank1.zip" "$pax"; do
+            [ -n "$run" ] || continue
+            start=$(date +%s.%N)
+            python -W ignore::UserWarning -c "
+import sys, njx
+d = njx.load(sys.argv[1:])
+assert len(d.thunks) > 0 and len(d.modules) > 0, d
+assert str(d.thunks.start_ns.dtype) == \"int64\", d.thunks.dtypes
+print(len(d.thunks), \"thunks,\", len(d.modules), \"module executions\")
+" $run > "$HOME/out.txt"
+            printf "wheel-check: njx.load of %d archives: %5.2f s, %s\n" "$(echo $run | wc -w)" \
+                "$(awk -v a="$start" -v b="$(date +%s.%N)" "BEGIN { print b - a }")" "$(cat "$HOME/out.txt")" >&2
+        done
+    else
+        echo "wheel-check: skipped: njx.load (pandas and pyarrow cannot be installed from PyPI here):" >&2
+        tail -n 3 "$HOME/pip.log" >&2
     fi
 '
 echo "wheel-check: ok" >&2

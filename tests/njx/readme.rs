@@ -645,7 +645,7 @@ fn pip_reaches_pypi(dir: &Path) -> Option<String> {
                 "-d",
             ])
             .arg(dir.join("probe-dl"))
-            .arg("maturin>=1.5,<2")
+            .arg("maturin>=1.9,<2")
             .status()
             .is_ok_and(|s| s.success());
     if !ok {
