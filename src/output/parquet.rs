@@ -547,6 +547,12 @@ fn not_a_record(what: &str) -> Error {
     )
 }
 
+impl<W: Write> RowSerializer<'_, W> {
+    fn refusal(&self, what: &str) -> Error {
+        not_a_record(what)
+    }
+}
+
 impl ser::Error for Error {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
         Error::Output(std::io::Error::other(format!("writing Parquet: {msg}")))
@@ -558,6 +564,47 @@ macro_rules! refuse {
         $(fn $method(self, $(_: $arg),*) -> Result<Self::Ok> {
             Err(not_a_record($what))
         })*
+    };
+}
+
+/// The serializer methods of values a record's field cannot hold (lists, maps, tuples,
+/// enums with data): each the error `self.$refusal(what the value was)`.
+macro_rules! nested {
+    ($refusal:ident) => {
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
+            Err(self.$refusal("a list"))
+        }
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
+            Err(self.$refusal("a tuple"))
+        }
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct> {
+            Err(self.$refusal("a tuple"))
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant> {
+            Err(self.$refusal("an enum with data"))
+        }
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
+            Err(self.$refusal("a map"))
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant> {
+            Err(self.$refusal("an enum with data"))
+        }
     };
 }
 
@@ -581,9 +628,17 @@ impl<'w, W: Write> ser::Serializer for RowSerializer<'w, W> {
 
     refuse! {
         serialize_bool(bool) "a boolean";
+        serialize_i8(i8) "a number";
+        serialize_i16(i16) "a number";
+        serialize_i32(i32) "a number";
         serialize_i64(i64) "a number";
+        serialize_u8(u8) "a number";
+        serialize_u16(u16) "a number";
+        serialize_u32(u32) "a number";
         serialize_u64(u64) "a number";
+        serialize_f32(f32) "a number";
         serialize_f64(f64) "a number";
+        serialize_char(char) "a character";
         serialize_str(&str) "text";
         serialize_bytes(&[u8]) "bytes";
         serialize_none() "null";
@@ -595,30 +650,6 @@ impl<'w, W: Write> ser::Serializer for RowSerializer<'w, W> {
         Ok(())
     }
 
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_f32(self, v: f32) -> Result<()> {
-        self.serialize_f64(v.into())
-    }
-    fn serialize_char(self, _: char) -> Result<()> {
-        Err(not_a_record("a character"))
-    }
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
         v.serialize(self)
     }
@@ -637,40 +668,7 @@ impl<'w, W: Write> ser::Serializer for RowSerializer<'w, W> {
     ) -> Result<()> {
         Err(not_a_record("an enum"))
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(not_a_record("a list"))
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(not_a_record("a tuple"))
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(not_a_record("a tuple"))
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(not_a_record("an enum"))
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(not_a_record("a map"))
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(not_a_record("an enum"))
-    }
+    nested!(refusal);
 }
 
 impl<'w, W: Write> ser::SerializeStruct for RowSerializer<'w, W> {
@@ -855,43 +853,10 @@ impl ser::Serializer for Cell<'_> {
     ) -> Result<()> {
         Err(self.wrong("a nested value"))
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(self.wrong("a list"))
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(self.wrong("a list"))
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(self.wrong("a list"))
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(self.wrong("a nested value"))
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(self.wrong("a map"))
-    }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
         Err(self.wrong("a nested record"))
     }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(self.wrong("a nested value"))
-    }
+    nested!(wrong);
 }
 
 #[cfg(test)]
