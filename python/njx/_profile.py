@@ -26,14 +26,14 @@ def _run_tables(
     """Each (table, options) request as one tool run, all at once, into a temporary
     folder; their Arrow tables in order. Notes become NjxNote warnings. Module and thunk
     records with the same options come from one njx-export run (``--table thunks
-    --modules-to``: one reading of the inputs) where the installed njx-export has it."""
+    --modules-to``: one reading of the inputs; the wheel holds the tools of this package's
+    version, which have it)."""
     argvs = [(t, _tools.arguments(t.tool, o, strict=strict)) for t, o in requests]
     names = [t.name for t, _ in requests]
     together = (
         "modules" in names
         and "thunks" in names
         and argvs[names.index("modules")][1] == argvs[names.index("thunks")][1]
-        and "modules_to" in _tools.options_of("njx-export")
     )
     with _tools.workdir() as tmp:
         jobs = []

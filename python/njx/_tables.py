@@ -122,7 +122,8 @@ def check_imports() -> None:
 
 def read_parquet(path: str) -> "pyarrow.Table":
     """The Parquet file a tool wrote, read whole into memory (the file is removed next)."""
-    return _pyarrow_parquet().read_table(path, memory_map=False)
+    # ParquetFile, not read_table: one file needs none of pyarrow.dataset's set-up.
+    return _pyarrow_parquet().ParquetFile(path, memory_map=False).read()
 
 
 def to_pandas(table: "pyarrow.Table") -> "pandas.DataFrame":

@@ -178,12 +178,8 @@ class Tables(Base):
             fresh = njx.load(RUN, quiet=True)
         finally:
             _tools.run_jobs = real
-        if "modules_to" in _tools.options_of("njx-export"):
-            self.assertEqual(len(ran), 1, ran)
-            self.assertIn("--modules-to", ran[0])
-        else:
-            skip("njx-export has no --modules-to: modules and thunks read by two runs")
-            self.assertEqual(len(ran), 2, ran)
+        self.assertEqual(len(ran), 1, ran)
+        self.assertIn("--modules-to", ran[0])
         assert_same(self, fresh.modules, records("njx-export", "--table", "modules", *RUN), "m")
         assert_same(self, fresh.thunks, records("njx-export", "--table", "thunks", *RUN), "t")
         # Different options: two runs.
