@@ -32,7 +32,8 @@ Examples:
   njx-export --table modules rank*.zip | njx-modules
   njx-export --table thunks report.sqlite --hlo xla_dump/ | njx-collectives
   njx-export --format csv rank0.zip > ranges.csv
-  njx-export --table thunks --format parquet -o thunks.parquet --modules-to modules.parquet rank*.zip"
+  njx-export --table thunks --modules-to modules.jsonl rank*.zip > thunks.jsonl
+  njx-export --table thunks --format parquet -o thunks.parquet rank*.zip"
 )]
 pub struct Args {
     #[command(flatten)]

@@ -567,6 +567,15 @@ macro_rules! refuse {
     };
 }
 
+/// Numbers of the narrower types, written as the 64-bit ones they widen to.
+macro_rules! widen {
+    ($($method:ident($t:ty) $wide:ident;)*) => {
+        $(fn $method(self, v: $t) -> Result<()> {
+            self.$wide(v.into())
+        })*
+    };
+}
+
 /// The serializer methods of values a record's field cannot hold (lists, maps, tuples,
 /// enums with data): each the error `self.$refusal(what the value was)`.
 macro_rules! nested {
@@ -817,26 +826,14 @@ impl ser::Serializer for Cell<'_> {
         // A field enum written as its name (as serde_json does).
         self.serialize_str(variant)
     }
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_f32(self, v: f32) -> Result<()> {
-        self.serialize_f64(v.into())
+    widen! {
+        serialize_i8(i8) serialize_i64;
+        serialize_i16(i16) serialize_i64;
+        serialize_i32(i32) serialize_i64;
+        serialize_u8(u8) serialize_u64;
+        serialize_u16(u16) serialize_u64;
+        serialize_u32(u32) serialize_u64;
+        serialize_f32(f32) serialize_f64;
     }
     fn serialize_char(self, v: char) -> Result<()> {
         self.serialize_str(v.encode_utf8(&mut [0; 4]))

@@ -384,7 +384,7 @@ fn bash_completes_options_and_their_values() {
         ["stack", "source", "op-name", "opcode", "module", "device"]
     );
     let formats = complete("njx-export", "--format ''");
-    assert_eq!(formats, ["table", "json", "csv"]);
+    assert_eq!(formats, ["table", "json", "csv", "parquet"]);
     let options = complete("njx-capture", "--");
     for want in ["--output", "--condition", "--analysis", "--completions"] {
         assert!(options.iter().any(|o| o == want), "{options:?}");
