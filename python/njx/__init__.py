@@ -11,7 +11,7 @@ code path, with their messages, exit codes and memory in a child process::
     run.module_summary                                # njx-modules, on first access
     run.collectives.bandwidth                         # njx-collectives --table bandwidth
     run.table("top_thunks", top=10)                   # once, with other options
-    njx.report("examples/data/run/rank*.zip")["modules"]
+    njx.report("examples/data/run/rank*.zip")["findings"]
 
 pandas and pyarrow are needed for the tables (``pip install 'njx[pandas]'``), polars for
 ``Profile.to_polars``; ``import njx`` itself needs neither. docs/python.md says more.

@@ -54,6 +54,7 @@ RESERVED = frozenset(
         "version",
         "vs",  # njx.diff's `after`
         "html",  # njx.report_html's `file`
+        "modules_to",  # njx.load's one run for modules and thunks
     }
 )
 
@@ -132,7 +133,7 @@ class Spec:
 
 
 _OPTION = re.compile(r"^\s{2,}(?:-[A-Za-z], )?--([a-z][a-z0-9-]*)((?: <[^>]+>(?:\.\.\.)?)*)\s*$")
-_ALIAS = re.compile(r"\[aliases?: ([^\]]+)\]")
+_ALIAS = re.compile(r"\[alias(?:es)?: ([^\]]+)\]")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _help_cache: Dict[Tuple[str, float], Dict[str, Spec]] = {}
 _help_lock = threading.Lock()
@@ -222,6 +223,8 @@ def arguments(tool: str, options: Mapping[str, object], strict: bool) -> List[st
                     f"unexpected keyword argument {name!r}: {tool} has no --{name.replace('_', '-')}"
                 )
             continue
+        if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+            value = bool(value)  # numpy's bool (a DataFrame's cell)
         if value is None or value is False:
             continue
         flag = "--" + spec.long
@@ -253,7 +256,8 @@ def _text(value: object) -> str:
         path = os.fspath(value)
         return path if isinstance(path, str) else os.fsdecode(path)
     if isinstance(value, float):
-        return repr(value)
+        # float(): numpy's float64 is a float whose repr is `np.float64(0.9)`.
+        return repr(float(value))
     return str(value)
 
 
@@ -418,9 +422,7 @@ def run_jobs(jobs: Sequence[Job]) -> None:
                 if code != 0 and (failed is None or jobs.index(job) < jobs.index(failed)):
                     failed = job
         if failed is not None:
-            with _sigint_held(reraise=False):
-                _stop(started)
-            raise _error(failed)
+            raise _error(failed)  # the others stopped below
         for job in jobs:
             job.notes = [line for line in job.stderr.splitlines() if line.strip()]
     except BaseException:

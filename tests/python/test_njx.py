@@ -416,6 +416,22 @@ class Hostile(Base):
         with self.assertRaises(TypeError):
             njx.load(RUN, output="x.parquet")  # the layer's own
         with self.assertRaises(TypeError):
+            njx.load(RUN, modules_to="m.parquet")  # the layer's own too
+        # A DataFrame's cells as values: numpy's float64 and bool_ as Python's.
+        import numpy as np
+
+        self.assertEqual(
+            _tools.arguments("njx-thunks", {"min_cv": np.float64(0.25)}, strict=True), ["--min-cv", "0.25"]
+        )
+        self.assertEqual(
+            _tools.arguments("njx-thunks", {"include_warmup": np.bool_(True)}, strict=True),
+            ["--include-warmup"],
+        )
+        # clap's `[alias: --threshold]`: the old name of njx-compile-summary's --cover.
+        self.assertEqual(
+            _tools.arguments("njx-compile-summary", {"threshold": 0.5}, strict=True), ["--threshold", "0.5"]
+        )
+        with self.assertRaises(TypeError):
             njx.report(RUN, min_cv=0.2)  # njx-thunks', not njx-report's
         p = njx.load(RUN, tables=())
         with self.assertRaises(TypeError):
@@ -505,8 +521,7 @@ class Interrupt(Base):
     def slow_tools(self, ignore_sigint: bool) -> Tuple[str, str]:
         """A bin folder whose njx-export hangs (writing its pid), the others the real ones."""
         real = os.path.abspath(njx.bin_dir())
-        fake = os.path.join(self.tmp, f"bin{int(ignore_sigint)}")
-        os.mkdir(fake)
+        fake = tempfile.mkdtemp(prefix="bin", dir=self.tmp)
         for name in os.listdir(real):
             if name.startswith("njx"):
                 os.symlink(os.path.join(real, name), os.path.join(fake, name))
@@ -538,13 +553,19 @@ class Interrupt(Base):
         return took
 
     def test_a_hung_tool_is_interrupted(self) -> None:
-        for ignore in (False, True):
-            with self.subTest(ignore_sigint=ignore):
+        # One tool (waited for without polling) and two at once.
+        for ignore, tables in [
+            (False, ("thunks",)),
+            (False, ("thunks", "heap")),
+            (True, ("thunks",)),
+            (True, ("thunks", "heap")),
+        ]:
+            with self.subTest(ignore_sigint=ignore, tables=tables):
                 fake, pidfile = self.slow_tools(ignore)
                 with contextlib_env("NJX_BIN_DIR", fake):
                     self.interrupt_when(lambda f=pidfile: os.path.exists(f))
                     took = self.check_interrupted(
-                        lambda: njx.load(RUN, tables=("thunks", "heap")),
+                        lambda t=tables: njx.load(RUN, tables=t),
                         lambda f=pidfile: [read_pid(f)],
                     )
                     if ignore:
