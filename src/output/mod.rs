@@ -321,6 +321,16 @@ impl<W: Write> RecordWriter<W> {
         }
     }
 
+    /// Before any record: makes `probe`'s fields columns of a Parquet file that may get no
+    /// record (a table of several tables: call it with one of each); nothing in JSON or
+    /// CSV.
+    pub fn probe_columns<T: Serialize>(&mut self, probe: &T) -> Result<()> {
+        match &mut self.inner {
+            Inner::Parquet(w) => w.columns_of(probe),
+            _ => Ok(()),
+        }
+    }
+
     /// Flushes everything written so far. A CSV of no records still gets its header, and a
     /// Parquet file its columns: the fields of `T`, the type of the records (a file a
     /// spreadsheet or script can open).

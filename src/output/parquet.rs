@@ -406,9 +406,10 @@ impl<W: Write> ParquetWriter<W> {
     }
 
     /// The columns of a table of no records: those of `probe` (a default record), whose
-    /// values are not kept.
+    /// values are not kept; several probes, the union of their columns in order. Nothing
+    /// once a record was written.
     pub fn columns_of<T: Serialize>(&mut self, probe: &T) -> Result<()> {
-        if self.rows > 0 || !self.columns.is_empty() {
+        if self.rows > 0 {
             return Ok(());
         }
         self.write(probe)?;

@@ -138,3 +138,57 @@ fn no_records_still_have_their_columns() {
     assert_eq!(names, ["profile", "device", "dur_ns", "percent", "warmup"]);
     assert!(rows.is_empty());
 }
+
+/// njx-collectives as Parquet where a table has no row (thunk records without
+/// communication): the columns of the tables asked for, as their CSV has them where there
+/// are rows; the report's six tables' union without `--table`.
+#[test]
+fn collectives_without_communication_still_have_their_columns() {
+    use crate::common::{ok, tempdir, write};
+    let dir = tempdir();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/run");
+    let ranks = ["rank0.zip", "rank1.zip"].map(|r| example.join(r).to_str().unwrap().to_string());
+    let thunks = ok(
+        "njx-export",
+        &["-q", "--table", "thunks", &ranks[0], &ranks[1]],
+    );
+    let compute: String = thunks
+        .lines()
+        .filter(|l| l.contains("\"comm\":false"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(!compute.is_empty() && compute.len() < thunks.len());
+    let compute = write(dir.path(), "compute.jsonl", compute.as_bytes());
+    for table in [
+        None,
+        Some("instances"),
+        Some("stragglers"),
+        Some("lateness"),
+    ] {
+        let mut args = vec!["-q", "--format", "csv", &ranks[0], &ranks[1]];
+        args.extend(table.iter().flat_map(|t| ["--table", *t]));
+        let csv = ok("njx-collectives", &args);
+        let header: Vec<String> = csv
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect();
+        let pq = dir.path().join("c.parquet");
+        let mut args = vec![
+            "-q",
+            "-f",
+            "--format",
+            "parquet",
+            "-o",
+            pq.to_str().unwrap(),
+            &compute,
+        ];
+        args.extend(table.iter().flat_map(|t| ["--table", *t]));
+        ok("njx-collectives", &args);
+        let (names, rows) = rows(std::fs::read(&pq).unwrap());
+        assert_eq!(names, header, "--table {table:?}");
+        assert!(rows.is_empty(), "--table {table:?}");
+    }
+}

@@ -177,7 +177,121 @@ impl Part {
     }
 }
 
+impl Part {
+    /// The default report's tables, in its order.
+    pub(super) const REPORT: [Part; 6] = [
+        Part::Bandwidth,
+        Part::Hidden,
+        Part::HiddenByProgram,
+        Part::Wait,
+        Part::Stragglers,
+        Part::StragglersByProgram,
+    ];
+}
+
 impl Row {
+    /// A row of `part` with every field empty: its fields, for the columns of a Parquet
+    /// file of no rows (not a record anyone reads).
+    pub(super) fn prototype(part: Part) -> Row {
+        let s = String::new;
+        match part {
+            Part::Bandwidth => Row::Bandwidth {
+                collective: s(),
+                message_bytes: 0,
+                busbw_mean_gbps: 0.0,
+                busbw_stderr_gbps: None,
+                count: 0,
+            },
+            Part::Hidden => Row::Hidden {
+                collective: s(),
+                hidden_ratio: 0.0,
+                hidden_ns: 0,
+                total_ns: 0,
+            },
+            Part::HiddenByProgram => Row::HiddenByProgram {
+                program: s(),
+                name: s(),
+                collective: s(),
+                hidden_ratio: 0.0,
+                hidden_ns: 0,
+                total_ns: 0,
+            },
+            Part::Wait => Row::Wait {
+                program: s(),
+                name: s(),
+                executions: 0,
+                wait_mean_ns: 0.0,
+                wait_std_ns: None,
+                module_mean_ns: 0.0,
+                wait_percent: 0.0,
+            },
+            Part::Stragglers => Row::Stragglers {
+                device: 0,
+                instances: 0,
+                last: 0,
+                last_percent: 0.0,
+                lateness_mean_ns: None,
+            },
+            Part::StragglersByProgram => Row::StragglersByProgram {
+                program: s(),
+                name: s(),
+                device: 0,
+                instances: 0,
+                last: 0,
+                last_percent: 0.0,
+                lateness_mean_ns: None,
+            },
+            Part::Instances => Row::Instances {
+                collective: s(),
+                program: s(),
+                name: s(),
+                execution: 0,
+                thunk: s(),
+                thunk_execution: 0,
+                message_bytes: None,
+                devices: 0,
+                start_ns: 0,
+                fastest_ns: 0,
+                wait_ns: 0.0,
+                wait_ratio: None,
+                last_device: 0,
+                last_late_ns: 0.0,
+            },
+            Part::WaitQuantiles => Row::WaitQuantiles {
+                collective: s(),
+                instances: 0,
+                wait_min_ns: 0.0,
+                wait_p25_ns: 0.0,
+                wait_median_ns: 0.0,
+                wait_p75_ns: 0.0,
+                wait_p90_ns: 0.0,
+                wait_p99_ns: 0.0,
+                wait_max_ns: 0.0,
+                wait_mean_ns: 0.0,
+                ratio_median: None,
+                ratio_p90: None,
+                ratio_max: None,
+            },
+            Part::WaitHistogram => Row::WaitHistogram {
+                collective: s(),
+                bin_lo_ns: 0,
+                bin_hi_ns: 0,
+                count: 0,
+            },
+            Part::Lateness => Row::Lateness {
+                program: s(),
+                name: s(),
+                thunk: s(),
+                thunk_execution: 0,
+                collective: s(),
+                offset_ns: 0.0,
+                device: 0,
+                executions: 0,
+                lateness_ns: 0.0,
+            },
+        }
+    }
+
     /// The table the row belongs to.
     pub(super) fn part(&self) -> Part {
         match self {

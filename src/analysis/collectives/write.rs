@@ -92,7 +92,21 @@ fn write_rows(options: &Options, rows: &[Row], out: &mut dyn Write) -> Result<()
         }
         let mut w = RecordWriter::new(out, format)?;
         rows.iter().try_for_each(|r| w.write(r))?;
-        // JSON Lines only (CSV is written above).
+        if rows.is_empty() {
+            // Parquet's columns where there is no row: those of the tables asked for.
+            let one;
+            let parts = match options.table {
+                Some(part) => {
+                    one = [part];
+                    &one[..]
+                }
+                None => &Part::REPORT[..],
+            };
+            for &part in parts {
+                w.probe_columns(&Row::prototype(part))?;
+            }
+        }
+        // JSON Lines or Parquet (CSV is written above).
         return w.finish::<()>();
     }
     write_report(out, rows, options.table)?;
