@@ -200,6 +200,14 @@ def _hlo_paths(hlo: Any) -> List[str]:
     return _tools.input_paths(hlo, what="--hlo")
 
 
+def _checked(options: Dict[str, Any], tool: str) -> None:
+    """``options`` of one call of ``tool``, checked (a TypeError names one it lacks), with
+    ``hlo`` made a list of existing paths (FileNotFoundError otherwise), in place."""
+    if options.get("hlo") is not None:
+        options["hlo"] = _hlo_paths(options["hlo"])
+    _tools.check_options(options, [tool])
+
+
 def load(
     paths: Paths,
     *,
@@ -258,9 +266,7 @@ def report(paths: Paths, *, quiet: bool = False, **options: Any) -> Dict[str, An
     json``. Keyword arguments are njx-report's long options (``rows=10``,
     ``program="jit_step"``, ``hlo=...``)."""
     inputs = _tools.input_paths(paths)
-    if options.get("hlo") is not None:
-        options["hlo"] = _hlo_paths(options["hlo"])
-    _tools.check_options(options, ["njx-report"])
+    _checked(options, "njx-report")
     with _tools.workdir() as tmp:
         job = _run_one(
             "njx-report", ["--format", "json", "--", *inputs], options, quiet, "report.json", tmp
@@ -277,9 +283,7 @@ def report_html(
     """Writes njx-report's self-contained HTML page of ``paths`` to ``file`` (``njx-report
     --html FILE``) and returns its path. Keyword arguments are njx-report's options."""
     inputs = _tools.input_paths(paths)
-    if options.get("hlo") is not None:
-        options["hlo"] = _hlo_paths(options["hlo"])
-    _tools.check_options(options, ["njx-report"])
+    _checked(options, "njx-report")
     target = pathlib.Path(os.fspath(file))
     with _tools.workdir() as tmp:
         # The text report goes to /dev/null: the page is the result.
@@ -310,9 +314,7 @@ def diff(
     _tables.check_imports()
     first = _tools.input_paths(before, what="before")
     second = _tools.input_paths(after, what="after")
-    if options.get("hlo") is not None:
-        options["hlo"] = _hlo_paths(options["hlo"])
-    _tools.check_options(options, ["njx-diff"])
+    _checked(options, "njx-diff")
     options = {"by": by, **options}
     with _tools.workdir() as tmp:
         job = _run_one(

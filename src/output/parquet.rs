@@ -36,6 +36,9 @@ use std::sync::Arc;
 /// Records per row group: with ~20 columns, about 25 MB held before a group is written.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 
+/// Bytes held before a row group is written whatever its records (long texts).
+const GROUP_BYTES: usize = 64 << 20;
+
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -397,8 +400,10 @@ impl<W: Write> ParquetWriter<W> {
         }
         self.rows += 1;
         self.group_rows += 1;
+        // The bytes held, summed over the columns every 1,024 records, not each.
         if self.group_rows >= ROW_GROUP_ROWS
-            || self.columns.iter().map(Column::held).sum::<usize>() >= 64 << 20
+            || (self.group_rows.is_multiple_of(1024)
+                && self.columns.iter().map(Column::held).sum::<usize>() >= GROUP_BYTES)
         {
             self.write_group()?;
         }
@@ -711,7 +716,79 @@ struct Cell<'c> {
     field: &'static str,
 }
 
+/// A field's value as serde gives it.
+enum Value<'v> {
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Text(&'v str),
+}
+
 impl Cell<'_> {
+    /// Appends `v` to the column, as the column's type holds it: a number or flag as its
+    /// text in a column of any value as text (a float as the JSON record writes it), a
+    /// float that is not finite as null (as serde_json writes it); any other value that
+    /// does not fit is an error naming the field.
+    fn put(self, v: Value) -> Result<()> {
+        let c = self.column;
+        match (c.kind, v) {
+            (_, Value::Float(f)) if !f.is_finite() => c.null(),
+            (Kind::Bool, Value::Bool(b)) => {
+                c.defs.push(1);
+                c.bools.push(b);
+            }
+            (Kind::Int, Value::Int(i)) => {
+                c.defs.push(1);
+                c.ints.push(i);
+            }
+            (Kind::Int, Value::UInt(u)) => match i64::try_from(u) {
+                Ok(i) => {
+                    c.defs.push(1);
+                    c.ints.push(i);
+                }
+                // A value of the input, not a bug: said as what it is.
+                Err(_) => {
+                    return Err(Error::Output(std::io::Error::other(format!(
+                        "writing Parquet: field `{}` of record {} is {u}, beyond the int64 \
+                         of its column (--format json or csv writes it)",
+                        self.field, self.record
+                    ))));
+                }
+            },
+            (Kind::Float, Value::Float(f)) => {
+                c.defs.push(1);
+                c.floats.push(f);
+            }
+            (Kind::Text | Kind::AnyAsText, Value::Text(t)) => c.push_text(t.as_bytes()),
+            (Kind::AnyAsText, Value::Bool(b)) => c.push_text(if b { b"true" } else { b"false" }),
+            (Kind::AnyAsText, Value::Int(i)) => {
+                c.push_text(itoa::Buffer::new().format(i).as_bytes())
+            }
+            (Kind::AnyAsText, Value::UInt(u)) => {
+                c.push_text(itoa::Buffer::new().format(u).as_bytes())
+            }
+            (Kind::AnyAsText, Value::Float(f)) => {
+                let text = serde_json::to_string(&f).map_err(|e| Error::Output(e.into()))?;
+                c.push_text(text.as_bytes());
+            }
+            (kind, v) => {
+                let what = match v {
+                    Value::Bool(_) => "a boolean",
+                    Value::Int(_) | Value::UInt(_) => "an integer",
+                    Value::Float(_) => "a fraction",
+                    Value::Text(_) => "text",
+                };
+                return Err(unfit(
+                    self.record,
+                    self.field,
+                    &format!("{what} where its column is {}", kind.name()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn wrong(&self, what: &str) -> Error {
         unfit(
             self.record,
@@ -733,79 +810,19 @@ impl ser::Serializer for Cell<'_> {
     type SerializeStructVariant = Impossible<(), Error>;
 
     fn serialize_bool(self, v: bool) -> Result<()> {
-        match self.column.kind {
-            Kind::Bool => {
-                self.column.defs.push(1);
-                self.column.bools.push(v);
-                Ok(())
-            }
-            Kind::AnyAsText => {
-                self.column.push_text(if v { b"true" } else { b"false" });
-                Ok(())
-            }
-            _ => Err(self.wrong("a boolean")),
-        }
+        self.put(Value::Bool(v))
     }
     fn serialize_i64(self, v: i64) -> Result<()> {
-        match self.column.kind {
-            Kind::Int => {
-                self.column.defs.push(1);
-                self.column.ints.push(v);
-                Ok(())
-            }
-            Kind::AnyAsText => {
-                self.column
-                    .push_text(itoa::Buffer::new().format(v).as_bytes());
-                Ok(())
-            }
-            _ => Err(self.wrong("an integer")),
-        }
+        self.put(Value::Int(v))
     }
     fn serialize_u64(self, v: u64) -> Result<()> {
-        match (self.column.kind, i64::try_from(v)) {
-            (Kind::AnyAsText, _) => {
-                self.column
-                    .push_text(itoa::Buffer::new().format(v).as_bytes());
-                Ok(())
-            }
-            (Kind::Int, Ok(v)) => self.serialize_i64(v),
-            // A value of the input, not a bug: said as what it is.
-            (Kind::Int, Err(_)) => Err(Error::Output(std::io::Error::other(format!(
-                "writing Parquet: field `{}` of record {} is {v}, beyond the int64 of its \
-                 column (--format json or csv writes it)",
-                self.field, self.record
-            )))),
-            _ => Err(self.wrong("an integer")),
-        }
+        self.put(Value::UInt(v))
     }
     fn serialize_f64(self, v: f64) -> Result<()> {
-        if !v.is_finite() {
-            // serde_json writes null.
-            return self.serialize_none();
-        }
-        match self.column.kind {
-            Kind::Float => {
-                self.column.defs.push(1);
-                self.column.floats.push(v);
-                Ok(())
-            }
-            Kind::AnyAsText => {
-                // As the JSON record writes it.
-                let text = serde_json::to_string(&v).map_err(|e| Error::Output(e.into()))?;
-                self.column.push_text(text.as_bytes());
-                Ok(())
-            }
-            _ => Err(self.wrong("a fraction")),
-        }
+        self.put(Value::Float(v))
     }
     fn serialize_str(self, v: &str) -> Result<()> {
-        match self.column.kind {
-            Kind::Text | Kind::AnyAsText => {
-                self.column.push_text(v.as_bytes());
-                Ok(())
-            }
-            _ => Err(self.wrong("text")),
-        }
+        self.put(Value::Text(v))
     }
     fn serialize_none(self) -> Result<()> {
         self.column.null();
